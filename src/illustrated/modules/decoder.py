@@ -1,0 +1,104 @@
+"""The decoder: masked self-attention, encoder-decoder attention, then a feed-forward network.
+
+References: post "The Decoder Side"; paper §3.1 (Decoder) and §3.2.3.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..config import TransformerConfig
+from .feed_forward import FeedForward
+from .multi_head import MultiHeadAttention
+from .residual import add_and_norm, sublayer_input
+
+__all__ = ["DecoderLayer", "Decoder"]
+
+
+class DecoderLayer(nn.Module):
+    """One decoder: masked self-attention, encoder-decoder ("cross") attention, feed-forward.
+
+    The encoder-decoder attention takes its queries from the decoder and its keys and values from
+    the encoder's output (``memory``).
+
+    Parameters
+    ----------
+    cfg : TransformerConfig.
+
+    Attributes
+    ----------
+    self_attn, cross_attn : MultiHeadAttention.   feed_forward : FeedForward.
+    norm1, norm2, norm3 : nn.LayerNorm(d_model), one per sub-layer.
+
+    Shapes
+    ------
+    forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model),
+            src_mask broadcastable to (batch, n_heads, tgt_len, src_len),
+            tgt_mask broadcastable to (batch, n_heads, tgt_len, tgt_len))
+    -> (batch, tgt_len, d_model); with ``return_attention=True`` also
+    (self weights (batch, n_heads, tgt_len, tgt_len), cross weights (batch, n_heads, tgt_len, src_len)).
+
+    Raises
+    ------
+    ValueError from MultiHeadAttention for a wrong input or mask.
+
+    References
+    ----------
+    Post "The Decoder Side"; paper §3.1, §3.2.3. Equal to ``nn.TransformerDecoderLayer`` (tested).
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.norm1 = nn.LayerNorm(cfg.d_model)
+        self.norm2 = nn.LayerNorm(cfg.d_model)
+        self.norm3 = nn.LayerNorm(cfg.d_model)
+        self.dropout1 = nn.Dropout(cfg.dropout)
+        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.dropout3 = nn.Dropout(cfg.dropout)
+        self.norm_first = cfg.norm_first
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
+        h = sublayer_input(x, self.norm1, self.norm_first)
+        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
+        h = sublayer_input(x, self.norm2, self.norm_first)
+        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True)
+        x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
+        h = sublayer_input(x, self.norm3, self.norm_first)
+        r = self.feed_forward(h)
+        x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
+        return (x, (self_weights, cross_weights)) if return_attention else x
+
+
+class Decoder(nn.Module):
+    """``n_layers`` decoder layers applied in turn, each attending to the same encoder output.
+
+    Shapes
+    ------
+    forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask, tgt_mask)
+    -> (batch, tgt_len, d_model); with ``return_attention=True`` also two lists of ``n_layers``
+    weights: self (batch, n_heads, tgt_len, tgt_len) and cross (batch, n_heads, tgt_len, src_len).
+
+    References
+    ----------
+    Post "The Decoder Side" (the last encoder's output feeds every decoder); paper §3.1.
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
+        self_attentions, cross_attentions = [], []
+        for layer in self.layers:
+            x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)
+            self_attentions.append(self_w)
+            cross_attentions.append(cross_w)
+        x = self.norm(x)
+        return (x, self_attentions, cross_attentions) if return_attention else x

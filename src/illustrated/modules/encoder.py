@@ -1,0 +1,93 @@
+"""The encoder: a stack of identical layers, each self-attention then a feed-forward network.
+
+References: post "Now We're Encoding!" and "The Residuals"; paper §3.1 (Encoder).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..config import TransformerConfig
+from .feed_forward import FeedForward
+from .multi_head import MultiHeadAttention
+from .residual import add_and_norm, sublayer_input
+
+__all__ = ["EncoderLayer", "Encoder"]
+
+
+class EncoderLayer(nn.Module):
+    """One encoder: multi-head self-attention, then the feed-forward network, each with Add & Norm.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig (uses d_model, n_heads, d_ff, dropout, norm_first).
+
+    Attributes
+    ----------
+    self_attn : MultiHeadAttention.   feed_forward : FeedForward (linear1, linear2).
+    norm1, norm2 : nn.LayerNorm(d_model) around the attention and the feed-forward sub-layers.
+
+    Shapes
+    ------
+    forward(x (batch, seq, d_model), mask broadcastable to (batch, n_heads, seq, seq))
+    -> (batch, seq, d_model); with ``return_attention=True`` also the self-attention weights
+    (batch, n_heads, seq, seq).
+
+    Raises
+    ------
+    ValueError from MultiHeadAttention for a wrong input or mask.
+
+    References
+    ----------
+    Post "Now We're Encoding!"; paper §3.1. Equal to ``nn.TransformerEncoderLayer`` with ReLU,
+    ``batch_first=True`` (tested).
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
+        self.norm1 = nn.LayerNorm(cfg.d_model)
+        self.norm2 = nn.LayerNorm(cfg.d_model)
+        self.dropout1 = nn.Dropout(cfg.dropout)
+        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.norm_first = cfg.norm_first
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                return_attention: bool = False):
+        h = sublayer_input(x, self.norm1, self.norm_first)
+        z, weights = self.self_attn(h, h, h, mask, return_attention=True)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
+        h = sublayer_input(x, self.norm2, self.norm_first)
+        r = self.feed_forward(h)
+        x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
+        return (x, weights) if return_attention else x
+
+
+class Encoder(nn.Module):
+    """``n_layers`` encoder layers applied in turn (plus a final LayerNorm when pre-LN).
+
+    Shapes
+    ------
+    forward(x (batch, src_len, d_model), mask) -> (batch, src_len, d_model); with
+    ``return_attention=True`` also a list of ``n_layers`` weights (batch, n_heads, src_len, src_len).
+
+    References
+    ----------
+    Post "A High-Level Look" (the stack of six encoders); paper §3.1.
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
+        # Pre-LN leaves the residual stream un-normalised, so a last LayerNorm closes the stack.
+        self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                return_attention: bool = False):
+        attentions = []
+        for layer in self.layers:
+            x, weights = layer(x, mask, return_attention=True)
+            attentions.append(weights)
+        x = self.norm(x)
+        return (x, attentions) if return_attention else x

@@ -1,0 +1,84 @@
+"""Multi-head attention: several attention heads side by side, concatenated and mixed by W_O.
+
+References: post "The Beast With Many Heads"; paper §3.2.2.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._checks import check_features, check_mask
+from .self_attention import scaled_dot_product_attention
+
+__all__ = ["MultiHeadAttention"]
+
+
+class MultiHeadAttention(nn.Module):
+    """Project queries, keys and values once per head, attend in each head, concatenate, apply W_O.
+
+    Parameters
+    ----------
+    d_model : int, model width.
+    n_heads : int, number of heads; must divide ``d_model`` (each head has d_k = d_model / n_heads).
+    dropout : float, dropout on the attention weights.
+    bias : bool, whether the four projections have biases.
+
+    Attributes
+    ----------
+    w_q, w_k, w_v, w_o : nn.Linear(d_model, d_model). Head h uses output rows
+        ``h*d_k:(h+1)*d_k`` of ``w_q``/``w_k``/``w_v`` (the post's W_Q^h, W_K^h, W_V^h stacked).
+
+    Shapes
+    ------
+    forward(query (batch, seq_q, d_model), key (batch, seq_k, d_model),
+            value (batch, seq_k, d_model), mask broadcastable to (batch, n_heads, seq_q, seq_k))
+    -> out (batch, seq_q, d_model), and with ``return_attention=True`` also the weights
+       (batch, n_heads, seq_q, seq_k).
+
+    Raises
+    ------
+    ValueError
+        If ``d_model % n_heads != 0``, an input has the wrong shape, key and value lengths
+        differ, or the mask has the wrong dtype/shape or leaves a query with no key.
+
+    References
+    ----------
+    Post "The Beast With Many Heads"; paper §3.2.2 (MultiHead(Q, K, V) = Concat(head_1..h) W_O).
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
+        super().__init__()
+        if n_heads < 1 or d_model % n_heads != 0:
+            raise ValueError(f"n_heads: expected a positive divisor of d_model={d_model}, "
+                             f"got {n_heads}")
+        self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, seq, d_model) -> (batch, n_heads, seq, d_k)."""
+        batch, seq, _ = x.shape
+        return x.view(batch, seq, self.n_heads, self.d_k).transpose(1, 2)  # (batch, n_heads, seq, d_k)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_features("query", query, self.d_model)
+        check_features("key", key, self.d_model)
+        check_features("value", value, self.d_model)
+        batch, seq_q, _ = query.shape
+        seq_k = key.shape[1]
+        if value.shape[:2] != key.shape[:2] or key.shape[0] != batch:
+            raise ValueError(f"value: expected (batch, seq_k) = {tuple(key.shape[:2])} like key "
+                             f"and batch {batch} like query, got value {tuple(value.shape)}, "
+                             f"key {tuple(key.shape)}")
+        check_mask(mask, (batch, self.n_heads, seq_q, seq_k))
+        q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
+        k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
+        v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+        z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
+        concat = z.transpose(1, 2).reshape(batch, seq_q, self.d_model)  # (batch, seq_q, d_model)
+        out = self.w_o(concat)  # (batch, seq_q, d_model)
+        return (out, weights) if return_attention else out

@@ -1,0 +1,42 @@
+"""The final linear layer that turns the decoder's vectors into scores over the vocabulary.
+
+References: post "The Final Linear and Softmax Layer"; paper §3.4.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+__all__ = ["Generator"]
+
+
+class Generator(nn.Module):
+    """Project each decoder output vector to one score (logit) per word of the target vocabulary.
+
+    The softmax that turns logits into probabilities is left to the loss
+    (``F.cross_entropy``) and to decoding (``log_softmax``), which are more accurate on logits.
+
+    Parameters
+    ----------
+    d_model : int.   vocab_size : int, target vocabulary size.
+
+    Attributes
+    ----------
+    proj : nn.Linear(d_model, vocab_size).
+
+    Shapes
+    ------
+    forward: x (batch, tgt_len, d_model) -> logits (batch, tgt_len, vocab_size)
+
+    References
+    ----------
+    Post "The Final Linear and Softmax Layer"; paper §3.4 ("the usual learned linear
+    transformation and softmax function").
+    """
+
+    def __init__(self, d_model: int, vocab_size: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d_model, vocab_size)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(x)  # (batch, tgt_len, vocab_size)

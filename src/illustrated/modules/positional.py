@@ -1,0 +1,98 @@
+"""Sinusoidal positional encoding, added to the embeddings.
+
+References: post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._checks import check_features
+
+__all__ = ["PositionalEncoding", "sinusoid_table"]
+
+
+def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") -> torch.Tensor:
+    """The table of positional vectors, one row per position.
+
+    Parameters
+    ----------
+    n_positions : int, number of positions (rows).
+    d_model : int, even vector width.
+    layout : "interleaved" (paper §3.5: sin on even, cos on odd dimensions) or "concatenated"
+        (tensor2tensor ``get_timing_signal_1d``: all sines, then all cosines, timescales geometric
+        from 1 to 10^4 over d_model/2 - 1 steps; the post's figures).
+
+    Returns
+    -------
+    torch.Tensor float32, shape (n_positions, d_model).
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is odd or ``layout`` is unknown.
+
+    References
+    ----------
+    Paper §3.5; tensor2tensor ``common_attention.get_timing_signal_1d``.
+    """
+    if d_model % 2:
+        raise ValueError(f"d_model: expected an even width, got {d_model}")
+    half = d_model // 2
+    position = torch.arange(n_positions, dtype=torch.float64)[:, None]  # (n_positions, 1)
+    if layout == "interleaved":
+        inv_freq = torch.exp(-math.log(10000.0) * torch.arange(0, d_model, 2,
+                                                                dtype=torch.float64) / d_model)
+        angles = position * inv_freq  # (n_positions, half)
+        table = torch.stack([angles.sin(), angles.cos()], dim=-1)  # (n_positions, half, 2)
+        table = table.reshape(n_positions, d_model)  # (n_positions, d_model)
+    elif layout == "concatenated":
+        increment = math.log(10000.0) / max(half - 1, 1)
+        inv_timescales = torch.exp(-increment * torch.arange(half, dtype=torch.float64))
+        angles = position * inv_timescales  # (n_positions, half)
+        table = torch.cat([angles.sin(), angles.cos()], dim=-1)  # (n_positions, d_model)
+    else:
+        raise ValueError(f"layout: expected 'interleaved' or 'concatenated', got {layout!r}")
+    return table.float()
+
+
+class PositionalEncoding(nn.Module):
+    """Add to each position's vector a fixed pattern of sines and cosines that encodes the position.
+
+    Parameters
+    ----------
+    d_model : int, even vector width.
+    max_len : int, longest sequence supported (rows of the table).
+    layout : "interleaved" or "concatenated", see :func:`sinusoid_table`.
+    dropout : float, dropout applied to the sum (paper §5.4).
+
+    Shapes
+    ------
+    forward: x (batch, seq, d_model) -> (batch, seq, d_model)
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not (batch, seq, d_model) or ``seq > max_len``.
+
+    References
+    ----------
+    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
+    """
+
+    def __init__(self, d_model: int, max_len: int, layout: str = "interleaved",
+                 dropout: float = 0.0) -> None:
+        super().__init__()
+        self.d_model, self.max_len, self.layout = d_model, max_len, layout
+        # Not persistent: the table is a function of the sizes, so checkpoints need not carry it.
+        self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_features("x", x, self.d_model)
+        seq = x.shape[1]
+        if seq > self.max_len:
+            raise ValueError(f"x: sequence length {seq} exceeds max_len={self.max_len}")
+        return self.dropout(x + self.pe[:seq].to(x.dtype))  # (batch, seq, d_model)

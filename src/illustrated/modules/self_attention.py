@@ -1,0 +1,45 @@
+"""Scaled dot-product attention, the core of self-attention, for batched torch tensors.
+
+References: post "Self-Attention in Detail" and "Matrix Calculation of Self-Attention";
+paper §3.2.1, Eq. 1.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+__all__ = ["scaled_dot_product_attention"]
+
+
+def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                 mask: torch.Tensor | None = None,
+                                 dropout: torch.nn.Module | None = None
+                                 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(Q Kᵀ / sqrt(d_k)) V: each query scores every key, and the scores weight the values.
+
+    Parameters
+    ----------
+    q : (..., seq_q, d_k) queries.   k : (..., seq_k, d_k) keys.   v : (..., seq_k, d_v) values.
+    mask : optional bool tensor broadcastable to (..., seq_q, seq_k); True = may attend.
+        Masked scores become -inf before the softmax. Callers validate it (see ``check_mask``).
+    dropout : optional dropout module applied to the attention weights (paper §5.4 applies
+        dropout to sub-layer outputs; applying it to the weights is the common practice, as in
+        torch and tensor2tensor).
+
+    Returns
+    -------
+    (z, weights): z (..., seq_q, d_v); weights (..., seq_q, seq_k), rows summing to 1.
+
+    References
+    ----------
+    Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
+    """
+    d_k = q.shape[-1]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)  # (..., seq_q, seq_k)
+    if dropout is not None:
+        weights = dropout(weights)
+    return weights @ v, weights  # (..., seq_q, d_v), (..., seq_q, seq_k)

@@ -1,0 +1,113 @@
+"""The whole encoder-decoder Transformer.
+
+References: post "A High-Level Look" to "The Final Linear and Softmax Layer"; paper §3, Figure 1.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ..config import TransformerConfig
+from ..masks import causal_mask, padding_mask
+from ._checks import check_features, check_token_ids
+from .decoder import Decoder
+from .embeddings import Embeddings
+from .encoder import Encoder
+from .output import Generator
+from .positional import PositionalEncoding
+
+__all__ = ["Transformer", "Attention"]
+
+
+@dataclass
+class Attention:
+    """Attention weights of every layer and head, returned by ``forward(..., return_attention=True)``.
+
+    Attributes
+    ----------
+    encoder : list of n_layers tensors (batch, n_heads, src_len, src_len).
+    decoder_self : list of n_layers tensors (batch, n_heads, tgt_len, tgt_len).
+    decoder_cross : list of n_layers tensors (batch, n_heads, tgt_len, src_len).
+    """
+
+    encoder: list[torch.Tensor]
+    decoder_self: list[torch.Tensor]
+    decoder_cross: list[torch.Tensor]
+
+
+class Transformer(nn.Module):
+    """Embeddings + positions, the encoder stack, the decoder stack and the final linear layer.
+
+    Parameters
+    ----------
+    cfg : TransformerConfig.
+
+    Attributes
+    ----------
+    src_embed, tgt_embed : Embeddings.   positional : PositionalEncoding.
+    encoder : Encoder.   decoder : Decoder.   generator : Generator (the final linear).
+
+    Shapes
+    ------
+    encode(src (batch, src_len) ids, src_mask) -> memory (batch, src_len, d_model)
+    decode(tgt_in (batch, tgt_len) ids, memory, src_mask) -> (batch, tgt_len, d_model)
+    forward(src, tgt_in, src_mask) -> logits (batch, tgt_len, tgt_vocab_size)
+    ``src_mask`` broadcastable to (batch, n_heads, 1, src_len); when None, ``encode``/``forward``
+    build it from the source padding (``cfg.pad_id``). ``decode`` applies the causal mask itself.
+    With ``return_attention=True`` each also returns the weights (lists per layer, or an
+    :class:`Attention` from ``forward``).
+
+    Raises
+    ------
+    ValueError
+        For token ids outside the vocabulary, non-2-D id tensors, sequences longer than
+        ``cfg.max_len``, batch sizes that differ, or a bad mask.
+
+    References
+    ----------
+    Post, all sections; paper §3 and Figure 1.
+    """
+
+    def __init__(self, cfg: TransformerConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
+        self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
+        self.positional = PositionalEncoding(cfg.d_model, cfg.max_len, cfg.pe_layout, cfg.dropout)
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+        self.generator = Generator(cfg.d_model, cfg.tgt_vocab_size)
+        for p in self.parameters():  # Glorot initialisation, as the Annotated Transformer does
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
+               return_attention: bool = False):
+        check_token_ids("src", src, self.cfg.src_vocab_size)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
+        return self.encoder(x, src_mask, return_attention=return_attention)
+
+    def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
+               src_mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_token_ids("tgt_in", tgt_in, self.cfg.tgt_vocab_size)
+        check_features("memory", memory, self.cfg.d_model)
+        if memory.shape[0] != tgt_in.shape[0]:
+            raise ValueError(f"memory: expected batch {tgt_in.shape[0]} like tgt_in, "
+                             f"got {memory.shape[0]}")
+        tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
+        y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
+        return self.decoder(y, memory, src_mask, tgt_mask, return_attention=return_attention)
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
+                src_mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_token_ids("src", src, self.cfg.src_vocab_size)
+        if src_mask is None:
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        memory, enc_w = self.encode(src, src_mask, return_attention=True)
+        out, self_w, cross_w = self.decode(tgt_in, memory, src_mask, return_attention=True)
+        logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
+        return (logits, Attention(enc_w, self_w, cross_w)) if return_attention else logits
