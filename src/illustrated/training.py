@@ -227,7 +227,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             keep = batch.tgt_out != tgt_vocab.pad_id
             correct = (logits.argmax(-1) == batch.tgt_out) & keep
             history.accuracy.append(float(correct.sum() / keep.sum()))
-        history.loss.append(float(loss))
+        history.loss.append(loss.item())
         history.lr.append(rate)
         history.seconds.append(time.perf_counter() - start)
         if progress:

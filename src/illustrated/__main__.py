@@ -1,0 +1,102 @@
+"""The command line: ``python -m illustrated train ...`` and ``python -m illustrated translate ...``."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of both sub-commands, with help for every option."""
+    from .data import CORPORA
+    parser = argparse.ArgumentParser(
+        prog="python -m illustrated",
+        description="Train the book's tiny Transformer on a toy corpus, and translate with it.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    tr = sub.add_parser("train", help="train a model on a toy corpus and save it",
+                        description="Train the corpus's default tiny Transformer, print the "
+                                    "test accuracy and a few translations, save a checkpoint.")
+    tr.add_argument("--corpus", required=True, choices=CORPORA,
+                    help="toy corpus: the post's two sentences, French->English, copy, reverse, "
+                         "or the post's 'it' coreference sentences")
+    tr.add_argument("--steps", type=int, help="optimiser steps (default: the corpus's own)")
+    tr.add_argument("--lr", type=float, help="peak learning rate (default: the corpus's own)")
+    tr.add_argument("--batch-size", type=int, help="pairs per step (default: the corpus's own)")
+    tr.add_argument("--label-smoothing", type=float, help="label smoothing epsilon, paper §5.4")
+    tr.add_argument("--d-model", type=int, help="model width d_model")
+    tr.add_argument("--n-heads", type=int, help="attention heads (must divide d_model)")
+    tr.add_argument("--n-layers", type=int, help="encoder layers, and decoder layers")
+    tr.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    tr.add_argument("--device", default="auto",
+                    help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (default auto)")
+    tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
+    tl = sub.add_parser("translate", help="translate sentences with a saved model",
+                        description="Translate each sentence with a checkpoint from 'train'.")
+    tl.add_argument("--model", required=True, help="checkpoint written by 'train'")
+    tl.add_argument("sentences", nargs="+", help="source sentences, each one quoted")
+    tl.add_argument("--beam-size", type=int, default=1,
+                    help="hypotheses kept at each step (1 = greedy decoding; default 1)")
+    tl.add_argument("--top-beams", type=int, default=1,
+                    help="translations printed per sentence, best first (<= beam size; default 1)")
+    tl.add_argument("--alpha", type=float, default=0.0,
+                    help="GNMT length penalty exponent (0 = none; the paper used 0.6)")
+    return parser
+
+
+def _train(args: argparse.Namespace) -> None:
+    from .checkpoint import save_checkpoint
+    from .data import load_corpus
+    from .presets import evaluate, train_corpus
+    from .training import translate
+    model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
+                                         ("n_layers", args.n_layers)) if v is not None}
+    train_overrides = {k: v for k, v in (("steps", args.steps), ("lr", args.lr),
+                                         ("batch_size", args.batch_size),
+                                         ("label_smoothing", args.label_smoothing))
+                       if v is not None}
+    start = time.perf_counter()
+    model, src_vocab, tgt_vocab, history = train_corpus(
+        args.corpus, model_overrides=model_overrides, seed=args.seed, device=args.device,
+        **train_overrides)
+    seconds = time.perf_counter() - start
+    metrics = evaluate(model, args.corpus, src_vocab, tgt_vocab)
+    print(f"trained {args.corpus} for {history.steps} steps on {history.device} in {seconds:.1f} s;"
+          f" final loss {history.loss[-1]:.4f}")
+    print("test: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in metrics.items()))
+    pairs, _, _ = load_corpus(args.corpus, "test")
+    for (source, target), prediction in zip(pairs[:5], translate(
+            model, [s for s, _ in pairs[:5]], src_vocab, tgt_vocab)):
+        mark = "ok " if prediction == target else "XX "
+        print(f"{mark} {source}  ->  {prediction}")
+    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
+    print(f"saved {args.out}")
+
+
+def _translate(args: argparse.Namespace) -> None:
+    from .checkpoint import load_checkpoint
+    from .decoding import beam_search
+    model, (src_vocab, tgt_vocab), _ = load_checkpoint(args.model)
+    for sentence in args.sentences:
+        results = beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+                              eos_id=tgt_vocab.eos_id, beam_size=args.beam_size,
+                              top_beams=args.top_beams, alpha=args.alpha,
+                              max_len=model.cfg.max_len - 1)
+        for ids, score in results:
+            print(f"{sentence}  ->  {tgt_vocab.decode(ids)}  (score {score:.4f})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (2 with a one-line message on bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        _train(args) if args.command == "train" else _translate(args)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
