@@ -213,7 +213,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                 for p, old in zip(params, before):
                     p.copy_(old)
             raise TrainingDiverged(
-                f"lr: the loss became {float(loss):.3g} at step {step} with lr={lr:g}; training "
+                f"lr: the loss became {loss.item():.3g} at step {step} with lr={lr:g}; training "
                 f"stopped and the model was restored to its weights before step {max(step - 1, 1)}."
                 f" Try a smaller lr.", history)
         with torch.no_grad():

@@ -1,0 +1,134 @@
+"""Training: schedules, history, divergence handling, vocab checks, checkpoints, the command line."""
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+import torch
+
+import illustrated as il
+
+
+@pytest.fixture(scope="module")
+def post():
+    return il.data.load_corpus("post")
+
+
+def post_model(post, **overrides):
+    pairs, src_vocab, tgt_vocab = post
+    cfg = il.presets.make_config("post", src_vocab, tgt_vocab, **overrides)
+    il.set_seed(0)
+    return il.modules.Transformer(cfg)
+
+
+def test_learning_rate_schedules():
+    assert il.training.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
+    assert il.training.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
+    # noam: peak lr at the end of warm-up, then lr * sqrt(warmup / step) (paper Eq. 3, rescaled)
+    assert il.training.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
+    assert il.training.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
+    with pytest.raises(ValueError, match="schedule"):
+        il.training.learning_rate(1, 1e-3, 10, "cosine")
+
+
+def test_post_corpus_learned_exactly(post):
+    pairs, src_vocab, tgt_vocab = post
+    model = post_model(post)
+    history = il.train(model, pairs, src_vocab, tgt_vocab, progress=False, device="cpu",
+                       **il.SETTINGS["post"]["train"])
+    assert history.steps == il.SETTINGS["post"]["train"]["steps"]
+    assert history.loss[-1] < 0.05 * history.loss[0]
+    assert history.accuracy[-1] == 1.0
+    assert all(b >= a for a, b in zip(history.seconds, history.seconds[1:]))
+    assert il.exact_match(model, pairs, src_vocab, tgt_vocab) == 1.0
+    assert il.translate(model, ["je suis étudiant", "merci"], src_vocab, tgt_vocab,
+                        beam_size=2) == ["i am a student", "thanks"]
+
+
+def test_training_is_deterministic(post):
+    pairs, src_vocab, tgt_vocab = post
+    losses = []
+    for _ in range(2):
+        model = post_model(post)
+        losses.append(il.train(model, pairs, src_vocab, tgt_vocab, steps=5, progress=False,
+                               device="cpu").loss)
+    assert losses[0] == losses[1]
+
+
+def test_exploding_learning_rate_stops_and_restores(post):
+    pairs, src_vocab, tgt_vocab = post
+    model = post_model(post)
+    with pytest.raises(il.TrainingDiverged, match="lr: the loss became") as info:
+        il.train(model, pairs, src_vocab, tgt_vocab, steps=50, lr=1e30, warmup=0,
+                 progress=False, device="cpu")
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert all(math.isfinite(v) for v in info.value.history.loss)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"lr": -1.0}, "lr"), ({"steps": 0}, "steps"),
+                                           ({"label_smoothing": 1.0}, "label_smoothing"),
+                                           ({"device": "tpu"}, "device")])
+def test_train_bad_arguments(post, kwargs, match):
+    pairs, src_vocab, tgt_vocab = post
+    with pytest.raises(ValueError, match=match):
+        il.train(post_model(post), pairs, src_vocab, tgt_vocab, progress=False, **kwargs)
+
+
+def test_vocab_must_fit_the_model(post):
+    pairs, src_vocab, tgt_vocab = post
+    _, other_src, _ = il.data.load_corpus("copy")
+    with pytest.raises(ValueError, match="src_vocab"):
+        il.train(post_model(post), pairs, other_src, tgt_vocab, progress=False)
+
+
+def test_checkpoint_round_trip(tmp_path, post):
+    pairs, src_vocab, tgt_vocab = post
+    model = post_model(post)
+    path = tmp_path / "m.pt"
+    il.save_checkpoint(path, model, (src_vocab, tgt_vocab), model.cfg)
+    loaded, (s, t), cfg = il.load_checkpoint(path)
+    assert cfg == model.cfg and s == src_vocab and t == tgt_vocab
+    src, tgt = torch.tensor([[4, 5, 6]]), torch.tensor([[t.bos_id, 0]])
+    assert torch.equal(loaded(src, tgt), model.eval()(src, tgt))
+
+
+def test_foreign_checkpoints_are_refused(tmp_path):
+    evil = tmp_path / "evil.pt"
+    torch.save({"payload": object()}, evil)  # needs full unpickling: refused
+    with pytest.raises(ValueError, match="not an illustrated checkpoint"):
+        il.load_checkpoint(evil)
+    plain = tmp_path / "plain.pt"
+    torch.save({"state_dict": {}}, plain)
+    with pytest.raises(ValueError, match="expected format"):
+        il.load_checkpoint(plain)
+    with pytest.raises(ValueError, match="no checkpoint file"):
+        il.load_checkpoint(tmp_path / "missing.pt")
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "illustrated", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_train_and_translate(tmp_path):
+    out = tmp_path / "post.pt"
+    result = run_cli("train", "--corpus", "post", "--device", "cpu", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "exact_match 100.0 %" in result.stdout
+    result = run_cli("translate", "--model", str(out), "je suis étudiant", "--beam-size", "2",
+                     "--top-beams", "2")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("je suis étudiant  ->  i am a student")
+
+
+@pytest.mark.parametrize("args, match", [
+    (("train", "--corpus", "klingon"), "invalid choice"),
+    (("translate", "--model", "missing.pt", "merci"), "no checkpoint file"),
+])
+def test_cli_bad_input_one_line(args, match):
+    result = run_cli(*args)
+    assert result.returncode != 0
+    assert match in result.stderr
+    assert "Traceback" not in result.stderr
