@@ -1,0 +1,92 @@
+"""The position-wise feed-forward network: the same two-layer network applied to every position.
+
+``FFN(x) = max(0, x W_1 + b_1) W_2 + b_2`` (paper §3.3, Eq. 2), with d_ff = 2048 in the paper.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float_array, check_bias, check_matrix, check_min_ndim
+
+__all__ = ["feed_forward", "relu"]
+
+
+def relu(x: object) -> np.ndarray:
+    """The rectified linear unit ``max(0, x)``, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+        Any numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` with the negative entries replaced by 0.
+
+    Shapes
+    ------
+    Same as ``x``.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` does not hold numbers.
+
+    References
+    ----------
+    Paper §3.3, Eq. (2) (the ``max(0, .)``).
+    """
+    return np.maximum(as_float_array("x", x), 0.0)
+
+
+def feed_forward(x: object, W_1: object, b_1: object, W_2: object, b_2: object) -> np.ndarray:
+    """The feed-forward neural network each position flows through, independently of the others.
+
+    ``FFN(x) = relu(x @ W_1 + b_1) @ W_2 + b_2``: widen to d_ff, apply ReLU, project back.
+
+    Parameters
+    ----------
+    x : array_like
+        One vector per position, e.g. the output of self-attention after add & norm.
+    W_1 : array_like
+        First weight matrix.
+    b_1 : array_like or None
+        First bias; None means zero.
+    W_2 : array_like
+        Second weight matrix.
+    b_2 : array_like or None
+        Second bias; None means zero.
+
+    Returns
+    -------
+    numpy.ndarray
+        The network's output, one vector per position.
+
+    Shapes
+    ------
+    ``x`` (..., d_model); ``W_1`` (d_model, d_ff); ``b_1`` (d_ff,); ``W_2`` (d_ff, d_model);
+    ``b_2`` (d_model,); result (..., d_model).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit together.
+
+    References
+    ----------
+    Post "Now We're Encoding!"; paper §3.3, Eq. (2).
+    """
+    x = as_float_array("x", x)
+    W_1, W_2 = as_float_array("W_1", W_1), as_float_array("W_2", W_2)
+    check_min_ndim("x", x, 1, "(..., d_model)")
+    d_model = x.shape[-1]
+    check_matrix("W_1", W_1, d_model, None, f"to match x's d_model={d_model}", f"({d_model}, d_ff)")
+    d_ff = W_1.shape[1]
+    check_matrix("W_2", W_2, d_ff, d_model, f"to match W_1's d_ff={d_ff} and x's d_model={d_model}",
+                 f"({d_ff}, {d_model})")
+    b_1 = check_bias("b_1", b_1, d_ff, f"to match W_1's d_ff={d_ff}")
+    b_2 = check_bias("b_2", b_2, d_model, f"to match x's d_model={d_model}")
+
+    hidden = relu(x @ W_1 + b_1)  # (..., d_ff)
+    return hidden @ W_2 + b_2  # (..., d_model)

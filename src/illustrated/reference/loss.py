@@ -1,0 +1,263 @@
+"""The loss function: compare the model's probability distribution with the target distribution.
+
+The target of one position is the one-hot vector of the correct word, or, with label smoothing,
+that vector mixed with a little of the uniform distribution. Cross-entropy ``-sum p log q`` and
+Kullback-Leibler divergence ``sum p log(p/q)`` differ by the target's entropy, a constant, so
+minimizing one minimizes the other.
+"""
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+
+from ._checks import as_float_array, as_int_array, check_min_ndim, check_positive_int
+from .softmax import log_softmax
+
+__all__ = ["cross_entropy", "cross_entropy_from_logits", "kl_divergence", "one_hot",
+           "smooth_labels"]
+
+
+def one_hot(index: object, size: int) -> np.ndarray:
+    """One-hot encoding: a vector as wide as the vocabulary, 1 at the word's cell and 0 elsewhere.
+
+    Parameters
+    ----------
+    index : int or array_like of int
+        The word's id(s) in the vocabulary.
+    size : int
+        Vocabulary size.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 one-hot vectors.
+
+    Shapes
+    ------
+    ``index`` (...); result (..., size).
+
+    Raises
+    ------
+    ValueError
+        If ``size`` is not a positive integer or an index is not an integer in [0, size).
+
+    References
+    ----------
+    Post "Recap Of Training" (one-hot encoding of the output vocabulary); paper §5.4 (the
+    targets that label smoothing softens).
+    """
+    size = check_positive_int("size", size)
+    index = as_int_array("index", index)
+    outside = (index < 0) | (index >= size)
+    if outside.any():
+        raise ValueError(f"index: id {index[outside].flat[0]} is outside [0, {size})")
+    return (index[..., None] == np.arange(size)).astype(np.float64)  # (..., size)
+
+
+def _distributions(target: object, predicted: object) -> tuple[np.ndarray, np.ndarray]:
+    """Both arguments as float64 arrays of the same shape with non-negative entries."""
+    target = as_float_array("target", target)
+    predicted = as_float_array("predicted", predicted)
+    check_min_ndim("target", target, 1, "(..., vocab)")
+    if predicted.shape != target.shape:
+        raise ValueError(f"predicted: expected the shape of target {target.shape}, "
+                         f"got {predicted.shape}")
+    for name, p in (("target", target), ("predicted", predicted)):
+        if not np.isfinite(p).all() or (p < 0).any():
+            raise ValueError(f"{name}: expected probabilities (finite, >= 0), "
+                             f"got values in [{p.min()}, {p.max()}]")
+    return target, predicted
+
+
+def cross_entropy(target: object, predicted: object) -> np.ndarray:
+    """Cross-entropy: how far the predicted distribution is from the target distribution.
+
+    ``H(p, q) = -sum_i p_i log q_i`` over the last axis, summing only where ``p_i > 0``
+    (``0 log 0 = 0``). If the model gives probability 0 to a word the target needs
+    (``q_i = 0`` where ``p_i > 0``) the result is ``inf``, which is the right value.
+    The arguments are not required to sum to 1.
+
+    Parameters
+    ----------
+    target : array_like
+        Target distribution(s) ``p``, e.g. :func:`one_hot` or :func:`smooth_labels`.
+    predicted : array_like
+        The model's distribution(s) ``q``, e.g. the output of the softmax.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        One cross-entropy per distribution (a scalar for 1-D inputs), in nats.
+
+    Shapes
+    ------
+    ``target``, ``predicted`` (..., vocab); result (...).
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or an entry is negative, NaN or infinite.
+
+    References
+    ----------
+    Post "The Loss Function"; paper §5.4 (label smoothing "hurts perplexity").
+    """
+    p, q = _distributions(target, predicted)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(q), 0.0)  # (..., vocab)
+    return -terms.sum(axis=-1)  # (...,)
+
+
+def kl_divergence(target: object, predicted: object) -> np.ndarray:
+    """Kullback-Leibler divergence: the extra cost of predicting ``q`` when the truth is ``p``.
+
+    ``KL(p || q) = sum_i p_i log(p_i / q_i)`` over the last axis, summing only where
+    ``p_i > 0``; ``inf`` if ``q_i = 0`` where ``p_i > 0``. Equals
+    ``cross_entropy(p, q) - cross_entropy(p, p)``, and is 0 exactly when ``q = p``.
+
+    Parameters
+    ----------
+    target : array_like
+        Target distribution(s) ``p``.
+    predicted : array_like
+        The model's distribution(s) ``q``.
+
+    Returns
+    -------
+    numpy.ndarray or float
+        One divergence per distribution (a scalar for 1-D inputs), in nats.
+
+    Shapes
+    ------
+    ``target``, ``predicted`` (..., vocab); result (...).
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ or an entry is negative, NaN or infinite.
+
+    References
+    ----------
+    Post "The Loss Function" (Kullback-Leibler divergence); the paper (§5.4) names no loss
+    beyond label smoothing; KL and cross-entropy differ by the target's entropy, a constant.
+    """
+    p, q = _distributions(target, predicted)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * (np.log(p) - np.log(q)), 0.0)  # (..., vocab)
+    return terms.sum(axis=-1)  # (...,)
+
+
+def smooth_labels(target_ids: object, vocab_size: int, epsilon: float,
+                  ignore_ids: Iterable[int] = ()) -> np.ndarray:
+    """Label smoothing: the one-hot target with a little probability spread over every word.
+
+    ``(1 - epsilon) * one_hot(id) + epsilon / vocab_size``: the uniform share goes to all
+    ``vocab_size`` words, the correct one included, so the correct word gets
+    ``1 - epsilon + epsilon / vocab_size``. This is the convention of PyTorch's
+    ``F.cross_entropy(..., label_smoothing=epsilon)``; the paper (§5.4) trains with
+    ``epsilon_ls = 0.1``. Positions whose target id is in ``ignore_ids`` (e.g. padding) get an
+    all-zero row, so they add nothing to the loss.
+
+    Parameters
+    ----------
+    target_ids : array_like of int
+        The correct word's id at each position.
+    vocab_size : int
+        Size of the output vocabulary.
+    epsilon : float
+        Smoothing in [0, 1]; 0 gives plain one-hot vectors.
+    ignore_ids : iterable of int, default ()
+        Target ids whose rows are all zero; they may lie outside [0, vocab_size).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 target distributions; each row sums to 1 (0 for ignored rows).
+
+    Shapes
+    ------
+    ``target_ids`` (...); result (..., vocab_size).
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is outside [0, 1], ``vocab_size`` is not a positive integer, or a
+        (not ignored) id is outside [0, vocab_size).
+
+    References
+    ----------
+    Post "The Loss Function"; paper §5.4 (label smoothing, epsilon_ls = 0.1; Szegedy et al.).
+    """
+    vocab_size = check_positive_int("vocab_size", vocab_size)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) \
+            or not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"epsilon: expected a number in [0, 1], got {epsilon!r}")
+    target_ids = as_int_array("target_ids", target_ids)
+    ignored = np.isin(target_ids, list(ignore_ids))  # (...,)
+    # Ignored rows take id 0 for the moment; they are zeroed at the end.
+    ids = np.where(ignored, 0, target_ids)  # (...,)
+    outside = (ids < 0) | (ids >= vocab_size)
+    if outside.any():
+        raise ValueError(f"target_ids: id {ids[outside].flat[0]} is outside the vocabulary "
+                         f"[0, {vocab_size})")
+    uniform = np.full(vocab_size, 1.0 / vocab_size)  # (vocab,)
+    smoothed = (1.0 - epsilon) * one_hot(ids, vocab_size) + epsilon * uniform  # (..., vocab)
+    return np.where(ignored[..., None], 0.0, smoothed)  # (..., vocab)
+
+
+def cross_entropy_from_logits(logits: object, target_ids: object, label_smoothing: float = 0.0,
+                              *, ignore_index: int | None = None) -> float:
+    """The training loss: cross-entropy between the (smoothed) targets and softmax(logits).
+
+    The mean over positions of ``cross_entropy(smooth_labels(target_ids, vocab, epsilon),
+    softmax(logits))``, computed with a log-softmax so that it stays finite for large logits.
+    Equals PyTorch's ``F.cross_entropy(logits, target_ids, label_smoothing=epsilon,
+    ignore_index=...)`` with the default mean reduction: positions whose target is
+    ``ignore_index`` count neither in the sum nor in the number of positions.
+
+    Parameters
+    ----------
+    logits : array_like
+        The final linear layer's scores, one vector per position.
+    target_ids : array_like of int
+        The correct word's id at each position.
+    label_smoothing : float, default 0.0
+        Epsilon of :func:`smooth_labels`, in [0, 1] (the paper uses 0.1).
+    ignore_index : int, optional, keyword-only
+        A target id (e.g. padding) whose positions are left out.
+
+    Returns
+    -------
+    float
+        The mean loss per counted position, in nats.
+
+    Shapes
+    ------
+    ``logits`` (..., vocab); ``target_ids`` (...).
+
+    Raises
+    ------
+    ValueError
+        If ``target_ids``' shape is not ``logits.shape[:-1]``, an id is outside the vocabulary,
+        ``label_smoothing`` is outside [0, 1], or every position is ignored.
+
+    References
+    ----------
+    Post "The Loss Function"; paper §5.4 (label smoothing).
+    """
+    logits = as_float_array("logits", logits)
+    check_min_ndim("logits", logits, 1, "(..., vocab)")
+    target_ids = as_int_array("target_ids", target_ids)
+    if target_ids.shape != logits.shape[:-1]:
+        raise ValueError(f"target_ids: expected shape {logits.shape[:-1]} to match logits "
+                         f"{logits.shape}, got {target_ids.shape}")
+    ignore_ids = () if ignore_index is None else (ignore_index,)
+    n_counted = np.count_nonzero(~np.isin(target_ids, ignore_ids))
+    if n_counted == 0:
+        raise ValueError("target_ids: every position is ignored (or there are none); "
+                         "the mean loss would be 0/0")
+    target = smooth_labels(target_ids, logits.shape[-1], label_smoothing, ignore_ids)
+    per_position = -(target * log_softmax(logits, axis=-1)).sum(axis=-1)  # (...,)
+    return float(per_position.sum() / n_counted)

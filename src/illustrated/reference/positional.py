@@ -1,0 +1,196 @@
+"""Positional encoding: a vector of sines and cosines added to each embedding (paper §3.5).
+
+Two layouts of the same idea:
+
+``"interleaved"``
+    The paper's formula: ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))`` and
+    ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))``.
+``"concatenated"``
+    tensor2tensor's ``get_timing_signal_1d``, which the post's figures show: all the sines, then
+    all the cosines, with frequencies spaced geometrically from 1 down to exactly 1/10000 over
+    ``d_model/2 - 1`` steps. Its frequencies differ slightly from the paper's, so the two layouts
+    are not just a reordering of columns of each other.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._checks import check_positive_int
+
+__all__ = [
+    "LAYOUTS",
+    "positional_encoding",
+    "positional_frequencies",
+    "relative_position_matrix",
+]
+
+LAYOUTS = ("interleaved", "concatenated")
+"""The accepted values of ``layout``."""
+
+
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout: expected one of {LAYOUTS}, got {layout!r}")
+
+
+def _check_d_model(d_model: object) -> int:
+    d_model = check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model: expected an even number (sines and cosines come in pairs), "
+                         f"got {d_model}")
+    return d_model
+
+
+def _sin_cos_columns(d_model: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """The columns holding the sine and the cosine of each frequency, in frequency order."""
+    half = d_model // 2
+    if layout == "interleaved":
+        return np.arange(0, d_model, 2), np.arange(1, d_model, 2)
+    return np.arange(half), np.arange(half, d_model)
+
+
+def positional_frequencies(d_model: int, layout: str = "interleaved") -> np.ndarray:
+    """The angular frequency of each sine/cosine pair: position ``pos`` gives angle ``pos * w_i``.
+
+    Parameters
+    ----------
+    d_model : int
+        Embedding size, even.
+    layout : {"interleaved", "concatenated"}
+        ``"interleaved"``: ``w_i = 1 / 10000^(2i/d_model)`` (paper §3.5).
+        ``"concatenated"``: ``w_i = exp(-i * ln(10000) / max(d_model/2 - 1, 1))``
+        (tensor2tensor ``get_timing_signal_1d``, min_timescale 1, max_timescale 10^4).
+
+    Returns
+    -------
+    numpy.ndarray
+        The frequencies, from 1 (i = 0) downwards.
+
+    Shapes
+    ------
+    (d_model // 2,).
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not a positive even integer or ``layout`` is unknown.
+
+    References
+    ----------
+    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
+    """
+    d_model = _check_d_model(d_model)
+    _check_layout(layout)
+    i = np.arange(d_model // 2)  # (d_model/2,)
+    if layout == "interleaved":
+        return 1.0 / 10000.0 ** (2 * i / d_model)
+    num_timescales = d_model // 2
+    log_timescale_increment = math.log(10000.0 / 1.0) / max(num_timescales - 1, 1)
+    return np.exp(i * -log_timescale_increment)
+
+
+def positional_encoding(n_positions: int, d_model: int, layout: str = "interleaved") -> np.ndarray:
+    """The positional encoding vectors, one row per position, each value between -1 and 1.
+
+    Row ``pos`` is the vector added to the embedding of the word at position ``pos``: the sine
+    and the cosine of ``pos * w_i`` for every frequency ``w_i`` of
+    :func:`positional_frequencies`. With ``d_model=4`` and ``layout="concatenated"`` this gives
+    the post's example, e.g. position 1 -> [0.8415, 0.0001, 0.5403, 1.0].
+
+    Parameters
+    ----------
+    n_positions : int
+        Number of positions (rows), from position 0; 0 gives an empty array.
+    d_model : int
+        Embedding size, even.
+    layout : {"interleaved", "concatenated"}
+        ``"interleaved"`` (default): the paper's sin on even, cos on odd columns.
+        ``"concatenated"``: tensor2tensor's all sines then all cosines, as in the post's figures.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 array of positional encodings.
+
+    Shapes
+    ------
+    (n_positions, d_model).
+
+    Raises
+    ------
+    ValueError
+        If ``n_positions`` is negative or not an integer, ``d_model`` is not a positive even
+        integer, or ``layout`` is unknown.
+
+    References
+    ----------
+    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5
+    (the PE formulas, no equation number).
+    """
+    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) \
+            or n_positions < 0:
+        raise ValueError(f"n_positions: expected a non-negative integer, got {n_positions!r}")
+    frequencies = positional_frequencies(d_model, layout)  # (d_model/2,)
+    positions = np.arange(n_positions)[:, None]  # (n_positions, 1)
+    angles = positions * frequencies  # (n_positions, d_model/2)
+    sin_columns, cos_columns = _sin_cos_columns(d_model, layout)
+    pe = np.zeros((n_positions, d_model))  # (n_positions, d_model)
+    pe[:, sin_columns] = np.sin(angles)
+    pe[:, cos_columns] = np.cos(angles)
+    return pe
+
+
+def relative_position_matrix(k: int, d_model: int, layout: str = "interleaved") -> np.ndarray:
+    """The fixed matrix ``M_k`` with ``PE[pos + k] = M_k @ PE[pos]`` for every position ``pos``.
+
+    The paper chose sinusoids because "for any fixed offset k, PE_{pos+k} can be represented
+    as a linear function of PE_{pos}". For each frequency ``w`` the pair (sin, cos) is rotated
+    by the angle ``k * w``::
+
+        sin(w (pos + k)) =  cos(w k) sin(w pos) + sin(w k) cos(w pos)
+        cos(w (pos + k)) = -sin(w k) sin(w pos) + cos(w k) cos(w pos)
+
+    so ``M_k`` is a rotation of each (sin, cos) pair of columns, and depends on ``k`` only.
+
+    Parameters
+    ----------
+    k : int
+        The offset; any integer, negative ones shift back.
+    d_model : int
+        Embedding size, even.
+    layout : {"interleaved", "concatenated"}
+        Which columns hold each pair, as in :func:`positional_encoding`.
+
+    Returns
+    -------
+    numpy.ndarray
+        An orthogonal matrix, block-diagonal (2x2 rotations) for the interleaved layout.
+
+    Shapes
+    ------
+    (d_model, d_model).
+
+    Raises
+    ------
+    ValueError
+        If ``k`` is not an integer, ``d_model`` is not a positive even integer, or ``layout`` is
+        unknown.
+
+    References
+    ----------
+    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k: expected an integer offset, got {k!r}")
+    frequencies = positional_frequencies(d_model, layout)  # (d_model/2,)
+    cos_k = np.cos(k * frequencies)  # (d_model/2,)
+    sin_k = np.sin(k * frequencies)  # (d_model/2,)
+    sin_columns, cos_columns = _sin_cos_columns(d_model, layout)
+    M = np.zeros((d_model, d_model))  # (d_model, d_model)
+    M[sin_columns, sin_columns] = cos_k
+    M[sin_columns, cos_columns] = sin_k
+    M[cos_columns, sin_columns] = -sin_k
+    M[cos_columns, cos_columns] = cos_k
+    return M

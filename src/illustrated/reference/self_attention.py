@@ -1,0 +1,200 @@
+"""Self-attention, step by step as the post tells it, then in matrix form (paper §3.2.1).
+
+Masks are bool arrays, True = may attend; a masked score is set to ``-inf`` before the softmax,
+so it gets weight exactly 0.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._checks import as_float_array, check_mask, check_matrix, check_min_ndim
+from .softmax import softmax
+
+__all__ = ["SelfAttentionResult", "scaled_dot_product_attention", "self_attention"]
+
+
+class SelfAttentionResult(NamedTuple):
+    """Every step of the post's self-attention calculation, so each can be shown on its own."""
+
+    q: np.ndarray
+    """Step 1, queries ``X @ W_Q``, shape (seq, d_k)."""
+    k: np.ndarray
+    """Step 1, keys ``X @ W_K``, shape (seq, d_k)."""
+    v: np.ndarray
+    """Step 1, values ``X @ W_V``, shape (seq, d_v)."""
+    scores: np.ndarray
+    """Step 2, every query dotted with every key, shape (seq, seq)."""
+    scaled: np.ndarray
+    """Step 3, the scores divided by sqrt(d_k), before any masking, shape (seq, seq)."""
+    weights: np.ndarray
+    """Step 4, softmax of the (masked) scaled scores; each row sums to 1, shape (seq, seq)."""
+    z: np.ndarray
+    """Steps 5 and 6, the values weighted by the softmax and summed, shape (seq, d_v)."""
+
+
+def _scale(scale: float | None, d_k: int) -> float:
+    """The factor the scores are multiplied by: 1/sqrt(d_k) unless given."""
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale: expected a positive finite number, got {scale!r}")
+    return float(scale)
+
+
+def _apply_mask(scaled: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """Set the scores of positions that may not be attended to to -inf (True = may attend)."""
+    if mask is None:
+        return scaled
+    return np.where(mask, scaled, -np.inf)
+
+
+def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: object = None, *,
+                   scale: float | None = None) -> SelfAttentionResult:
+    """Self-attention: score every word against this word, softmax the scores, and sum the values.
+
+    The post's six steps: (1) create a query, a key and a value vector for each word by
+    multiplying its embedding by ``W_Q``, ``W_K`` and ``W_V``; (2) score each word by the dot
+    product of the query with its key; (3) divide the scores by sqrt(d_k) (8 in the paper,
+    where d_k = 64); (4) pass them through a softmax; (5) multiply each value vector by its
+    softmax score; (6) sum up the weighted value vectors. In matrix form:
+    ``Z = softmax(Q K^T / sqrt(d_k)) V``.
+
+    Parameters
+    ----------
+    X : array_like
+        The input embeddings, one row per word.
+    W_Q, W_K : array_like
+        Query and key weight matrices, applied as ``X @ W``.
+    W_V : array_like
+        Value weight matrix.
+    mask : bool array_like, optional
+        True where a query (row) may attend to a key (column); masked scores are set to ``-inf``
+        before the softmax. Broadcastable to (seq, seq). None attends everywhere.
+    scale : float, optional, keyword-only
+        What the scores are multiplied by in step 3; default ``1 / sqrt(d_k)``. The post's
+        worked example divides by 8 = sqrt(64) while its vectors are drawn with 3 numbers, so
+        :func:`illustrated.reference.thinking_machines_example` passes ``scale=1/8``.
+
+    Returns
+    -------
+    SelfAttentionResult
+        Named fields ``q, k, v, scores, scaled, weights, z``, one per step.
+
+    Shapes
+    ------
+    ``X`` (seq, d_model); ``W_Q``, ``W_K`` (d_model, d_k); ``W_V`` (d_model, d_v);
+    ``mask`` (seq, seq); ``q``, ``k`` (seq, d_k); ``v`` (seq, d_v);
+    ``scores``, ``scaled``, ``weights`` (seq, seq); ``z`` (seq, d_v).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not fit together, if ``mask`` is not bool or does not broadcast to
+        (seq, seq), if a query row has no key it may attend to (the softmax would be NaN), or
+        if ``scale`` is not a positive finite number.
+
+    References
+    ----------
+    Post "Self-Attention in Detail" and "Matrix Calculation of Self-Attention";
+    paper §3.2.1, Eq. (1).
+    """
+    X = as_float_array("X", X)
+    W_Q = as_float_array("W_Q", W_Q)
+    W_K = as_float_array("W_K", W_K)
+    W_V = as_float_array("W_V", W_V)
+    if X.ndim != 2:
+        raise ValueError(f"X: expected shape (seq, d_model), got {X.shape}")
+    seq, d_model = X.shape
+    check_matrix("W_Q", W_Q, d_model, None, f"to match X's d_model={d_model}", f"({d_model}, d_k)")
+    d_k = W_Q.shape[1]
+    check_matrix("W_K", W_K, d_model, d_k, f"to match X's d_model={d_model} and W_Q's d_k={d_k}",
+                 f"({d_model}, {d_k})")
+    check_matrix("W_V", W_V, d_model, None, f"to match X's d_model={d_model}", f"({d_model}, d_v)")
+    mask = check_mask("mask", mask, (seq, seq), "(seq, seq)")
+    scale = _scale(scale, d_k)
+
+    # Step 1: a query, a key and a value vector for each word (one row each).
+    q = X @ W_Q  # (seq, d_k)
+    k = X @ W_K  # (seq, d_k)
+    v = X @ W_V  # (seq, d_v)
+    # Step 2: score every word against every word, scores[i, j] = q_i . k_j.
+    scores = q @ k.T  # (seq, seq)
+    # Step 3: divide by sqrt(d_k) (unless another scale is given).
+    scaled = scores * scale  # (seq, seq)
+    # Step 4: softmax over each row, after setting the masked scores to -inf.
+    weights = softmax(_apply_mask(scaled, mask), axis=-1)  # (seq, seq)
+    # Steps 5 and 6: weight each value vector by its softmax score and sum them up.
+    z = weights @ v  # (seq, d_v)
+    return SelfAttentionResult(q, k, v, scores, scaled, weights, z)
+
+
+def scaled_dot_product_attention(Q: object, K: object, V: object, mask: object = None, *,
+                                 scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The self-attention calculation in matrix form: ``Z = softmax(Q K^T / sqrt(d_k)) V``.
+
+    The same steps two to six as :func:`self_attention`, starting from queries, keys and
+    values that are already computed, for any number of leading (batch, head) dimensions.
+
+    Parameters
+    ----------
+    Q : array_like
+        Queries.
+    K : array_like
+        Keys, as many as values.
+    V : array_like
+        Values.
+    mask : bool array_like, optional
+        True where a query may attend to a key; broadcastable to (..., seq_q, seq_k).
+    scale : float, optional, keyword-only
+        What the scores are multiplied by; default ``1 / sqrt(d_k)``.
+
+    Returns
+    -------
+    (Z, weights) : tuple of numpy.ndarray
+        The attention output and the softmax weights (each row sums to 1).
+
+    Shapes
+    ------
+    ``Q`` (..., seq_q, d_k); ``K`` (..., seq_k, d_k); ``V`` (..., seq_k, d_v);
+    ``mask`` broadcastable to (..., seq_q, seq_k); ``Z`` (..., seq_q, d_v);
+    ``weights`` (..., seq_q, seq_k). The leading dimensions broadcast against each other.
+
+    Raises
+    ------
+    ValueError
+        If ``Q`` and ``K`` differ in d_k, ``K`` and ``V`` differ in length, the leading
+        dimensions do not broadcast, ``mask`` is not a fitting bool array, a query row has no
+        key it may attend to, or ``scale`` is not a positive finite number.
+
+    References
+    ----------
+    Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. (1).
+    """
+    Q, K, V = as_float_array("Q", Q), as_float_array("K", K), as_float_array("V", V)
+    check_min_ndim("Q", Q, 2, "(..., seq_q, d_k)")
+    check_min_ndim("K", K, 2, "(..., seq_k, d_k)")
+    check_min_ndim("V", V, 2, "(..., seq_k, d_v)")
+    d_k = Q.shape[-1]
+    if K.shape[-1] != d_k:
+        raise ValueError(f"K: expected shape (..., seq_k, {d_k}) to match Q's d_k={d_k}, "
+                         f"got {K.shape}")
+    if V.shape[-2] != K.shape[-2]:
+        raise ValueError(f"V: expected shape (..., {K.shape[-2]}, d_v) to match K's "
+                         f"seq_k={K.shape[-2]}, got {V.shape}")
+    try:
+        leading = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(f"Q, K, V: leading dimensions do not broadcast: Q {Q.shape}, "
+                         f"K {K.shape}, V {V.shape}") from None
+    target = (*leading, Q.shape[-2], K.shape[-2])
+    mask = check_mask("mask", mask, target, "(..., seq_q, seq_k)")
+    scale = _scale(scale, d_k)
+
+    scores = Q @ np.swapaxes(K, -1, -2)  # (..., seq_q, seq_k)
+    scaled = scores * scale  # (..., seq_q, seq_k)
+    weights = softmax(_apply_mask(scaled, mask), axis=-1)  # (..., seq_q, seq_k)
+    Z = weights @ V  # (..., seq_q, d_v)
+    return Z, weights
