@@ -20,7 +20,9 @@ from .data import Vocab, collate, encode_pairs
 from .decoding import beam_search, greedy_decode_batch
 from .modules.transformer import Transformer
 
-__all__ = ["set_seed", "pick_device", "learning_rate", "History", "TrainingDiverged", "train",
+SCHEDULES = ("constant", "noam", "cosine")
+
+__all__ = ["SCHEDULES", "set_seed", "pick_device", "learning_rate", "History", "TrainingDiverged", "train",
            "exact_match", "translate"]
 
 
@@ -58,28 +60,36 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
     return chosen
 
 
-def learning_rate(step: int, lr: float, warmup: int, schedule: str = "constant") -> float:
+def learning_rate(step: int, lr: float, warmup: int, schedule: str = "constant",
+                  total_steps: int | None = None) -> float:
     """Learning rate at a 1-based ``step``: linear warm-up over ``warmup`` steps to the peak ``lr``,
-    then constant (``schedule="constant"``) or decaying as 1/sqrt(step) (``schedule="noam"``).
+    then one of three shapes.
 
-    "noam" is paper Eq. 3, d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), rescaled so that its
-    peak (at ``step == warmup``) is ``lr`` instead of (d_model · warmup)^-0.5.
+    - "constant": stays at ``lr``.
+    - "noam": paper Eq. 3, d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), rescaled so that its
+      peak (at ``step == warmup``) is ``lr`` instead of (d_model · warmup)^-0.5: ``lr·sqrt(warmup/step)``.
+    - "cosine": half a cosine from ``lr`` down to 0 at ``total_steps`` (needs ``total_steps``).
 
     Raises
     ------
     ValueError
-        For an unknown ``schedule``.
+        For an unknown ``schedule``, or "cosine" without ``total_steps``.
 
     References
     ----------
-    Paper §5.3, Eq. 3.
+    Paper §5.3, Eq. 3; Loshchilov & Hutter 2017 (SGDR) for the cosine shape.
     """
-    if schedule not in ("constant", "noam"):
-        raise ValueError(f"schedule: expected 'constant' or 'noam', got {schedule!r}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
+    if schedule == "cosine" and not total_steps:
+        raise ValueError("total_steps: the 'cosine' schedule needs the number of steps, got None")
     if warmup > 0 and step < warmup:
         return lr * step / warmup
     if schedule == "noam" and warmup > 0:
         return lr * math.sqrt(warmup / step)
+    if schedule == "cosine":
+        progress = (step - warmup) / max(total_steps - warmup, 1)
+        return lr * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
     return lr
 
 
@@ -141,7 +151,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     model : Transformer, trained in place (and moved to ``device``).
     pairs : (source, target) sentences.   src_vocab, tgt_vocab : their vocabularies.
     steps : int, optimiser steps.   lr : float, peak learning rate.
-    warmup : int, linear warm-up steps.   schedule : "constant" or "noam" (paper Eq. 3).
+    warmup : int, linear warm-up steps.
+    schedule : "constant", "noam" (paper Eq. 3) or "cosine" (decays to 0 at ``steps``).
     label_smoothing : float in [0, 1), paper §5.4 (same convention as ``F.cross_entropy``).
     batch_size : int.   clip_grad : float, max gradient norm (0 = no clipping).
     device : "auto", "cpu", "cuda", "mps" or a torch.device.   seed : int, seeds everything.
@@ -176,7 +187,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         raise ValueError(f"label_smoothing: expected a value in [0, 1), got {label_smoothing!r}")
     if warmup < 0:
         raise ValueError(f"warmup: expected a number of steps >= 0, got {warmup!r}")
-    learning_rate(1, lr, warmup, schedule)  # validates schedule
+    learning_rate(1, lr, warmup, schedule, steps)  # validates schedule
     _check_vocabs(model, src_vocab, tgt_vocab)
     device = pick_device(device)
     set_seed(seed)
@@ -219,7 +230,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         with torch.no_grad():
             for p, old in zip(params, before):
                 old.copy_(p)
-        rate = learning_rate(step, lr, warmup, schedule)
+        rate = learning_rate(step, lr, warmup, schedule, steps)
         for group in optimizer.param_groups:
             group["lr"] = rate
         optimizer.step()

@@ -1,0 +1,180 @@
+"""From sentence pairs to padded tensors for teacher forcing.
+
+The decoder is trained on ``tgt_in = <bos> + target`` and asked to predict
+``tgt_out = target + <eos>``: ``tgt_in`` is ``tgt_out`` shifted right by one position, so at
+step ``t`` the decoder sees the true words before ``t`` and predicts word ``t``. Sentences of a
+batch have different lengths; shorter ones are filled with the vocabulary's ``<pad>`` id.
+
+References: post "The Decoder Side" (outputs fed back in), "Recap Of Training"; paper §3.1
+("the output embeddings are offset by one position"), §5.1 (batching).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import torch
+
+from .vocab import Vocab
+
+__all__ = ["Batch", "encode_pairs", "collate"]
+
+Encoded = tuple[list[int], list[int]]
+
+
+class Batch(NamedTuple):
+    """One padded batch for teacher forcing (a named tuple of three id tensors).
+
+    Parameters
+    ----------
+    src : torch.LongTensor
+        Source word ids, padded with ``src_vocab.pad_id``.
+    tgt_in : torch.LongTensor
+        ``<bos>`` + target word ids, padded with ``tgt_vocab.pad_id``: the decoder's input.
+    tgt_out : torch.LongTensor
+        Target word ids + ``<eos>``, padded with ``tgt_vocab.pad_id``: what the decoder must
+        predict. ``tgt_in[:, 1:]`` equals ``tgt_out[:, :-1]`` wherever ``tgt_in`` is not padding.
+
+    Returns
+    -------
+    Batch
+        Usually built by :func:`collate`.
+
+    Shapes
+    ------
+    ``src``: (batch, src_len); ``tgt_in``, ``tgt_out``: (batch, tgt_len).
+
+    Raises
+    ------
+    Nothing (no checks here; :func:`collate` checks its input).
+
+    References
+    ----------
+    Paper §3.1 ("output embeddings are offset by one position"); post "Recap Of Training".
+    """
+
+    src: torch.Tensor
+    tgt_in: torch.Tensor
+    tgt_out: torch.Tensor
+
+
+def encode_pairs(
+    pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
+) -> list[Encoded]:
+    """Turn (source, target) sentence pairs into (source ids, target ids), words only.
+
+    Parameters
+    ----------
+    pairs : sequence of (str, str)
+        Sentence pairs, as returned by :func:`~illustrated.data.corpora.load_corpus`.
+    src_vocab, tgt_vocab : Vocab
+        Vocabularies of the source and target sides.
+
+    Returns
+    -------
+    list of (list[int], list[int])
+        No ``<bos>``/``<eos>``/``<pad>``; unknown words become ``unk_id``.
+
+    Shapes
+    ------
+    Each item: ``(src_words,)`` and ``(tgt_words,)`` id lists.
+
+    Raises
+    ------
+    ValueError
+        If ``pairs`` is not a sequence of 2-tuples of non-empty str, or a vocabulary is not a
+        :class:`Vocab`.
+
+    References
+    ----------
+    Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
+    """
+    _check_vocabs(src_vocab, tgt_vocab)
+    if isinstance(pairs, (str, bytes)):
+        raise ValueError(f"pairs: got the str {pairs!r:.60}, expected a list of (source, target)")
+    encoded = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(
+                f"pairs: got {pair!r} at position {i}, expected a (source, target) pair"
+            )
+        try:
+            encoded.append((src_vocab.encode(pair[0]), tgt_vocab.encode(pair[1])))
+        except ValueError as err:
+            raise ValueError(f"pairs: pair {i}: {err}") from None
+    return encoded
+
+
+def collate(
+    encoded: Sequence[Encoded],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    device: torch.device | str | None = None,
+) -> Batch:
+    """Pad a list of encoded pairs into one teacher-forcing :class:`Batch`.
+
+    Parameters
+    ----------
+    encoded : sequence of (list[int], list[int])
+        Non-empty; each source and target non-empty (as from :func:`encode_pairs`).
+    src_vocab, tgt_vocab : Vocab
+        Give the ``<pad>``, ``<bos>`` and ``<eos>`` ids (never literals).
+    device : torch.device or str, optional
+        Where to put the tensors (default: CPU).
+
+    Returns
+    -------
+    Batch
+        ``src``, ``tgt_in``, ``tgt_out`` as int64 tensors.
+
+    Shapes
+    ------
+    ``src``: (batch, max source length); ``tgt_in`` and ``tgt_out``: (batch, max target length
+    + 1).
+
+    Raises
+    ------
+    ValueError
+        If ``encoded`` is empty, an item is not a pair of non-empty id lists, or an id lies
+        outside its vocabulary.
+
+    References
+    ----------
+    Paper §3.1 (outputs shifted right), §5.1 (batches of sentence pairs); post "Recap Of
+    Training".
+    """
+    _check_vocabs(src_vocab, tgt_vocab)
+    if isinstance(encoded, (str, bytes)) or not isinstance(encoded, Sequence) or not encoded:
+        raise ValueError(
+            f"encoded: got {encoded!r:.60}, expected a non-empty list of (src, tgt) id lists"
+        )
+    for i, item in enumerate(encoded):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise ValueError(
+                f"encoded: got {item!r:.60} at position {i}, expected a (src, tgt) pair"
+            )
+        for side, ids, vocab in (("source", item[0], src_vocab), ("target", item[1], tgt_vocab)):
+            if (
+                not isinstance(ids, (list, tuple))
+                or len(ids) == 0
+                or not all(isinstance(t, int) and 0 <= t < len(vocab) for t in ids)
+            ):
+                raise ValueError(
+                    f"encoded: got {side} {ids!r:.60} at position {i}, expected a non-empty "
+                    f"list of int ids in [0, {len(vocab)})"
+                )
+    src_len = max(len(s) for s, _ in encoded)
+    tgt_len = max(len(t) for _, t in encoded) + 1  # one more for <bos> / <eos>
+    pad_src, pad_tgt = src_vocab.pad_id, tgt_vocab.pad_id
+    src_rows = [[*s, *[pad_src] * (src_len - len(s))] for s, _ in encoded]
+    in_rows = [[tgt_vocab.bos_id, *t, *[pad_tgt] * (tgt_len - len(t) - 1)] for _, t in encoded]
+    out_rows = [[*t, tgt_vocab.eos_id, *[pad_tgt] * (tgt_len - len(t) - 1)] for _, t in encoded]
+    src = torch.tensor(src_rows, dtype=torch.long, device=device)  # (batch, src_len)
+    tgt_in = torch.tensor(in_rows, dtype=torch.long, device=device)  # (batch, tgt_len)
+    tgt_out = torch.tensor(out_rows, dtype=torch.long, device=device)  # (batch, tgt_len)
+    return Batch(src, tgt_in, tgt_out)
+
+
+def _check_vocabs(src_vocab: object, tgt_vocab: object) -> None:
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if not isinstance(vocab, Vocab):
+            raise ValueError(f"{name}: got {type(vocab).__name__}, expected a Vocab")

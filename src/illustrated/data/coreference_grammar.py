@@ -1,0 +1,188 @@
+"""Sentences like the post's "The animal didn't cross the street because it was too tired".
+
+English -> French. The English "it" becomes ``il`` or ``elle`` depending on what it refers to,
+and only the adjective tells: an animal is tired, scared, lazy, slow or sleepy; a place is wide,
+long, busy, dangerous or narrow. French gender then decides the pronoun and the adjective's
+ending: ``l'animal`` (masculine) ... ``qu'il était trop fatigué``, ``la rue`` (feminine) ...
+``qu'elle était trop large``; with a feminine animal (``la vache``) or a masculine place
+(``le pont``) the choice flips, so neither the adjective alone nor the position gives it away.
+
+References: post "Self-Attention at a High Level" (what does "it" refer to?) and
+"The Beast With Many Heads" (one head attends to "the animal", another to "tired").
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .tokenizer import detokenize
+
+__all__ = ["Triple", "ANIMALS", "PLACES", "ADJECTIVES", "VERBS", "triples", "sentence_pair"]
+
+
+class _Noun(NamedTuple):
+    en: str
+    fr: str
+    gender: str  # "m" or "f"
+
+
+class _Adjective(NamedTuple):
+    en: str
+    fr: tuple[str, str]  # masculine, feminine
+    refers_to: str  # "animal" or "place"
+
+
+#: Masculine animals first (the post's "animal"), then feminine ones.
+ANIMALS = (
+    _Noun("animal", "animal", "m"),
+    _Noun("dog", "chien", "m"),
+    _Noun("cat", "chat", "m"),
+    _Noun("horse", "cheval", "m"),
+    _Noun("lion", "lion", "m"),
+    _Noun("bird", "oiseau", "m"),
+    _Noun("elephant", "éléphant", "m"),
+    _Noun("wolf", "loup", "m"),
+    _Noun("cow", "vache", "f"),
+    _Noun("mouse", "souris", "f"),
+    _Noun("goat", "chèvre", "f"),
+    _Noun("hen", "poule", "f"),
+)
+
+#: Feminine places first (the post's "street"), then masculine ones.
+PLACES = (
+    _Noun("street", "rue", "f"),
+    _Noun("road", "route", "f"),
+    _Noun("river", "rivière", "f"),
+    _Noun("square", "place", "f"),
+    _Noun("highway", "autoroute", "f"),
+    _Noun("forest", "forêt", "f"),
+    _Noun("bridge", "pont", "m"),
+    _Noun("path", "chemin", "m"),
+    _Noun("park", "parc", "m"),
+    _Noun("canal", "canal", "m"),
+)
+
+ADJECTIVES = (
+    _Adjective("tired", ("fatigué", "fatiguée"), "animal"),
+    _Adjective("scared", ("effrayé", "effrayée"), "animal"),
+    _Adjective("lazy", ("paresseux", "paresseuse"), "animal"),
+    _Adjective("slow", ("lent", "lente"), "animal"),
+    _Adjective("sleepy", ("endormi", "endormie"), "animal"),
+    _Adjective("wide", ("large", "large"), "place"),
+    _Adjective("long", ("long", "longue"), "place"),
+    _Adjective("busy", ("animé", "animée"), "place"),
+    _Adjective("dangerous", ("dangereux", "dangereuse"), "place"),
+    _Adjective("narrow", ("étroit", "étroite"), "place"),
+)
+
+#: (English infinitive, French past participle): "didn't cross" -> "n'a pas traversé".
+VERBS = (("cross", "traversé"), ("reach", "atteint"), ("leave", "quitté"))
+
+
+class Triple(NamedTuple):
+    """Indices into ANIMALS, PLACES and ADJECTIVES: the three words that decide "it".
+
+    Parameters
+    ----------
+    animal, place, adjective : int
+        Positions in :data:`ANIMALS`, :data:`PLACES` and :data:`ADJECTIVES`.
+
+    Returns
+    -------
+    Triple
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    Nothing (indices are checked when :func:`sentence_pair` uses them).
+
+    References
+    ----------
+    Post "Self-Attention at a High Level".
+    """
+
+    animal: int
+    place: int
+    adjective: int
+
+
+def triples() -> list[Triple]:
+    """Every (animal, place, adjective) combination, in a fixed order.
+
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    list of Triple
+        ``len(ANIMALS) * len(PLACES) * len(ADJECTIVES)`` index triples.
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    Nothing.
+
+    References
+    ----------
+    Post "Self-Attention at a High Level".
+    """
+    return [
+        Triple(a, p, j)
+        for a in range(len(ANIMALS))
+        for p in range(len(PLACES))
+        for j in range(len(ADJECTIVES))
+    ]
+
+
+def _the(noun: _Noun) -> list[str]:
+    if noun.fr.startswith(tuple("aeiouéèêh")):
+        return ["l'", noun.fr]
+    return ["le" if noun.gender == "m" else "la", noun.fr]
+
+
+def sentence_pair(triple: Triple, verb: int) -> tuple[str, str]:
+    """The English sentence and its French translation for one combination and verb.
+
+    Parameters
+    ----------
+    triple : Triple
+        Indices of the animal, the place and the adjective.
+    verb : int
+        Index into VERBS.
+
+    Returns
+    -------
+    (english, french) : tuple of str
+        E.g. ``("the animal didn't cross the street because it was too tired",
+        "l'animal n'a pas traversé la rue parce qu'il était trop fatigué")``.
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    IndexError
+        If an index is out of range (internal helper of the generator).
+
+    References
+    ----------
+    Post "Self-Attention at a High Level"; "The Beast With Many Heads".
+    """
+    animal, place = ANIMALS[triple.animal], PLACES[triple.place]
+    adjective = ADJECTIVES[triple.adjective]
+    en_verb, fr_verb = VERBS[verb]
+    referent = animal if adjective.refers_to == "animal" else place
+    pronoun = "il" if referent.gender == "m" else "elle"
+    fr_adjective = adjective.fr[referent.gender == "f"]
+    english = ["the", animal.en, "didn't", en_verb, "the", place.en, "because", "it", "was", "too",
+               adjective.en]
+    french = [*_the(animal), "n'", "a", "pas", fr_verb, *_the(place), "parce", "qu'", pronoun,
+              "était", "trop", fr_adjective]
+    return detokenize(english), detokenize(french)

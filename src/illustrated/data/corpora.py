@@ -1,0 +1,140 @@
+"""The toy corpora shipped with the package, and the coreference metric.
+
+* ``post``: the post's two training examples, "je suis étudiant" -> "i am a student" and
+  "merci" -> "thanks"; its target vocabulary starts with the post's six-word output vocabulary
+  ("a", "am", "i", "thanks", "student", "<eos>" = ids 0-5).
+* ``fr-en``: French -> English from a small grammar (:mod:`.fr_en_grammar`).
+* ``copy`` / ``reverse``: random letter sequences, copied or reversed.
+* ``coreference``: English -> French sentences like "the animal didn't cross the street because
+  it was too tired" where "it" must become ``il`` or ``elle`` (:mod:`.coreference_grammar`).
+
+The files ``corpora/{name}.{train,test}.tsv`` are written by :mod:`.generate` and read here with
+:mod:`importlib.resources`; nothing is downloaded.
+
+References: post "Recap Of Training", "Self-Attention at a High Level".
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from .tokenizer import tokenize
+from .vocab import Vocab
+
+__all__ = ["CORPORA", "SPLITS", "POST_TARGET_TOKENS", "load_corpus", "pronoun_correct"]
+
+#: Names accepted by :func:`load_corpus`.
+CORPORA = ("post", "fr-en", "copy", "reverse", "coreference")
+SPLITS = ("train", "test")
+
+#: The post's output vocabulary (ids 0-5, as in its figure), then the other special tokens.
+POST_TARGET_TOKENS = ("a", "am", "i", "thanks", "student", "<eos>", "<pad>", "<bos>", "<unk>")
+
+_PRONOUNS = ("il", "elle")
+
+
+@lru_cache(maxsize=None)
+def _read(name: str, split: str) -> tuple[tuple[str, str], ...]:
+    path = resources.files(__package__) / "corpora" / f"{name}.{split}.tsv"
+    text = path.read_text(encoding="utf-8")
+    pairs = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        source, tab, target = line.partition("\t")
+        if not tab or "\t" in target:
+            raise RuntimeError(f"{name}.{split}.tsv line {number}: expected 'source<TAB>target'")
+        pairs.append((source, target))
+    return tuple(pairs)
+
+
+def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]], Vocab, Vocab]:
+    """Load a toy corpus: its sentence pairs and the source and target vocabularies.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`CORPORA`: ``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
+        ``"coreference"``.
+    split : str
+        ``"train"`` (default) or ``"test"``.
+
+    Returns
+    -------
+    pairs : list of (source, target) str pairs
+        A fresh list; the caller may shuffle it.
+    src_vocab, tgt_vocab : Vocab
+        Built from both splits, so a test sentence never meets ``<unk>``; the same for either
+        split. ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the
+        post's figure (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not in :data:`CORPORA` or ``split`` is not ``"train"``/``"test"``.
+
+    References
+    ----------
+    Post "Recap Of Training" (training data and output vocabulary); "The Loss Function".
+    """
+    if name not in CORPORA:
+        raise ValueError(f"name: got {name!r}, expected one of {list(CORPORA)}")
+    if split not in SPLITS:
+        raise ValueError(f"split: got {split!r}, expected one of {list(SPLITS)}")
+    both = _read(name, "train") + _read(name, "test")
+    src_vocab = Vocab.build(source for source, _ in both)
+    if name == "post":
+        tgt_vocab = Vocab(POST_TARGET_TOKENS)
+    else:
+        tgt_vocab = Vocab.build(target for _, target in both)
+    return list(_read(name, split)), src_vocab, tgt_vocab
+
+
+def _pronouns(sentence: str) -> list[str]:
+    return [t for t in tokenize(sentence) if t in _PRONOUNS] if sentence.strip() else []
+
+
+def pronoun_correct(prediction: str, target: str) -> bool:
+    """Whether a predicted French sentence makes the target's choice between ``il`` and ``elle``.
+
+    The coreference metric: "it" in "... because it was too tired" must become ``il`` when it
+    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. The prediction is right
+    when its sequence of ``il``/``elle`` tokens equals the target's (so a prediction with no
+    pronoun, or with both, is wrong).
+
+    Parameters
+    ----------
+    prediction : str
+        The model's French sentence (may be empty: then it is wrong).
+    target : str
+        The reference French sentence; must contain ``il`` or ``elle``.
+
+    Returns
+    -------
+    bool
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    ValueError
+        If ``prediction`` or ``target`` is not a str, or ``target`` holds no ``il``/``elle``.
+
+    References
+    ----------
+    Post "Self-Attention at a High Level" ("what does 'it' in this sentence refer to?").
+    """
+    if not isinstance(prediction, str):
+        raise ValueError(
+            f"prediction: got {type(prediction).__name__} {prediction!r}, expected a str"
+        )
+    if not isinstance(target, str):
+        raise ValueError(f"target: got {type(target).__name__} {target!r}, expected a str")
+    expected = _pronouns(target)
+    if not expected:
+        raise ValueError(f"target: got {target!r}, expected a French sentence with 'il' or 'elle'")
+    return _pronouns(prediction) == expected

@@ -1,0 +1,345 @@
+"""The vocabulary: a numbered list of words, special tokens included.
+
+The post's output vocabulary is six words ("a", "am", "i", "thanks", "student", "<eos>"); a word
+is a cell of the logits vector and of its one-hot target. Ours adds the special tokens every
+sequence-to-sequence model needs: ``<pad>`` (fills short sentences in a batch), ``<bos>`` (starts
+the decoder's input), ``<eos>`` (ends a sentence) and ``<unk>`` (any word not in the list).
+
+References: post "The Final Linear and Softmax Layer", "Recap Of Training"; paper §3.4.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Iterable, Sequence
+
+from .tokenizer import detokenize, tokenize
+
+__all__ = ["SPECIALS", "Vocab"]
+
+#: The four special tokens, in the order :meth:`Vocab.build` puts them (so ``<pad>`` is id 0).
+SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
+
+
+class Vocab:
+    """A fixed list of tokens; a token's id is its position in the list.
+
+    Parameters
+    ----------
+    tokens : sequence of str
+        Every token once, each non-empty and without whitespace, including the four special
+        tokens ``"<pad>"``, ``"<bos>"``, ``"<eos>"`` and ``"<unk>"`` anywhere in the list.
+
+    Attributes
+    ----------
+    tokens : list[str]
+        The tokens; ``tokens[i]`` has id ``i``.
+    pad_id, bos_id, eos_id, unk_id : int
+        Ids of the special tokens.
+    specials : set[int]
+        The four special ids.
+
+    Returns
+    -------
+    Vocab
+
+    Shapes
+    ------
+    ``len(vocab)`` is the width of the model's logits vector (post: "the output vocabulary").
+
+    Raises
+    ------
+    ValueError
+        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, holds a
+        token twice, or misses a special token.
+
+    References
+    ----------
+    Post "The Final Linear and Softmax Layer" (output vocabulary), "Recap Of Training"
+    (one-hot encoding); paper §3.4 (embeddings and softmax share the vocabulary size).
+    """
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+            raise ValueError(f"tokens: got {tokens!r}, expected a sequence of str tokens")
+        tokens = list(tokens)
+        seen: dict[str, int] = {}
+        for i, token in enumerate(tokens):
+            if not isinstance(token, str) or not token or any(c.isspace() for c in token):
+                raise ValueError(
+                    f"tokens: got {token!r} at position {i}, "
+                    "expected a non-empty str without spaces"
+                )
+            if token in seen:
+                raise ValueError(
+                    f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
+                    "expected every token once"
+                )
+            seen[token] = i
+        missing = [s for s in SPECIALS if s not in seen]
+        if missing:
+            raise ValueError(
+                f"tokens: got no {missing}, expected all special tokens {list(SPECIALS)}"
+            )
+        self.tokens: list[str] = tokens
+        self._ids = seen
+        self.pad_id: int = seen["<pad>"]
+        self.bos_id: int = seen["<bos>"]
+        self.eos_id: int = seen["<eos>"]
+        self.unk_id: int = seen["<unk>"]
+        self.specials: set[int] = {self.pad_id, self.bos_id, self.eos_id, self.unk_id}
+
+    @classmethod
+    def build(cls, sentences: Iterable[str], specials_first: bool = True) -> "Vocab":
+        """Make the vocabulary of some sentences: the special tokens plus every word, sorted.
+
+        Parameters
+        ----------
+        sentences : iterable of str
+            Sentences, each tokenized with :func:`~illustrated.data.tokenizer.tokenize`.
+        specials_first : bool
+            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3 and the words follow.
+            False: the words come first (ids from 0, as in the post's figure) and the specials
+            follow in the same order.
+
+        Returns
+        -------
+        Vocab
+            Deterministic: the same sentences in any order give the same vocabulary.
+
+        Shapes
+        ------
+        ``len(result) == 4 + number of distinct words``.
+
+        Raises
+        ------
+        ValueError
+            If ``sentences`` is a str or holds an empty sentence or a non-str.
+
+        References
+        ----------
+        Post "The Final Linear and Softmax Layer": the vocabulary is made in preprocessing.
+        """
+        if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
+            raise ValueError(f"sentences: got {sentences!r}, expected an iterable of str sentences")
+        words: set[str] = set()
+        for i, sentence in enumerate(sentences):
+            try:
+                words.update(tokenize(sentence))
+            except ValueError as err:
+                raise ValueError(f"sentences: sentence {i}: {err}") from None
+        words.difference_update(SPECIALS)
+        ordered = sorted(words)
+        return cls([*SPECIALS, *ordered] if specials_first else [*ordered, *SPECIALS])
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __contains__(self, word: object) -> bool:
+        return isinstance(word, str) and word in self._ids
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocab):
+            return NotImplemented
+        return self.tokens == other.tokens
+
+    __hash__ = None  # type: ignore[assignment]  # mutable list inside: unhashable, like a list
+
+    def __repr__(self) -> str:
+        head = ", ".join(repr(t) for t in self.tokens[:6])
+        more = ", ..." if len(self.tokens) > 6 else ""
+        return f"Vocab(size={len(self)}, pad_id={self.pad_id}, tokens=[{head}{more}])"
+
+    def index(self, word: str) -> int:
+        """Id of one token; ``unk_id`` for a word the vocabulary does not hold.
+
+        Parameters
+        ----------
+        word : str
+            A token (already tokenized and lowercased).
+
+        Returns
+        -------
+        int
+            Its id, in ``[0, len(self))``.
+
+        Shapes
+        ------
+        Scalar.
+
+        Raises
+        ------
+        ValueError
+            If ``word`` is not a str.
+
+        References
+        ----------
+        Post "Recap Of Training" (a word's cell in the one-hot vector).
+        """
+        if not isinstance(word, str):
+            raise ValueError(f"word: got {type(word).__name__} {word!r}, expected a str")
+        return self._ids.get(word, self.unk_id)
+
+    def token(self, id: int) -> str:  # noqa: A002 - the natural name
+        """The token with a given id.
+
+        Parameters
+        ----------
+        id : int
+            An integer (Python, NumPy or 0-d tensor) in ``[0, len(self))``.
+
+        Returns
+        -------
+        str
+
+        Shapes
+        ------
+        Scalar.
+
+        Raises
+        ------
+        ValueError
+            If ``id`` is not an integer or lies outside ``[0, len(self))``.
+
+        References
+        ----------
+        Post "The Final Linear and Softmax Layer" (the argmax cell names the output word).
+        """
+        return self.tokens[self._check_id(id, "id")]
+
+    def encode(self, sentence: str) -> list[int]:
+        """Token ids of a sentence's words: no ``<bos>``/``<eos>``; unknown words give ``unk_id``.
+
+        Parameters
+        ----------
+        sentence : str
+            A non-empty sentence.
+
+        Returns
+        -------
+        list[int]
+            One id per token of ``tokenize(sentence)``.
+
+        Shapes
+        ------
+        ``(len(tokenize(sentence)),)``.
+
+        Raises
+        ------
+        ValueError
+            If ``sentence`` is not a str or is empty.
+
+        References
+        ----------
+        Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
+        """
+        return [self._ids.get(t, self.unk_id) for t in tokenize(sentence)]
+
+    def decode(self, ids: Any) -> str:
+        """The sentence spelled by some ids, special tokens dropped.
+
+        Parameters
+        ----------
+        ids : sequence of int
+            A list/tuple of ints, or a 1-D torch tensor or NumPy array (anything with
+            ``.tolist()``), each in ``[0, len(self))``.
+
+        Returns
+        -------
+        str
+            The non-special tokens joined by :func:`~illustrated.data.tokenizer.detokenize`.
+
+        Shapes
+        ------
+        ``ids``: ``(seq,)``.
+
+        Raises
+        ------
+        ValueError
+            If ``ids`` is not one-dimensional, holds a non-integer, or an id outside
+            ``[0, len(self))``.
+
+        References
+        ----------
+        Post "The Final Linear and Softmax Layer" (ids back to words).
+        """
+        if hasattr(ids, "tolist"):
+            ids = ids.tolist()
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise ValueError(f"ids: got {ids!r}, expected a 1-D sequence of int token ids")
+        words = []
+        for i in ids:
+            i = self._check_id(i, "ids")
+            if i not in self.specials:
+                words.append(self.tokens[i])
+        return detokenize(words)
+
+    def to_dict(self) -> dict[str, list[str]]:
+        """Plain JSON-able data for a checkpoint: ``{"tokens": [...]}``.
+
+        Parameters
+        ----------
+        None
+
+        Returns
+        -------
+        dict
+            ``{"tokens": list of str}``; :meth:`from_dict` rebuilds an equal vocabulary.
+
+        Shapes
+        ------
+        Not applicable.
+
+        Raises
+        ------
+        Nothing.
+
+        References
+        ----------
+        Post "Recap Of Training" (the vocabulary is fixed before training and kept with the model).
+        """
+        return {"tokens": list(self.tokens)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Vocab":
+        """Rebuild a vocabulary saved with :meth:`to_dict`.
+
+        Parameters
+        ----------
+        data : dict
+            ``{"tokens": list of str}``.
+
+        Returns
+        -------
+        Vocab
+
+        Shapes
+        ------
+        Not applicable.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is not a dict with a ``"tokens"`` list, or the tokens are invalid.
+
+        References
+        ----------
+        Post "Recap Of Training".
+        """
+        if not isinstance(data, dict) or "tokens" not in data:
+            raise ValueError(f"data: got {data!r:.80}, expected a dict with a 'tokens' list")
+        return cls(data["tokens"])
+
+    def _check_id(self, value: Any, name: str) -> int:
+        if hasattr(value, "tolist") and not isinstance(value, (list, tuple)):
+            value = value.tolist()  # NumPy scalar or 0-d tensor -> Python number
+        if isinstance(value, bool):
+            raise ValueError(f"{name}: got the bool {value!r}, expected an int token id")
+        try:
+            i = operator.index(value)
+        except TypeError:
+            raise ValueError(
+                f"{name}: got {type(value).__name__} {value!r}, expected an int token id"
+            ) from None
+        if not 0 <= i < len(self.tokens):
+            raise ValueError(f"{name}: got id {i}, expected an id in [0, {len(self.tokens)})")
+        return i
