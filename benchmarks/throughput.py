@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,28 +19,9 @@ import torch
 from torch import nn
 
 import illustrated as il
-from illustrated.modules import Embeddings, Generator, PositionalEncoding
 
-
-class TorchReference(nn.Module):
-    """torch.nn.Transformer wrapped with the same embeddings, positions and final linear."""
-
-    def __init__(self, cfg: il.TransformerConfig) -> None:
-        super().__init__()
-        self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
-        self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
-        self.positional = PositionalEncoding(cfg.d_model, cfg.max_len)
-        self.core = nn.Transformer(cfg.d_model, cfg.n_heads, cfg.n_layers, cfg.n_layers, cfg.d_ff,
-                                   dropout=0.0, batch_first=True)
-        self.generator = Generator(cfg.d_model, cfg.tgt_vocab_size)
-
-    def forward(self, src, tgt_in):
-        src_pad = src == 0  # torch: True = NOT allowed
-        causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=src.device)
-        out = self.core(self.positional(self.src_embed(src)), self.positional(self.tgt_embed(tgt_in)),
-                        tgt_mask=causal, src_key_padding_mask=src_pad,
-                        memory_key_padding_mask=src_pad)
-        return self.generator(out)
+sys.path.insert(0, str(Path(__file__).parent))
+from torch_reference import TorchTransformer
 
 
 def time_training(model: nn.Module, batches, device: torch.device) -> float:
@@ -84,7 +66,7 @@ def main() -> None:
         tgt = torch.randint(4, 20, (64, 11), generator=g).to(device)
         batches.append((src, tgt[:, :-1], tgt[:, 1:]))
     il.set_seed(0)
-    ours, theirs = il.modules.Transformer(cfg), TorchReference(cfg)
+    ours, theirs = il.modules.Transformer(cfg), TorchTransformer(cfg)
     best = {"ours": math.inf, "torch": math.inf}
     for _ in range(args.rounds):
         best["ours"] = min(best["ours"], time_training(ours, batches, device))
