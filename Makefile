@@ -1,13 +1,21 @@
-# The two commands of the README. Both work on a fresh machine with Python 3.11:
+# The two commands of the README. Both work on a fresh machine with Python 3.11 (and, for the
+# book, Node 20 with npm):
 #   make book   set-up + build the rendered book (executes every chapter) into _build/html
-#   make test   set-up + every test: the package's tests and every chapter under nbval
+#   make test   set-up + every test: the package's tests, the site's checks and every chapter
+#               under nbval
+# and, after `make book`:
+#   make browser-test   the built pages in headless Chromium, offline (Debian: chromium chromium-driver)
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+NPM ?= npm
 export MPLBACKEND := Agg
 export ILLUSTRATED_CACHE ?= $(CURDIR)/_build/model-cache
+# MathJax, require.js and the widget manager, from the npm registry (site/package-lock.json),
+# served by the site itself from _vendor/ (html_extra_path in _config.yml).
+SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
-.PHONY: setup test book clean
+.PHONY: setup site-assets test book browser-test clean
 
 $(BIN)/activate: requirements.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -17,11 +25,21 @@ $(BIN)/activate: requirements.txt pyproject.toml
 
 setup: $(BIN)/activate
 
-test: setup
-	$(BIN)/python -m pytest -q tests chapters --nbval-lax
+$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs site/widgets-bootstrap.js
+	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
+	node site/build.mjs
 
-book: setup
+site-assets: $(SITE_ASSETS)
+
+test: setup
+	$(BIN)/python -m pytest -q tests chapters --nbval-lax --ignore=tests/browser
+
+book: setup site-assets
+	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
 	$(BIN)/jupyter-book build . -W -n --keep-going
+
+browser-test: setup
+	$(BIN)/python -m pytest -q --confcutdir=tests/browser tests/browser
 
 clean:
 	rm -rf _build

@@ -1,0 +1,79 @@
+// Copies the browser assets the rendered book serves itself into ../_build/site-assets/_vendor/.
+//
+// `npm ci` (in this folder) installs them from the npm registry at the versions of
+// package-lock.json; this script then copies only what the pages load. Sphinx copies _build/site-assets/ into
+// the site root (`html_extra_path: [_build/site-assets]` in _config.yml), so pages find them under
+// `_vendor/`: deliberately not under `_static/`, whose every script Jupyter Book 1 injects into
+// every page. Usage: node build.mjs [destination]   (default: ../_build/site-assets/_vendor)
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
+  from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const modules = join(here, "node_modules");
+const dest = process.argv[2] ?? join(here, "..", "_build", "site-assets", "_vendor");
+
+const version = (name) =>
+  JSON.parse(readFileSync(join(modules, name, "package.json"), "utf8")).version;
+
+// [source inside node_modules, destination inside _vendor, optional file-name filter]
+const copies = [
+  // require.js: the AMD loader the widget manager's embed-amd bundle needs.
+  ["requirejs/require.js", "require.js"],
+  // The Jupyter widget manager for ipywidgets 8 widget state (@jupyter-widgets/html-manager 1.x).
+  // Its webpack public path is the folder of embed-amd.js, where it finds its icon fonts;
+  // browsers take the woff2 of each @font-face rule, woff is the fallback.
+  ["@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js"],
+  ["@jupyter-widgets/html-manager/dist", "html-manager", (f) => /\.woff2?$/.test(f)],
+  // MathJax 3, TeX input and CommonHTML output only, with its fonts; the TeX extensions are
+  // loaded on demand by the autoload extension (\boldsymbol, \cancel, ...), the ui/ files by
+  // the context menu.
+  ["mathjax/es5/tex-chtml.js", "mathjax/tex-chtml.js"],
+  ["mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"],
+  ["mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions"],
+  ["mathjax/es5/ui", "mathjax/ui"],
+  ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
+  // Font Awesome 4 for the buttons of matplotlib's `to_jshtml()` players, which link it from
+  // maxcdn; offline_html.py points that link here.
+  ["font-awesome/css/font-awesome.min.css", "font-awesome/css/font-awesome.min.css"],
+  ["font-awesome/fonts", "font-awesome/fonts", (f) => /\.woff2?$/.test(f)],
+];
+
+const packages = ["requirejs", "@jupyter-widgets/html-manager", "mathjax", "font-awesome"];
+for (const name of packages) {
+  if (!existsSync(join(modules, name, "package.json"))) {
+    console.error(`site/build.mjs: ${name} is not installed; run \`npm ci\` in site/ first`);
+    process.exit(1);
+  }
+}
+
+rmSync(dest, { recursive: true, force: true });
+mkdirSync(dest, { recursive: true });
+// Our own small script (not from npm): where the widget manager finds its fonts, and the
+// MathJax 2 call ipywidgets 8 makes, answered by MathJax 3.
+copies.push([join(here, "widgets-bootstrap.js"), "widgets-bootstrap.js"]);
+
+let bytes = 0;
+for (const [from, to, keep] of copies) {
+  const source = from.startsWith(here) ? from : join(modules, from);
+  const target = join(dest, to);
+  if (statSync(source).isDirectory()) {
+    mkdirSync(target, { recursive: true });
+    for (const name of readdirSync(source, { recursive: true })) {
+      const file = join(source, name);
+      if (statSync(file).isDirectory() || (keep && !keep(name))) continue;
+      mkdirSync(dirname(join(target, name)), { recursive: true });
+      cpSync(file, join(target, name));
+      bytes += statSync(file).size;
+    }
+  } else {
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(source, target);
+    bytes += statSync(source).size;
+  }
+}
+const versions = Object.fromEntries(packages.map((n) => [n, version(n)]));
+writeFileSync(join(dest, "VERSIONS.json"), JSON.stringify(versions, null, 2) + "\n");
+console.log(`site/build.mjs: ${(bytes / 1e6).toFixed(1)} MB into ${relative(process.cwd(), dest) || "."}`,
+  JSON.stringify(versions));

@@ -1,0 +1,143 @@
+"""The built book (_build/html) as readers meet it: served on 127.0.0.1, read by headless Chromium.
+
+These tests need the book built first (`make book`) and, for test_pages.py, Debian's `chromium`
+and `chromium-driver`. Without them they skip, saying why; under CI (CI=true) a missing book or
+browser is a failure instead, so CI never passes by skipping. Run them with `make browser-test`.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import socketserver
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from builtbook import HTML, ROOT, SCREENSHOTS
+
+
+def require(reason: str) -> None:
+    """Skip with ``reason``; fail instead under CI, where everything these tests need is set up."""
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail(f"{reason} (CI=true: the browser tests must run, not skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# The built site and a local server for it.
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """_build/html, after checking the book was built."""
+    if not (HTML / "index.html").exists():
+        require(f"no built book at {HTML.relative_to(ROOT)}: run `make book` first")
+    return HTML
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves _build/html; remembers every request and its status instead of printing it."""
+
+    requests: list[tuple[str, int]]
+
+    def log_message(self, format, *args):  # noqa: A002 (the name http.server uses)
+        pass
+
+    def log_request(self, code="-", size="-"):
+        self.server.requests.append((self.path, int(code) if str(code).isdigit() else 0))
+
+
+class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+@pytest.fixture(scope="session")
+def server(site: Path):
+    """http://127.0.0.1:<random free port> serving _build/html from a thread."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = _Server(("127.0.0.1", 0), handler)
+    httpd.requests = []
+    thread = threading.Thread(target=httpd.serve_forever, name="book-server", daemon=True)
+    thread.start()
+    httpd.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    yield httpd
+    httpd.shutdown()
+    httpd.server_close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Headless Chromium, with the network cut off.
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-extensions", "--disable-default-apps", "--no-default-browser-check",
+    "--window-size=1280,1000", "--hide-scrollbars", "--force-device-scale-factor=1",
+    # No network but 127.0.0.1: every other request goes to a closed port (and resolves nowhere);
+    # the tests also assert that no page even tried.
+    "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
+def _find(env: str, *names: str) -> str | None:
+    if os.environ.get(env):
+        return os.environ[env]
+    for name in names:
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser(server):
+    """A selenium-driven headless Chromium with a fresh profile; logs browser and network events."""
+    chromium = _find("CHROMIUM", "chromium", "chromium-browser", "google-chrome")
+    driver_path = _find("CHROMEDRIVER", "chromedriver")
+    if not chromium or not driver_path:
+        require("Chromium not found: install Debian's `chromium` and `chromium-driver` "
+                "(or set CHROMIUM and CHROMEDRIVER)")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        require("selenium is not installed (it is pinned in requirements.txt)")
+    profile = tempfile.mkdtemp(prefix="book-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    # An explicit driver path: selenium-manager (which would download one) never runs.
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(60)
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": ERROR_RECORDER})
+    driver.get("about:blank")
+    driver.get_log("browser"), driver.get_log("performance")  # forget the start-up
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+#: Runs before any script of each page: keeps uncaught errors and unhandled promise rejections.
+ERROR_RECORDER = """
+window.__pageErrors = [];
+window.addEventListener('error', function (e) {
+  var where = e.filename ? ' (' + e.filename + ':' + e.lineno + ')' : '';
+  if (e.message) window.__pageErrors.push(e.message + where);
+}, true);
+window.addEventListener('unhandledrejection', function (e) {
+  var r = e.reason;
+  window.__pageErrors.push('unhandled rejection: ' + (r && (r.stack || r.message) || String(r)));
+});
+"""
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

@@ -1,0 +1,159 @@
+"""The built HTML itself (no browser needed, only `make book`): no CDN anywhere, every internal
+link and anchor resolves, the launch buttons point where _config.yml says, the vendored scripts
+are wired into the pages that need them."""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+
+from builtbook import book_config, html_path, source_of, toc_pages
+
+#: Text that must appear in no built page: addresses of CDNs.
+CDN = re.compile(r"https?://cdn\b|//cdn\.|unpkg\.com|jsdelivr|cdnjs|bootstrapcdn|maxcdn|"
+                 r"fonts\.googleapis|fonts\.gstatic|ajax\.googleapis", re.IGNORECASE)
+#: Attributes whose URL the browser fetches by itself (not links a reader follows).
+FETCHED = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
+           ("source", "src"), ("video", "src"), ("audio", "src"), ("embed", "src"),
+           ("object", "data"), ("video", "poster")}
+NOT_FETCHED_LINK_RELS = {"canonical", "alternate", "author", "license", "help", "search", "next",
+                         "prev", "index"}
+
+
+class Page(HTMLParser):
+    """Ids, links and fetched resources of one HTML page."""
+
+    def __init__(self, path: Path):
+        super().__init__(convert_charrefs=True)
+        self.path = path
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str, str]] = []      # (tag, attribute, url)
+        self.fetched: list[tuple[str, str]] = []         # (tag, url)
+        self.scripts: list[str] = []                     # script src in document order
+        self.feed(path.read_text(encoding="utf-8"))
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name") if tag == "a" else ("id",):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        for attribute in ("href", "src", "data", "poster"):
+            url = attrs.get(attribute)
+            if url is None:
+                continue
+            self.links.append((tag, attribute, url))
+            rel = set((attrs.get("rel") or "").lower().split())
+            if (tag, attribute) in FETCHED and not (tag == "link" and rel & NOT_FETCHED_LINK_RELS):
+                self.fetched.append((tag, url))
+        if tag == "script" and attrs.get("src"):
+            self.scripts.append(attrs["src"])
+
+
+@pytest.fixture(scope="module")
+def pages(site) -> dict[Path, Page]:
+    """Every built page (not the theme's template snippets under _static/, nor _vendor/...)."""
+    return {path: Page(path) for path in sorted(site.rglob("*.html"))
+            if not path.relative_to(site).parts[0].startswith("_")}
+
+
+@lru_cache(maxsize=None)
+def _ids(path: Path) -> frozenset[str]:
+    return frozenset(Page(path).ids)
+
+
+def _external(url: str) -> bool:
+    return bool(urlsplit(url).scheme) or url.startswith("//")
+
+
+def test_no_cdn_address_in_any_page(site, pages):
+    found = {}
+    for path in pages:
+        hits = sorted(set(m.group(0) for m in CDN.finditer(path.read_text(encoding="utf-8"))))
+        if hits:
+            found[str(path.relative_to(site))] = hits
+    assert not found, f"CDN addresses in built pages (the site must need no CDN): {found}"
+
+
+def test_pages_fetch_nothing_from_another_host(site, pages):
+    found = {str(p.relative_to(site)): [u for _, u in page.fetched if _external(u)]
+             for p, page in pages.items()}
+    found = {k: v for k, v in found.items() if v}
+    assert not found, f"pages that fetch from other hosts: {found}"
+
+
+def test_internal_links_and_anchors_resolve(site, pages):
+    broken = []
+    for path, page in pages.items():
+        here = path.relative_to(site).as_posix()
+        for tag, attribute, url in page.links:
+            if _external(url) or url.startswith(("mailto:", "javascript:", "data:", "tel:")):
+                continue
+            if url in ("", "#"):
+                continue
+            target = urlsplit(urljoin("http://site/" + here, url))
+            file = site / unquote(target.path.lstrip("/"))
+            if target.path.endswith("/"):
+                file = file / "index.html"
+            where = f"{here}: <{tag} {attribute}={url!r}>"
+            if not file.exists():
+                broken.append(f"{where}: no file {file.relative_to(site)}")
+            elif target.fragment and file.suffix == ".html":
+                if unquote(target.fragment) not in _ids(file):
+                    broken.append(f"{where}: no id {target.fragment!r} in {file.relative_to(site)}")
+    assert not broken, "broken internal links:\n" + "\n".join(broken)
+
+
+def _repository() -> tuple[str, str]:
+    config = book_config()
+    return config["repository"]["url"].rstrip("/"), config["repository"].get("branch", "main")
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_launch_download_and_repository_buttons(site, page):
+    html = html_path(page).read_text(encoding="utf-8")
+    url, branch = _repository()
+    assert f'href="{url}"' in html, f"{page}: no repository button to {url}"
+    source = source_of(page)
+    if source is not None and source.suffix == ".ipynb":
+        github = urlsplit(url).path.strip("/")
+        colab = (f"https://colab.research.google.com/github/{github}/blob/{branch}/"
+                 f"{source.relative_to(source.parents[len(Path(page).parts) - 1]).as_posix()}")
+        assert colab in html, f"{page}: no Colab button to {colab}"
+        download = f"_sources/{page}.ipynb"
+        assert re.search(rf'href="(\.\./)*{re.escape(download)}"', html), (
+            f"{page}: no download button for the notebook ({download})")
+        assert (site / download).exists()
+
+
+def test_vendored_scripts_are_wired_where_needed(site, pages):
+    """Pages with math load MathJax from _vendor/; pages with widgets load require.js, the
+    bootstrap and the widget manager from _vendor/, in that order; no other page loads them."""
+    problems = []
+    for path, page in pages.items():
+        text = path.read_text(encoding="utf-8")
+        name = str(path.relative_to(site))
+        scripts = [urlsplit(s).path for s in page.scripts]
+        vendored = [s.split("_vendor/", 1)[1] for s in scripts if "_vendor/" in s]
+        has_math = 'class="math' in text
+        has_widgets = "application/vnd.jupyter.widget-state+json" in text
+        if has_math and "mathjax/tex-chtml.js" not in vendored:
+            problems.append(f"{name}: math but no _vendor/mathjax/tex-chtml.js")
+        widget_scripts = [s for s in vendored if s != "mathjax/tex-chtml.js"]
+        expected = ["require.js", "widgets-bootstrap.js", "html-manager/embed-amd.js"]
+        if has_widgets and widget_scripts != expected:
+            problems.append(f"{name}: widget scripts {widget_scripts}, expected {expected}")
+        if not has_widgets and widget_scripts:
+            problems.append(f"{name}: widget scripts without widgets: {widget_scripts}")
+        if any("_static/_vendor" in s or s.startswith("_vendor") and "/" in name for s in scripts):
+            problems.append(f"{name}: badly resolved _vendor path in {scripts}")
+    assert not problems, "\n".join(problems)
+
+
+def test_vendored_assets_were_built(site):
+    versions = site / "_vendor" / "VERSIONS.json"
+    assert versions.exists(), "no _vendor/ in the site: `make book` runs site/build.mjs first"
+    assert not (site / "_static" / "_vendor").exists(), "_vendor must not be under _static/"

@@ -1,0 +1,91 @@
+"""The book's configuration: launch buttons, strictness, and a site that needs no CDN."""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+SPHINX = CONFIG["sphinx"]["config"]
+
+
+def test_repository_and_launch_buttons():
+    repository = CONFIG["repository"]
+    assert re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", repository["url"]), (
+        "repository.url: https://github.com/<owner>/<name> (no trailing slash, no .git): the "
+        "Colab button and every chapter's install cell are built from it")
+    assert not repository["url"].endswith(".git")
+    assert repository["branch"] == "main"
+    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+    assert CONFIG["html"]["use_repository_button"] is True
+    # The download button is sphinx-book-theme's default; nothing may switch it off.
+    assert "use_download_button" not in json.dumps(CONFIG)
+
+
+def test_strict_execution():
+    assert CONFIG["execute"]["execute_notebooks"] == "force"
+    assert CONFIG["execute"]["allow_errors"] is False
+    # A failing notebook is a warning (-W fails the build; every report is kept), not a crash.
+    assert SPHINX["nb_execution_raise_on_error"] is False
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "jupyter-book build . -W -n --keep-going" in makefile
+
+
+def test_exclude_patterns_keep_the_build_and_tools_out():
+    patterns = set(CONFIG["exclude_patterns"])
+    needed = {"_build", ".venv", "venv", ".pytest_cache", "README.md", "node_modules", "site",
+              "**/.ipynb_checkpoints"}
+    assert needed <= patterns, f"exclude_patterns lacks {needed - patterns}"
+
+
+def test_pytest_does_not_collect_the_build():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "_build" in pyproject["tool"]["pytest"]["ini_options"]["norecursedirs"]
+
+
+def test_browser_assets_are_vendored_not_from_a_cdn():
+    """MathJax and the widget scripts come from _vendor/ (built by site/build.mjs, copied into the
+    site by html_extra_path), never from another host and never from _static/."""
+    build_script = (ROOT / "site" / "build.mjs").read_text(encoding="utf-8")
+    assert "_build/site-assets" in SPHINX["html_extra_path"]
+    scripts = [SPHINX["mathjax_path"], *SPHINX["nb_ipywidgets_js"]]
+    assert [s.rsplit("/", 1)[-1] for s in SPHINX["nb_ipywidgets_js"]] == [
+        "require.js", "widgets-bootstrap.js", "embed-amd.js"], "require.js must load first"
+    for script in scripts:
+        assert "://" not in script, f"{script}: served from another host"
+        # Sphinx resolves script paths relative to _static/: "../_vendor/x" is <site>/_vendor/x.
+        assert script.startswith("../_vendor/"), f"{script}: not under _vendor/"
+        assert f'"{script.removeprefix("../_vendor/")}"' in build_script, (
+            f"{script}: site/build.mjs does not put it into _vendor/")
+
+
+def test_no_extension_writes_a_cdn_address():
+    extensions = SPHINX["extensions"]
+    assert "sphinx_thebe" not in extensions, "sphinx-thebe writes an unpkg.com address into every page"
+    for name, folder in CONFIG["sphinx"].get("local_extensions", {}).items():
+        assert name in extensions
+        assert (ROOT / folder / f"{name}.py").exists()
+
+
+def test_npm_pins_are_exact_and_locked():
+    package = json.loads((ROOT / "site" / "package.json").read_text(encoding="utf-8"))
+    lock = json.loads((ROOT / "site" / "package-lock.json").read_text(encoding="utf-8"))
+    pins = {**package["dependencies"], **package.get("devDependencies", {})}
+    for name, version in pins.items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name}: {version} is not an exact pin"
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version, (
+            f"{name}: package-lock.json is out of date (run `npm install` in site/)")
+
+
+def test_widget_manager_matches_the_pinned_ipywidgets():
+    """ipywidgets 8 writes widget state that @jupyter-widgets/html-manager 1.x reads (0.x is for
+    ipywidgets 7, which Colab has but the book is not built with)."""
+    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    ipywidgets = re.search(r"^ipywidgets==(\d+)\.", requirements, re.M).group(1)
+    manager = json.loads((ROOT / "site" / "package.json").read_text(encoding="utf-8"))[
+        "dependencies"]["@jupyter-widgets/html-manager"]
+    assert (ipywidgets, manager.split(".")[0]) == ("8", "1")
