@@ -94,7 +94,7 @@ def pretrained(corpus: str, *, seed: int = 0) -> tuple[Transformer, Vocab, Vocab
     """
     _check_corpus(corpus)
     from . import __version__
-    key = json.dumps([corpus, SETTINGS[corpus], seed, __version__, torch.__version__],
+    key = json.dumps([corpus, SETTINGS[corpus], seed, __version__, torch.__version__, "1 thread"],
                      sort_keys=True)
     path = cache_dir() / f"{corpus}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
     if path.is_file():
@@ -103,7 +103,15 @@ def pretrained(corpus: str, *, seed: int = 0) -> tuple[Transformer, Vocab, Vocab
             return model, src_vocab, tgt_vocab
         except ValueError:
             pass  # a broken cache file: train again
-    model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device="cpu", progress=False)
+    # One thread: the order of floating-point sums, hence the weights, must not depend on the
+    # machine's core count, so that every reader and CI get the same model and the same numbers.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device="cpu",
+                                                      progress=False)
+    finally:
+        torch.set_num_threads(threads)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     save_checkpoint(tmp, model, (src_vocab, tgt_vocab), model.cfg)
