@@ -32,7 +32,7 @@ $(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs site/wid
 site-assets: $(SITE_ASSETS)
 
 test: setup
-	$(BIN)/python -m pytest -q tests chapters --nbval-lax --ignore=tests/browser
+	$(BIN)/python -m pytest -q tests chapters --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
