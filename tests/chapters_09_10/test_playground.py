@@ -130,7 +130,9 @@ def test_playground_plots_draw_their_data():
 
 
 def test_playground_widget_shows_a_run_and_retrains(post_run):
-    pg = W.Playground(post_run)
+    pairs, _, _ = il.data.load_corpus("post", "test")
+    rows = E.translation_rows(post_run.model, pairs, post_run.src_vocab, post_run.tgt_vocab)
+    pg = W.Playground(post_run, rows=rows)
     assert isinstance(pg.widget, widgets.VBox)
     assert pg.corpus.value == "post" and pg.steps.value == 10
     assert pg.d_model.value == post_run.model.cfg.d_model

@@ -64,13 +64,16 @@ def live_loss(total_steps: int, every: int = 25
 
 
 def show_run(run: playground_explain.PlaygroundRun, sentence: str | None = None, *,
-             beam_size: int = 4, n_rows: int = 8) -> None:
+             beam_size: int = 4, n_rows: int = 8,
+             rows: list[playground_explain.TranslationRow] | None = None) -> None:
     """Show a run: its training curves, a table of test translations (wrong ones first) and one sentence's attention.
 
     Parameters
     ----------
     run : PlaygroundRun.   sentence : the sentence whose attention is drawn (default: the
     first test sentence).   beam_size : the beam of the table.   n_rows : rows of the table.
+    rows : the run's translations of the test split when already computed with ``beam_size``
+    (:func:`illustrated.explain.playground.translation_rows`), so they are not computed twice.
 
     Raises
     ------
@@ -83,8 +86,9 @@ def show_run(run: playground_explain.PlaygroundRun, sentence: str | None = None,
                                   title=f"{run.corpus}: {run.history.steps} steps on {run.device}")
     display(curves)
     plt.close(curves)
-    rows = playground_explain.translation_rows(run.model, pairs, run.src_vocab, run.tgt_vocab,
-                                               beam_size=beam_size)
+    if rows is None:
+        rows = playground_explain.translation_rows(run.model, pairs, run.src_vocab,
+                                                   run.tgt_vocab, beam_size=beam_size)
     wrong = [r for r in rows if not (r.greedy_ok and r.beam_ok)]
     right = [r for r in rows if r.greedy_ok and r.beam_ok]
     greedy_em = sum(r.greedy_ok for r in rows) / len(rows)
@@ -112,6 +116,7 @@ class Playground:
     corpus : str, the starting corpus when ``run`` is None.
     sentence : the sentence whose attention is drawn for ``fr-en`` (other corpora use their
         first test sentence).
+    rows : ``run``'s translations of the test split with a beam of 4, if already computed.
 
     Attributes
     ----------
@@ -119,7 +124,8 @@ class Playground:
     """
 
     def __init__(self, run: playground_explain.PlaygroundRun | None = None, *,
-                 corpus: str = "fr-en", sentence: str | None = None) -> None:
+                 corpus: str = "fr-en", sentence: str | None = None,
+                 rows: list[playground_explain.TranslationRow] | None = None) -> None:
         corpus = run.corpus if run is not None else corpus
         values = run.settings if run is not None else playground_explain.playground_defaults(corpus)
         self.run, self.sentence = run, sentence
@@ -148,7 +154,7 @@ class Playground:
             widgets.HBox([self.smoothing, self.button, self.status]),
             self.live, self.output])
         if run is not None:
-            self.refresh()
+            self.refresh(rows)
 
     def use_defaults(self, change: dict) -> None:
         """Set every control to the defaults of the newly picked corpus (``il.SETTINGS``)."""
@@ -160,12 +166,12 @@ class Playground:
                              (self.smoothing, "label_smoothing")):
             control.value = values[key]
 
-    def refresh(self) -> None:
-        """Redraw the output area for the latest run."""
+    def refresh(self, rows: list[playground_explain.TranslationRow] | None = None) -> None:
+        """Redraw the output area for the latest run (``rows``: its translations, if known)."""
         sentence = self.sentence if self.run.corpus == "fr-en" else None
         with self.output:
             self.output.clear_output(wait=True)
-            show_run(self.run, sentence)
+            show_run(self.run, sentence, rows=rows)
 
     def train(self, _button: widgets.Button | None = None) -> None:
         """Train with the controls' values, drawing the loss as it goes, then refresh the output."""
@@ -190,14 +196,17 @@ class Playground:
 
 
 def playground_widget(run: playground_explain.PlaygroundRun | None = None, *,
-                      corpus: str = "fr-en", sentence: str | None = None) -> widgets.VBox:
+                      corpus: str = "fr-en", sentence: str | None = None,
+                      rows: list[playground_explain.TranslationRow] | None = None
+                      ) -> widgets.VBox:
     """Pick a corpus, the model's sizes, the learning rate, the steps and label smoothing, then Train.
 
     Parameters
     ----------
     run : an already trained PlaygroundRun to show (the default training of the chapter), or None.
     corpus : starting corpus when ``run`` is None.   sentence : the fr-en sentence whose
-        attention is drawn.
+        attention is drawn.   rows : ``run``'s translations of the test split with a beam of 4,
+        if already computed (they are then not computed again).
 
     Returns
     -------
@@ -217,4 +226,4 @@ def playground_widget(run: playground_explain.PlaygroundRun | None = None, *,
     ----------
     Post "Go Forth And Transform"; paper §5.3, §5.4, Table 3.
     """
-    return Playground(run, corpus=corpus, sentence=sentence).widget
+    return Playground(run, corpus=corpus, sentence=sentence, rows=rows).widget
