@@ -440,8 +440,8 @@ def compare_decoders(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
                      alpha: float = 0.0, max_len: int | None = None) -> list[DecoderRow]:
     """Exact match and time per sentence of greedy decoding (beam size 1) and of wider beams.
 
-    Each sentence is decoded and timed on its own (no batching), so the times compare like with
-    like; the table keeps the median time per sentence.
+    Each sentence is decoded and timed on its own (no batching), the decoders taking turns
+    sentence by sentence, so the times compare like with like; the median time is kept.
 
     Parameters
     ----------
@@ -466,14 +466,16 @@ def compare_decoders(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
     model = _check_model(model)
     pairs = _check_pairs(pairs)
     sizes = _check_beam_sizes(beam_sizes)
+    if len(set(sizes)) != len(sizes):
+        raise ValueError(f"beam_sizes: expected each beam size once, got {beam_sizes!r}")
     _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     max_len = _default_max_len(model, max_len)
     encoded = [_source_ids(model, s, src_vocab) for s, _ in pairs]
     wanted = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in pairs]
-    rows = []
-    for size in sizes:
-        outputs, seconds = [], []
-        for ids in encoded:
+    outputs = {size: [] for size in sizes}
+    seconds = {size: [] for size in sizes}
+    for ids in encoded:  # decoders take turns on each sentence, so a busy spell hits them alike
+        for size in sizes:
             start = time.perf_counter()
             if size == 1:
                 out = greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
@@ -481,11 +483,13 @@ def compare_decoders(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
             else:
                 out = beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
                                   beam_size=size, alpha=alpha, max_len=max_len)[0][0]
-            seconds.append(time.perf_counter() - start)
-            outputs.append(out)
-        correct = sum(tgt_vocab.decode(o) == w for o, w in zip(outputs, wanted))
+            seconds[size].append(time.perf_counter() - start)
+            outputs[size].append(out)
+    rows = []
+    for size in sizes:
+        correct = sum(tgt_vocab.decode(o) == w for o, w in zip(outputs[size], wanted))
         rows.append(DecoderRow("greedy" if size == 1 else f"beam {size}", size,
-                               correct / len(pairs), float(np.median(seconds))))
+                               correct / len(pairs), float(np.median(seconds[size]))))
     return rows
 
 
