@@ -102,6 +102,19 @@ def test_decoding_restores_training_mode():
     assert m.training
 
 
+def test_eval_mode_no_grad_inside_and_mode_restored_after_an_error():
+    m = il.modules.Transformer(CFG).train()
+    with pytest.raises(RuntimeError, match="inside"):
+        with il.decoding.EvalMode(m):
+            assert not m.training and not torch.is_grad_enabled()
+            raise RuntimeError("inside")
+    assert m.training and torch.is_grad_enabled()
+    m.eval()
+    with il.decoding.EvalMode(m):
+        pass
+    assert not m.training
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"beam_size": 0}, "beam_size"),
     ({"beam_size": 2, "top_beams": 3}, "top_beams"),

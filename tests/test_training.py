@@ -2,7 +2,6 @@
 import math
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 import torch

@@ -6,14 +6,13 @@ penalty α = 0.6); Wu et al. 2016 (GNMT) §7 for the length penalty ((5 + len) /
 """
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, Sequence
 
 import torch
 
 from .modules.transformer import Transformer
 
-__all__ = ["greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
+__all__ = ["EvalMode", "greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
            "prepare_source"]
 
 
@@ -62,8 +61,29 @@ def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tens
     return log_probs
 
 
-class _EvalMode:
-    """Run the model in eval mode without gradients, restoring its mode afterwards."""
+class EvalMode:
+    """Context manager: the model in eval mode (no dropout) and no gradients inside the block.
+
+    The model's own mode (train or eval) is restored on the way out, even after an error, so a
+    decoding call in the middle of training leaves training as it was.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+
+    Example
+    -------
+    >>> with EvalMode(model):
+    ...     logits = model(src, tgt_in)
+
+    Raises
+    ------
+    Nothing itself; errors inside the block propagate after the mode is restored.
+
+    References
+    ----------
+    Inference in the paper (§6.1) uses no dropout; post "The Decoder Side".
+    """
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.model, self.was_training = model, model.training
@@ -91,7 +111,7 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
     One list of generated ids per sentence, without <bos>, ending with <eos> when it was produced.
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
-    with _EvalMode(model):
+    with EvalMode(model):
         src = src.to(next(model.parameters()).device)
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
         memory = model.encode(src, src_mask)  # (batch, src_len, d_model)
@@ -211,7 +231,7 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
     src = prepare_source(model, src_ids)  # (1, src_len)
     steps: list[BeamStep] = []
     finished: list[tuple[tuple[int, ...], float]] = []  # (token ids, length-penalised score)
-    with _EvalMode(model):
+    with EvalMode(model):
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
         memory = model.encode(src, src_mask)  # (1, src_len, d_model)
         live: list[tuple[int, ...]] = [()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 
 import torch

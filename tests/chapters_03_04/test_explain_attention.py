@@ -1,7 +1,6 @@
 """The compute functions behind chapters 03 and 04, against the package and closed forms."""
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np

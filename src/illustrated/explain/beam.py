@@ -18,8 +18,9 @@ import numpy as np
 import torch
 
 from ..data import Vocab
-from ..decoding import beam_search, greedy_decode, greedy_decode_batch, length_penalty
+from ..decoding import EvalMode, beam_search, greedy_decode, greedy_decode_batch, length_penalty
 from ..modules.transformer import Transformer
+from ._checks import check_model, check_vocab
 
 __all__ = ["BeamNode", "BeamTree", "beam_tree", "tree_arrays", "step_table", "format_step_table", "BeamFix",
            "find_beam_fixes", "GreedyMargin", "greedy_margins", "DecoderRow", "compare_decoders",
@@ -30,22 +31,8 @@ __all__ = ["BeamNode", "BeamTree", "beam_tree", "tree_arrays", "step_table", "fo
 STATUSES = ("start", "kept", "finished", "dropped")
 
 
-def _check_model(model: object) -> Transformer:
-    if not isinstance(model, Transformer):
-        raise ValueError(f"model: expected an il.modules.Transformer, got {type(model).__name__}")
-    return model
-
-
-def _check_vocab(name: str, vocab: object, size: int) -> Vocab:
-    if not isinstance(vocab, Vocab):
-        raise ValueError(f"{name}: expected an il.data.Vocab, got {type(vocab).__name__}")
-    if len(vocab) != size:
-        raise ValueError(f"{name}: has {len(vocab)} tokens but the model expects {size}")
-    return vocab
-
-
 def _source_ids(model: Transformer, sentence: object, src_vocab: Vocab) -> list[int]:
-    _check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
+    check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
     return src_vocab.encode(sentence)
@@ -135,9 +122,9 @@ def beam_tree(model: Transformer, sentence: str, src_vocab: Vocab, tgt_vocab: Vo
     ----------
     Post, end of "The Loss Function"; paper §6.1; Wu et al. 2016, Eq. 14.
     """
-    model = _check_model(model)
+    model = check_model(model)
     ids = _source_ids(model, sentence, src_vocab)
-    _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     results, steps = beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
                                  beam_size=beam_size, top_beams=top_beams,
                                  max_len=_default_max_len(model, max_len), alpha=alpha,
@@ -319,10 +306,10 @@ def find_beam_fixes(model: Transformer, pairs: Sequence[tuple[str, str]], src_vo
     ----------
     Post, end of "The Loss Function"; paper §6.1.
     """
-    model = _check_model(model)
+    model = check_model(model)
     pairs = _check_pairs(pairs)
     sizes = sorted(_check_beam_sizes(beam_sizes))
-    _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     max_len = _default_max_len(model, max_len)
     batch_outputs, _ = _greedy_all(model, [s for s, _ in pairs], src_vocab, tgt_vocab, max_len)
     fixes, n_wrong = [], 0
@@ -392,23 +379,18 @@ def greedy_margins(model: Transformer, pairs: Sequence[tuple[str, str]], src_voc
     Post, end of "The Loss Function" ("selecting the word with the highest probability ... and
     throwing away the rest").
     """
-    model = _check_model(model)
+    model = check_model(model)
     pairs = _check_pairs(pairs)
-    _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     max_len = _default_max_len(model, max_len)
     outputs, src = _greedy_all(model, [s for s, _ in pairs], src_vocab, tgt_vocab, max_len)
     longest = max(len(out) for out in outputs)
     tgt_in = torch.full((len(outputs), longest), tgt_vocab.pad_id, dtype=torch.long)  # (n, t)
     for row, out in enumerate(outputs):
         tgt_in[row, :len(out)] = torch.tensor([tgt_vocab.bos_id, *out[:-1]])
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            device = next(model.parameters()).device
-            log_probs = model(src.to(device), tgt_in.to(device)).log_softmax(dim=-1)  # (n, t, vocab)
-    finally:
-        model.train(was_training)
+    with EvalMode(model):
+        device = next(model.parameters()).device
+        log_probs = model(src.to(device), tgt_in.to(device)).log_softmax(dim=-1)  # (n, t, vocab)
     log_probs[..., [tgt_vocab.bos_id, tgt_vocab.pad_id]] = -math.inf
     top2 = log_probs.topk(2, dim=-1)
     gaps = (top2.values[..., 0] - top2.values[..., 1]).double().cpu().numpy()  # (n, t)
@@ -463,12 +445,12 @@ def compare_decoders(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
     ----------
     Post, end of "The Loss Function"; paper §6.1 (beam size 4, α = 0.6).
     """
-    model = _check_model(model)
+    model = check_model(model)
     pairs = _check_pairs(pairs)
     sizes = _check_beam_sizes(beam_sizes)
     if len(set(sizes)) != len(sizes):
         raise ValueError(f"beam_sizes: expected each beam size once, got {beam_sizes!r}")
-    _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     max_len = _default_max_len(model, max_len)
     encoded = [_source_ids(model, s, src_vocab) for s, _ in pairs]
     wanted = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in pairs]

@@ -16,10 +16,11 @@ import numpy as np
 import torch
 
 from ..data import Vocab, load_corpus
-from ..decoding import prepare_source
+from ..decoding import EvalMode, prepare_source
 from ..masks import causal_mask
 from ..modules._checks import check_features, check_token_ids
 from ..modules.transformer import Transformer
+from ._checks import check_model, check_vocab
 from ..training import History, exact_match, set_seed, train, translate
 
 __all__ = ["DecodingStep", "DecodingTrace", "decoding_trace", "MemoryProjections",
@@ -28,39 +29,9 @@ __all__ = ["DecodingStep", "DecodingTrace", "decoding_trace", "MemoryProjections
            "leak_test", "CheatingResult", "cheating_demo"]
 
 
-class _Inference:
-    """Eval mode and no gradients inside the block; the model's mode is restored afterwards."""
-
-    def __init__(self, model: torch.nn.Module) -> None:
-        self.model, self.was_training = model, model.training
-        self.no_grad = torch.no_grad()
-
-    def __enter__(self) -> None:
-        self.model.eval()
-        self.no_grad.__enter__()
-
-    def __exit__(self, *exc) -> None:
-        self.no_grad.__exit__(*exc)
-        self.model.train(self.was_training)
-
-
-def _check_model(model: object) -> Transformer:
-    if not isinstance(model, Transformer):
-        raise ValueError(f"model: expected an il.modules.Transformer, got {type(model).__name__}")
-    return model
-
-
-def _check_vocab(name: str, vocab: object, size: int) -> Vocab:
-    if not isinstance(vocab, Vocab):
-        raise ValueError(f"{name}: expected an il.data.Vocab, got {type(vocab).__name__}")
-    if len(vocab) != size:
-        raise ValueError(f"{name}: has {len(vocab)} tokens but the model expects {size}")
-    return vocab
-
-
 def _source(model: Transformer, sentence: str, src_vocab: Vocab) -> tuple[torch.Tensor, list[str]]:
     """The sentence as a (1, src_len) id tensor on the model's device, and its words."""
-    _check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
+    check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
     if not isinstance(sentence, str) or not sentence.strip():
         raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
     ids = src_vocab.encode(sentence)
@@ -164,8 +135,8 @@ def decoding_trace(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voca
     Post "The Decoder Side" (decoding animations) and "The Final Linear and Softmax Layer";
     paper §3.1, §3.2.3 ("encoder-decoder attention").
     """
-    model = _check_model(model)
-    tgt_vocab = _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    model = check_model(model)
+    tgt_vocab = check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     layer = _resolve_layer(model, layer)
     _check_head(head, model.cfg.n_heads)
     vocab_size = model.cfg.tgt_vocab_size
@@ -177,7 +148,7 @@ def decoding_trace(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voca
     banned = [tgt_vocab.bos_id, model.cfg.tgt_pad_id]
     steps: list[DecodingStep] = []
     ids = [tgt_vocab.bos_id]
-    with _Inference(model):
+    with EvalMode(model):
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
         memory = model.encode(src, src_mask)  # (1, src_len, d_model)
         for step in range(1, max_len + 1):
@@ -248,10 +219,10 @@ def memory_keys_values(model: Transformer, sentence: str, src_vocab: Vocab) -> M
     Post "The Decoder Side"; paper §3.2.3 ("the memory keys and values come from the output
     of the encoder").
     """
-    model = _check_model(model)
+    model = check_model(model)
     src, source_tokens = _source(model, sentence, src_vocab)  # (1, src_len)
     keys, values = [], []
-    with _Inference(model):
+    with EvalMode(model):
         memory = model.encode(src)  # (1, src_len, d_model)
         for layer in model.decoder.layers:
             attn = layer.cross_attn
@@ -311,8 +282,8 @@ def output_softmax_step(model: Transformer, sentence: str, prefix: Sequence[str]
     ----------
     Post "The Final Linear and Softmax Layer"; paper §3.4.
     """
-    model = _check_model(model)
-    tgt_vocab = _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    model = check_model(model)
+    tgt_vocab = check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     if isinstance(prefix, str):
         raise ValueError(f"prefix: expected a sequence of words, got the str {prefix!r}")
     ids = [tgt_vocab.bos_id]
@@ -323,7 +294,7 @@ def output_softmax_step(model: Transformer, sentence: str, prefix: Sequence[str]
     if len(ids) > model.cfg.max_len:
         raise ValueError(f"prefix: {len(prefix)} words do not fit max_len={model.cfg.max_len}")
     src, _ = _source(model, sentence, src_vocab)  # (1, src_len)
-    with _Inference(model):
+    with EvalMode(model):
         memory = model.encode(src)  # (1, src_len, d_model)
         tgt = torch.tensor([ids], device=src.device)  # (1, t)
         out = model.decode(tgt, memory, (src != model.cfg.pad_id)[:, None, None, :])  # (1, t, d_model)
@@ -357,7 +328,7 @@ class MaskedSelfAttention(NamedTuple):
 
 
 def _target_input(model: Transformer, target: str, tgt_vocab: Vocab) -> list[int]:
-    _check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
+    check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
     if not isinstance(target, str) or not target.strip():
         raise ValueError(f"target: expected a non-empty str, got {target!r}")
     ids = [tgt_vocab.bos_id, *tgt_vocab.encode(target)]
@@ -394,12 +365,12 @@ def masked_self_attention(model: Transformer, sentence: str, target: str, src_vo
     ----------
     Post "The Decoder Side" ("masking future positions (setting them to -inf)"); paper §3.2.3.
     """
-    model = _check_model(model)
+    model = check_model(model)
     layer = _resolve_layer(model, layer)
     _check_head(head, model.cfg.n_heads)
     ids = _target_input(model, target, tgt_vocab)
     src, _ = _source(model, sentence, src_vocab)  # (1, src_len)
-    with _Inference(model):
+    with EvalMode(model):
         memory = model.encode(src)  # (1, src_len, d_model)
         tgt = torch.tensor([ids], device=src.device)  # (1, tgt_len)
         _, self_w, _ = model.decode(tgt, memory, (src != model.cfg.pad_id)[:, None, None, :],
@@ -468,7 +439,7 @@ def without_causal_mask(model: Transformer) -> UnmaskedTransformer:
     ----------
     Post "The Decoder Side"; paper §3.2.3.
     """
-    model = _check_model(model)
+    model = check_model(model)
     param = next(model.parameters())
     with torch.random.fork_rng(devices=[]):  # the throw-away initialisation leaves the RNG as it was
         twin = UnmaskedTransformer(model.cfg)
@@ -525,7 +496,7 @@ def leak_test(model: Transformer, sentence: str, target: str, src_vocab: Vocab,
     ----------
     Post "The Decoder Side"; paper §3.2.3 (auto-regressive property).
     """
-    model = _check_model(model)
+    model = check_model(model)
     ids = _target_input(model, target, tgt_vocab)
     if not isinstance(position, int) or not 1 <= position < len(ids):
         raise ValueError(f"position: expected an int in [1, {len(ids)}) (0 is <bos>), "
@@ -540,7 +511,7 @@ def leak_test(model: Transformer, sentence: str, target: str, src_vocab: Vocab,
     masked = copy.deepcopy(model).double()  # float64, so that "unchanged" means 1e-16, not 1e-8
     changes = []
     for m in (masked, without_causal_mask(masked)):
-        with _Inference(m):
+        with EvalMode(m):
             probs = m(src2, tgt).softmax(dim=-1).cpu().numpy()  # (2, tgt_len, vocab)
         changes.append(np.abs(probs[1] - probs[0]).max(axis=-1))  # (tgt_len,)
     return LeakTest([tgt_vocab.tokens[i] for i in ids], [tgt_vocab.tokens[i] for i in changed],

@@ -124,12 +124,6 @@ def encoder_layer(x: object, params: Mapping[str, object], n_heads: int, mask: o
     return EncoderLayerResult(attention, z, ffn, output)
 
 
-
-
-
-
-
-
 def init_encoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, np.ndarray]:
     """Randomly initialized weights for :func:`encoder_layer`, as in an untrained model.
 
