@@ -113,6 +113,7 @@ return {{
   widgetErrors: Array.from(document.querySelectorAll('.jupyter-widgets-error-widget, .widget-subarea'))
       .filter(e => e.classList.contains('jupyter-widgets-error-widget') ||
                    /Error displaying widget/.test(e.textContent)).map(e => text(e).slice(0, 200)),
+  widgetTables: document.querySelectorAll('.widget-subarea table').length,
   readouts: Array.from(document.querySelectorAll('.widget-readout')).map(text),
   selects: Array.from(document.querySelectorAll('.widget-dropdown select'))
       .map(s => s.selectedOptions.length ? text(s.selectedOptions[0]) : ''),
@@ -304,6 +305,9 @@ def test_widgets_render_in_their_saved_state(page, report):
     assert not missing_selects, (
         f"{page}: dropdown choices saved but not shown: {dict(missing_selects)} "
         f"(shown: {facts['selects']})")
+    assert facts["widgetTables"] >= expected["tables"], (
+        f"{page}: {expected['tables']} HTML tables saved in Output widgets, "
+        f"{facts['widgetTables']} shown")
 
 
 @pages
@@ -373,13 +377,14 @@ def _scripts(html: str, mime: str) -> list:
 
 
 def saved_widget_values(html_file: Path) -> dict[str, list[str]]:
-    """What the page must show for the displayed sliders and dropdowns, from the saved state."""
+    """What the page must show for the displayed sliders, dropdowns and Output tables, from the
+    saved state."""
     html = html_file.read_text(encoding="utf-8")
     state = {}
     for blob in _scripts(html, WIDGET_STATE):
         state.update(blob.get("state", {}))
     todo = [view["model_id"] for view in _scripts(html, WIDGET_VIEW)]
-    shown, readouts, selects = set(), [], []
+    shown, readouts, selects, tables = set(), [], [], 0
     while todo:
         model_id = todo.pop()
         if model_id in shown or model_id not in state:
@@ -398,4 +403,6 @@ def saved_widget_values(html_file: Path) -> dict[str, list[str]]:
                 pass  # a d3 format Python cannot read: not checked
         elif name == "DropdownModel" and values.get("index") is not None:
             selects.append(values["_options_labels"][values["index"]])
-    return {"readouts": readouts, "selects": selects}
+        for output in values.get("outputs", []) if name == "OutputModel" else []:
+            tables += "".join(output.get("data", {}).get("text/html", "")).count("<table")
+    return {"readouts": readouts, "selects": selects, "tables": tables}

@@ -3,6 +3,7 @@ link and anchor resolves, the launch buttons point where _config.yml says, the v
 are wired into the pages that need them."""
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from html.parser import HTMLParser
@@ -105,6 +106,32 @@ def test_internal_links_and_anchors_resolve(site, pages):
                 if unquote(target.fragment) not in _ids(file):
                     broken.append(f"{where}: no id {target.fragment!r} in {file.relative_to(site)}")
     assert not broken, "broken internal links:\n" + "\n".join(broken)
+
+
+def _markdown_table_headers(notebook: Path) -> list[list[str]]:
+    """The header cells of every Markdown table that the notebook's saved outputs display."""
+    headers = []
+    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+        for output in cell.get("outputs", []):
+            text = "".join(output.get("data", {}).get("text/markdown", ""))
+            lines = text.splitlines()
+            for first, second in zip(lines, lines[1:]):
+                if first.startswith("|") and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", second.strip()):
+                    headers.append([c.strip() for c in first.strip().strip("|").split("|")])
+    return headers
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages()
+                                  if (source_of(p) or Path()).suffix == ".ipynb"])
+def test_markdown_tables_in_outputs_render_as_tables(site, page):
+    """A table printed with display(Markdown(...)) is an HTML table in the page, not pipes."""
+    headers = _markdown_table_headers(source_of(page))
+    html = html_path(page).read_text(encoding="utf-8")
+    assert "|---|" not in html, f"{page}: a Markdown table was left as text"
+    tables = re.findall(r"<table.*?</table>", html, flags=re.S)
+    for header in headers:
+        assert any(all(f">{cell}<" in t for cell in header) for t in tables), (
+            f"{page}: no HTML table with the header {header}")
 
 
 def _repository() -> tuple[str, str]:

@@ -87,6 +87,11 @@ def test_translation_rows_agree_with_translate(post_run):
     assert lines[0] == "| source | reference | greedy | beam 2 |"
     assert len(lines) == 2 + len(rows)
     assert lines[2].count("|") == 5 and ("✓" in lines[2] or "✗" in lines[2])
+    html = E.format_translation_table(rows, beam_size=2, fmt="html")
+    assert html.count("<tr>") == 1 + len(rows) and "<th>beam 2</th>" in html
+    assert f"<td>{rows[0].source}</td>" in html
+    with pytest.raises(ValueError, match="fmt"):
+        E.format_translation_table(rows, fmt="latex")
     with pytest.raises(ValueError, match="beam_size"):
         E.translation_rows(run.model, pairs, run.src_vocab, run.tgt_vocab, beam_size=1)
 

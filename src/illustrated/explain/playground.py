@@ -9,6 +9,7 @@ References: post "Go Forth And Transform" (experiment with the model), "Recap Of
 """
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import replace
 from typing import Callable, NamedTuple, Sequence
@@ -223,32 +224,40 @@ def translation_rows(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
 
 
 def format_translation_table(rows: Sequence[TranslationRow], *, limit: int | None = None,
-                             beam_size: int | None = None) -> str:
-    """A Markdown table of translations: source, reference, greedy, beam, each marked right or wrong.
+                             beam_size: int | None = None, fmt: str = "markdown") -> str:
+    """A table of translations: source, reference, greedy, beam, each marked right or wrong.
 
     Parameters
     ----------
     rows : TranslationRow list.   limit : show at most this many rows (default all).
     beam_size : named in the beam column's header when given.
+    fmt : "markdown" (for ``IPython.display.Markdown`` in a notebook cell) or "html" (for an
+        ``ipywidgets.Output``, whose static-page renderer shows no Markdown).
 
     Returns
     -------
-    str: Markdown (a header, a separator, one line per row); ✓ marks an exact match, ✗ a miss.
+    str: a header, then one line (Markdown) or one ``<tr>`` (HTML) per row; ✓ marks an exact
+    match, ✗ a miss. HTML text is escaped.
 
     Raises
     ------
     ValueError
-        If ``limit`` is negative.
+        If ``limit`` is negative or ``fmt`` is not "markdown" or "html".
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit: expected None or an int >= 0, got {limit!r}")
-    beam = f"beam {beam_size}" if beam_size else "beam"
-    lines = [f"| source | reference | greedy | {beam} |", "|---|---|---|---|"]
-    for row in list(rows)[:limit]:
-        mark_g = "✓" if row.greedy_ok else "✗"
-        mark_b = "✓" if row.beam_ok else "✗"
-        lines.append(f"| {row.source} | {row.target} | {mark_g} {row.greedy} | {mark_b} {row.beam} |")
-    return "\n".join(lines)
+    if fmt not in ("markdown", "html"):
+        raise ValueError(f"fmt: expected 'markdown' or 'html', got {fmt!r}")
+    header = ["source", "reference", "greedy", f"beam {beam_size}" if beam_size else "beam"]
+    body = [[row.source, row.target, f"{'✓' if row.greedy_ok else '✗'} {row.greedy}",
+             f"{'✓' if row.beam_ok else '✗'} {row.beam}"] for row in list(rows)[:limit]]
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(header) + " |", "|---|---|---|---|"]
+        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
+    def tr(cells: list[str], tag: str) -> str:
+        return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+    return ('<table border="1" class="dataframe">\n<thead>' + tr(header, "th") + "</thead>\n<tbody>\n"
+            + "\n".join(tr(cells, "td") for cells in body) + "\n</tbody>\n</table>")
 
 
 class CrossAttention(NamedTuple):

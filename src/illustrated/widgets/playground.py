@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
+from IPython.display import HTML, display
 
 from ..data import CORPORA, load_corpus
 from ..explain import playground as playground_explain
@@ -93,10 +93,11 @@ def show_run(run: playground_explain.PlaygroundRun, sentence: str | None = None,
     right = [r for r in rows if r.greedy_ok and r.beam_ok]
     greedy_em = sum(r.greedy_ok for r in rows) / len(rows)
     beam_em = sum(r.beam_ok for r in rows) / len(rows)
-    display(Markdown(f"Exact match on {len(rows)} test sentences: greedy {greedy_em:.0%}, "
-                     f"beam {beam_size} {beam_em:.0%}.\n\n"
-                     + playground_explain.format_translation_table((wrong + right)[:n_rows],
-                                                                   beam_size=beam_size)))
+    # HTML, not Markdown: the static page's widget renderer shows no text/markdown.
+    display(HTML(f"<p>Exact match on {len(rows)} test sentences: greedy {greedy_em:.0%}, "
+                 f"beam {beam_size} {beam_em:.0%}.</p>\n"
+                 + playground_explain.format_translation_table((wrong + right)[:n_rows],
+                                                               beam_size=beam_size, fmt="html")))
     att = playground_explain.cross_attention(run.model, sentence or pairs[0][0], run.src_vocab,
                                              run.tgt_vocab)
     fig = playground_plots.plot_cross_attention(
