@@ -116,11 +116,18 @@ def run_cli(*args):
                           text=True, timeout=300)
 
 
+def test_preload_optimizer_imports_what_the_first_optimizer_needs():
+    seconds = il.training.preload_optimizer()
+    assert isinstance(seconds, float) and seconds >= 0.0
+    assert "torch._dynamo" in sys.modules  # what the first torch.optim optimizer imports
+
+
 def test_cli_train_and_translate(tmp_path):
     out = tmp_path / "post.pt"
     result = run_cli("train", "--corpus", "post", "--device", "cpu", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "exact_match 100.0 %" in result.stdout
+    assert "torch.optim's one-time import" in result.stdout  # reported apart from training time
     result = run_cli("translate", "--model", str(out), "je suis étudiant", "--beam-size", "2",
                      "--top-beams", "2")
     assert result.returncode == 0, result.stderr
@@ -137,3 +144,18 @@ def test_cli_bad_input_one_line(args, match):
     assert result.returncode != 0
     assert match in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cli_output_cut_short_by_a_closed_pipe_is_not_an_error(tmp_path):
+    """`python -m illustrated translate ... | head -c 1`: no traceback, exit code 0."""
+    out = tmp_path / "post.pt"
+    assert run_cli("train", "--corpus", "post", "--steps", "5", "--device", "cpu",
+                   "--out", str(out)).returncode == 0
+    sentences = ["je suis étudiant"] * 2000  # more output than a pipe's buffer holds
+    process = subprocess.Popen([sys.executable, "-m", "illustrated", "translate", "--model", str(out),
+                                *sentences], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.read(1)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -49,28 +50,30 @@ def _train(args: argparse.Namespace) -> None:
     from .checkpoint import save_checkpoint
     from .data import load_corpus
     from .presets import evaluate, train_corpus
-    from .training import translate
+    from .training import preload_optimizer, translate
     model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
                                          ("n_layers", args.n_layers)) if v is not None}
     train_overrides = {k: v for k, v in (("steps", args.steps), ("lr", args.lr),
                                          ("batch_size", args.batch_size),
                                          ("label_smoothing", args.label_smoothing))
                        if v is not None}
+    import_seconds = preload_optimizer()
     start = time.perf_counter()
     model, src_vocab, tgt_vocab, history = train_corpus(
         args.corpus, model_overrides=model_overrides, seed=args.seed, device=args.device,
         **train_overrides)
     seconds = time.perf_counter() - start
     metrics = evaluate(model, args.corpus, src_vocab, tgt_vocab)
-    print(f"trained {args.corpus} for {history.steps} steps on {history.device} in {seconds:.1f} s;"
-          f" final loss {history.loss[-1]:.4f}")
+    print(f"trained {args.corpus} for {history.steps} steps on {history.device} in {seconds:.1f} s"
+          f" (+ {import_seconds:.1f} s torch.optim's one-time import); final loss"
+          f" {history.loss[-1]:.4f}")
     print("test: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in metrics.items()))
+    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
     pairs, _, _ = load_corpus(args.corpus, "test")
     for (source, target), prediction in zip(pairs[:5], translate(
             model, [s for s, _ in pairs[:5]], src_vocab, tgt_vocab)):
         mark = "ok " if prediction == target else "XX "
         print(f"{mark} {source}  ->  {prediction}")
-    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
     print(f"saved {args.out}")
 
 
@@ -92,9 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         _train(args) if args.command == "train" else _translate(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own advice
+        return 0
     return 0
 
 
