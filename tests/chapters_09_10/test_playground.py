@@ -96,6 +96,18 @@ def test_translation_rows_agree_with_translate(post_run):
         E.translation_rows(run.model, pairs, run.src_vocab, run.tgt_vocab, beam_size=1)
 
 
+def test_summarize_translations_counts_and_splits_rows():
+    row = E.TranslationRow
+    rows = [row("a", "x", "x", "x", True, True), row("b", "y", "z", "y", False, True),
+            row("c", "w", "w", "v", True, False), row("d", "u", "u", "u", True, True)]
+    summary = E.summarize_translations(rows)
+    assert summary.greedy_exact_match == 0.75 and summary.beam_exact_match == 0.75
+    assert [r.source for r in summary.wrong] == ["b", "c"]
+    assert [r.source for r in summary.right] == ["a", "d"]
+    with pytest.raises(ValueError, match="rows"):
+        E.summarize_translations([])
+
+
 def test_cross_attention_is_the_models_mean_over_heads(fr_en_untrained):
     model, src_vocab, tgt_vocab, _ = fr_en_untrained
     model = il.modules.Transformer(model.cfg.__class__(**{**model.cfg.__dict__, "max_len": 8}))

@@ -24,7 +24,8 @@ from ..presets import SETTINGS, make_config
 from ..training import History, pick_device, set_seed, train, translate
 
 __all__ = ["PLAYGROUND_KNOBS", "playground_defaults", "LossCurve", "PlaygroundRun",
-           "train_playground", "TranslationRow", "translation_rows", "format_translation_table",
+           "train_playground", "TranslationRow", "translation_rows", "TranslationSummary",
+           "summarize_translations", "format_translation_table",
            "CrossAttention", "cross_attention"]
 
 #: The settings the playground lets a reader change (everything else comes from ``il.SETTINGS``).
@@ -221,6 +222,46 @@ def translation_rows(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
     beam = translate(model, sources, src_vocab, tgt_vocab, beam_size=beam_size)
     return [TranslationRow(s, t, g, b, g == t, b == t)
             for s, t, g, b in zip(sources, targets, greedy, beam)]
+
+
+class TranslationSummary(NamedTuple):
+    """Exact match of both decoders over some translations, and the rows split by outcome."""
+
+    greedy_exact_match: float  # fraction of rows, in [0, 1]
+    beam_exact_match: float  # fraction of rows, in [0, 1]
+    wrong: list[TranslationRow]  # rows that greedy decoding or the beam got wrong, in order
+    right: list[TranslationRow]  # rows that both got right, in order
+
+
+def summarize_translations(rows: Sequence[TranslationRow]) -> TranslationSummary:
+    """Exact match of greedy decoding and of the beam, with the mistakes put apart.
+
+    Parameters
+    ----------
+    rows : TranslationRow list, e.g. from :func:`translation_rows`.
+
+    Returns
+    -------
+    TranslationSummary: ``wrong + right`` holds every row once, mistakes first (the table a
+    reader wants to see), each part in the order of ``rows``.
+
+    Raises
+    ------
+    ValueError
+        If ``rows`` is empty (no exact match to compute).
+
+    References
+    ----------
+    Post, end of "The Loss Function"; exact match as in :func:`illustrated.training.exact_match`.
+    """
+    rows = list(rows)
+    if not rows:
+        raise ValueError("rows: expected at least one TranslationRow, got none")
+    return TranslationSummary(
+        greedy_exact_match=sum(r.greedy_ok for r in rows) / len(rows),
+        beam_exact_match=sum(r.beam_ok for r in rows) / len(rows),
+        wrong=[r for r in rows if not (r.greedy_ok and r.beam_ok)],
+        right=[r for r in rows if r.greedy_ok and r.beam_ok])
 
 
 def format_translation_table(rows: Sequence[TranslationRow], *, limit: int | None = None,

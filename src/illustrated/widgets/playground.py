@@ -89,15 +89,13 @@ def show_run(run: playground_explain.PlaygroundRun, sentence: str | None = None,
     if rows is None:
         rows = playground_explain.translation_rows(run.model, pairs, run.src_vocab,
                                                    run.tgt_vocab, beam_size=beam_size)
-    wrong = [r for r in rows if not (r.greedy_ok and r.beam_ok)]
-    right = [r for r in rows if r.greedy_ok and r.beam_ok]
-    greedy_em = sum(r.greedy_ok for r in rows) / len(rows)
-    beam_em = sum(r.beam_ok for r in rows) / len(rows)
+    summary = playground_explain.summarize_translations(rows)
     # HTML, not Markdown: the static page's widget renderer shows no text/markdown.
-    display(HTML(f"<p>Exact match on {len(rows)} test sentences: greedy {greedy_em:.0%}, "
-                 f"beam {beam_size} {beam_em:.0%}.</p>\n"
-                 + playground_explain.format_translation_table((wrong + right)[:n_rows],
-                                                               beam_size=beam_size, fmt="html")))
+    display(HTML(f"<p>Exact match on {len(rows)} test sentences: "
+                 f"greedy {summary.greedy_exact_match:.0%}, "
+                 f"beam {beam_size} {summary.beam_exact_match:.0%}.</p>\n"
+                 + playground_explain.format_translation_table(
+                     (summary.wrong + summary.right)[:n_rows], beam_size=beam_size, fmt="html")))
     att = playground_explain.cross_attention(run.model, sentence or pairs[0][0], run.src_vocab,
                                              run.tgt_vocab)
     fig = playground_plots.plot_cross_attention(
