@@ -5,17 +5,18 @@
 #               under nbval
 # and, after `make book`:
 #   make browser-test   the built pages in headless Chromium, offline (Debian: chromium chromium-driver)
+# and, to remake the book's shipped models (src/illustrated/weights: weights + manifest.json):
+#   make models         trains each corpus's default model once, on one thread
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 NPM ?= npm
 export MPLBACKEND := Agg
-export ILLUSTRATED_CACHE ?= $(CURDIR)/_build/model-cache
 # MathJax, require.js and the widget manager, from the npm registry (site/package-lock.json),
 # served by the site itself from _vendor/ (html_extra_path in _config.yml).
 SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
-.PHONY: setup site-assets test book browser-test clean
+.PHONY: setup site-assets test book browser-test models clean
 
 $(BIN)/activate: requirements.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -37,6 +38,11 @@ test: setup
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
 	$(BIN)/jupyter-book build . -W -n --keep-going
+
+# One thread, no ATen vector kernels and MKL's compatible code path: the choices that make the
+# bits least dependent on the machine that trains. The manifest records what was used.
+models: setup
+	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 $(BIN)/python -m illustrated.shipped
 
 browser-test: setup
 	$(BIN)/python -m pytest -q --confcutdir=tests/browser tests/browser

@@ -1,0 +1,153 @@
+"""The book's shipped models (il.pretrained): files that match their manifest, the targets they
+meet on the unseen test split, loading without training, retraining on request, and the weights
+reaching an installed (non-editable) wheel, as Colab installs the package."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import illustrated as il
+from illustrated import shipped
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = shipped.manifest()
+
+
+def test_manifest_lists_every_shipped_corpus_with_its_current_settings():
+    assert MANIFEST["format"] == shipped.FORMAT
+    assert list(MANIFEST["models"]) == list(shipped.SHIPPED)
+    assert set(shipped.SHIPPED) == set(il.data.CORPORA)
+    for corpus, entry in MANIFEST["models"].items():
+        # Changing a corpus's settings without `make models` leaves stale weights: caught here.
+        assert entry["settings"] == json.loads(json.dumps(il.SETTINGS[corpus])), corpus
+        assert entry["seed"] == 0 and entry["threads"] == 1
+        assert entry["torch"] and entry["cpu_capability"]
+
+
+@pytest.mark.parametrize("corpus", shipped.SHIPPED)
+def test_manifest_matches_the_file(corpus):
+    entry = MANIFEST["models"][corpus]
+    path = shipped.weights_path(corpus)
+    assert path.name == entry["file"]
+    assert path.stat().st_size == entry["bytes"]
+    assert shipped.sha256(path) == entry["sha256"]
+
+
+def test_all_weights_together_stay_well_under_5_mb():
+    total = sum(shipped.weights_path(c).stat().st_size for c in shipped.SHIPPED)
+    assert total < 5_000_000, total
+
+
+@pytest.mark.parametrize("corpus", shipped.SHIPPED)
+def test_shipped_model_meets_its_target_on_the_test_split(corpus):
+    model, src_vocab, tgt_vocab = il.pretrained(corpus)
+    metrics = il.evaluate(model, corpus, src_vocab, tgt_vocab)
+    metric, target = shipped.TARGETS[corpus]
+    assert metrics[metric] >= target, metrics
+    # and the manifest reports what the weights really do
+    recorded = MANIFEST["models"][corpus]["metrics"]
+    assert {k: round(v, 4) for k, v in metrics.items()} == recorded
+
+
+def test_pretrained_loads_without_training(monkeypatch):
+    def no_training(*args, **kwargs):
+        raise AssertionError("il.pretrained trained a model instead of loading the shipped one")
+
+    monkeypatch.setattr(il.presets, "train_corpus", no_training)
+    monkeypatch.setattr(il.training, "train", no_training)
+    for corpus in shipped.SHIPPED:
+        model, src_vocab, tgt_vocab = il.pretrained(corpus)
+        assert not model.training
+        assert model.cfg.src_vocab_size == len(src_vocab)
+        assert model.cfg.tgt_vocab_size == len(tgt_vocab)
+        assert all(p.device.type == "cpu" for p in model.parameters())
+
+
+def test_pretrained_gives_the_same_weights_every_call():
+    a, _, _ = il.pretrained("copy")
+    b, _, _ = il.pretrained("copy")
+    for (name, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
+        assert torch.equal(x, y), name
+
+
+def test_retrain_trains_the_recipe_afresh():
+    shipped_model, _, _ = il.pretrained("post")
+    model, src_vocab, tgt_vocab = il.pretrained("post", retrain=True, seed=1)
+    assert not model.training
+    assert il.evaluate(model, "post", src_vocab, tgt_vocab)["exact_match"] == 1.0
+    # another seed: other weights, same quality
+    key = "generator.proj.weight"
+    assert not torch.equal(model.state_dict()[key], shipped_model.state_dict()[key])
+
+
+def test_unknown_corpus_is_a_clear_error():
+    with pytest.raises(ValueError, match="corpus: expected one of"):
+        il.pretrained("de-en")
+
+
+def test_weights_that_do_not_match_the_manifest_are_refused(tmp_path, monkeypatch):
+    broken = tmp_path / "copy.pt"
+    data = bytearray(shipped.weights_path("copy").read_bytes())
+    data[-100] ^= 0xFF
+    broken.write_bytes(bytes(data))
+    monkeypatch.setattr(shipped, "weights_path", lambda corpus: broken)
+    with pytest.raises(ValueError, match="do not match the manifest"):
+        il.pretrained("copy")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here")
+def test_shipped_model_loads_onto_cuda():
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en", device="cuda")
+    assert all(p.device.type == "cuda" for p in model.parameters())
+    assert il.translate(model, ["je suis étudiant"], src_vocab, tgt_vocab) == ["i am a student"]
+
+
+def test_an_installed_wheel_carries_the_weights(tmp_path):
+    """Build the wheel, install it (not editable) into a fresh virtual environment that borrows
+    this environment's torch and NumPy, and load every shipped model from there."""
+    source = tmp_path / "source"  # a copy, so that the build leaves nothing in the checkout
+    shutil.copytree(ROOT / "src", source / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    wheel_dir = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheel_dir), str(source)], check=True,
+                   env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    (wheel,) = wheel_dir.glob("illustrated-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
+                                "print(sysconfig.get_paths()['purelib'])"], check=True,
+                               capture_output=True, text=True).stdout.strip())
+    # The wheel's files go into the fresh environment's site-packages, as pip would put them.
+    shutil.unpack_archive(str(wheel), str(site), format="zip")
+    # torch, NumPy, ... come from this environment (a plain path: its editable finder of the
+    # package is a .pth of its own site-packages, which a path entry does not run).
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "borrowed-dependencies.pth").write_text("\n".join(deps) + "\n")
+    script = textwrap.dedent("""
+        import json
+        import illustrated as il
+        loaded = {c: il.pretrained(c) for c in il.shipped.SHIPPED}
+        model, src_vocab, tgt_vocab = loaded["fr-en"]
+        print(json.dumps({"file": il.__file__, "corpora": list(loaded),
+                          "translation": il.translate(model, ["je suis étudiant"], src_vocab,
+                                                      tgt_vocab)}))
+    """)
+    run = subprocess.run([str(python), "-I", "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env={"PATH": os.environ["PATH"]})
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["file"].startswith(str(site)), result["file"]  # the wheel, not the checkout
+    assert result["corpora"] == list(shipped.SHIPPED)
+    assert result["translation"] == ["i am a student"]
