@@ -8,6 +8,35 @@ import time
 
 __all__ = ["main", "build_parser"]
 
+#: Exit code after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2).
+INTERRUPTED = 130
+
+
+def _number(kind: str, low: float | None = None, high: float | None = None,
+            low_open: bool = False, high_open: bool = False):
+    """An argparse ``type=``: the option's value as an int or a finite float within a range."""
+    import math
+
+    def parse(text: str):
+        try:
+            value = int(text) if kind == "int" else float(text)
+        except ValueError:
+            what = "an integer" if kind == "int" else "a number"
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if kind == "float" and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if (low is not None and (value < low or (low_open and value == low))) or \
+                (high is not None and (value > high or (high_open and value == high))):
+            bounds = (f"{'>' if low_open else '>='} {low}" if high is None else
+                      f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}")
+            raise argparse.ArgumentTypeError(f"expected a value {bounds}, got {text!r}")
+        return value
+    parse.__name__ = kind  # argparse names the type in its messages
+    return parse
+
+
+POSITIVE = _number("int", 1)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of both sub-commands, with help for every option."""
@@ -22,14 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--corpus", required=True, choices=CORPORA,
                     help="toy corpus: the post's two sentences, French->English, copy, reverse, "
                          "or the post's 'it' coreference sentences")
-    tr.add_argument("--steps", type=int, help="optimiser steps (default: the corpus's own)")
-    tr.add_argument("--lr", type=float, help="peak learning rate (default: the corpus's own)")
-    tr.add_argument("--batch-size", type=int, help="pairs per step (default: the corpus's own)")
-    tr.add_argument("--label-smoothing", type=float, help="label smoothing epsilon, paper §5.4")
-    tr.add_argument("--d-model", type=int, help="model width d_model")
-    tr.add_argument("--n-heads", type=int, help="attention heads (must divide d_model)")
-    tr.add_argument("--n-layers", type=int, help="encoder layers, and decoder layers")
-    tr.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    tr.add_argument("--steps", type=POSITIVE, help="optimiser steps (default: the corpus's own)")
+    tr.add_argument("--lr", type=_number("float", 0, low_open=True),
+                    help="peak learning rate (default: the corpus's own)")
+    tr.add_argument("--batch-size", type=POSITIVE,
+                    help="pairs per step (default: the corpus's own)")
+    tr.add_argument("--label-smoothing", type=_number("float", 0, 1, high_open=True),
+                    help="label smoothing epsilon in [0, 1), paper §5.4")
+    tr.add_argument("--d-model", type=POSITIVE, help="model width d_model")
+    tr.add_argument("--n-heads", type=POSITIVE, help="attention heads (must divide d_model)")
+    tr.add_argument("--n-layers", type=POSITIVE, help="encoder layers, and decoder layers")
+    tr.add_argument("--seed", type=_number("int", 0, 2**32 - 1), default=0,
+                    help="random seed in [0, 2**32 - 1] (default 0)")
     tr.add_argument("--device", default="auto",
                     help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (default auto)")
     tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
@@ -37,16 +70,17 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Translate each sentence with a checkpoint from 'train'.")
     tl.add_argument("--model", required=True, help="checkpoint written by 'train'")
     tl.add_argument("sentences", nargs="+", help="source sentences, each one quoted")
-    tl.add_argument("--beam-size", type=int, default=1,
+    tl.add_argument("--beam-size", type=POSITIVE, default=1,
                     help="hypotheses kept at each step (1 = greedy decoding; default 1)")
-    tl.add_argument("--top-beams", type=int, default=1,
+    tl.add_argument("--top-beams", type=POSITIVE, default=1,
                     help="translations printed per sentence, best first (<= beam size; default 1)")
-    tl.add_argument("--alpha", type=float, default=0.0,
+    tl.add_argument("--alpha", type=_number("float", 0), default=0.0,
                     help="GNMT length penalty exponent (0 = none; the paper used 0.6)")
     return parser
 
 
 def _train(args: argparse.Namespace) -> None:
+    from ._atomic import check_writable
     from .checkpoint import save_checkpoint
     from .data import load_corpus
     from .presets import evaluate, train_corpus
@@ -57,11 +91,15 @@ def _train(args: argparse.Namespace) -> None:
                                          ("batch_size", args.batch_size),
                                          ("label_smoothing", args.label_smoothing))
                        if v is not None}
+    check_writable(args.out, "--out")  # before training, not after: nothing trained is lost
     import_seconds = preload_optimizer()
+    print(f"training {args.corpus}; the checkpoint goes to {args.out} (Ctrl-C stops without "
+          f"touching it)", flush=True)
     start = time.perf_counter()
+    # The progress bar only on a terminal: redirected output gets no carriage-return frames.
     model, src_vocab, tgt_vocab, history = train_corpus(
         args.corpus, model_overrides=model_overrides, seed=args.seed, device=args.device,
-        **train_overrides)
+        progress=sys.stderr.isatty(), **train_overrides)
     seconds = time.perf_counter() - start
     metrics = evaluate(model, args.corpus, src_vocab, tgt_vocab)
     print(f"trained {args.corpus} for {history.steps} steps on {history.device} in {seconds:.1f} s"
@@ -81,8 +119,16 @@ def _translate(args: argparse.Namespace) -> None:
     from .checkpoint import load_checkpoint
     from .decoding import beam_search
     model, (src_vocab, tgt_vocab), _ = load_checkpoint(args.model)
-    for sentence in args.sentences:
-        results = beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+    if args.top_beams > args.beam_size:
+        raise ValueError(f"--top-beams: expected at most --beam-size={args.beam_size}, "
+                         f"got {args.top_beams}")
+    encoded = [src_vocab.encode(sentence) for sentence in args.sentences]
+    for sentence, ids in zip(args.sentences, encoded):
+        if len(ids) > model.cfg.max_len:
+            raise ValueError(f"sentences: {sentence!r:.60} has {len(ids)} tokens, more than the "
+                             f"model's max_len={model.cfg.max_len}")
+    for sentence, ids in zip(args.sentences, encoded):
+        results = beam_search(model, ids, bos_id=tgt_vocab.bos_id,
                               eos_id=tgt_vocab.eos_id, beam_size=args.beam_size,
                               top_beams=args.top_beams, alpha=args.alpha,
                               max_len=model.cfg.max_len - 1)
@@ -91,19 +137,37 @@ def _translate(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit code (2 with a one-line message on bad input)."""
+    """Run the command line; returns the exit code.
+
+    0 on success (also when the output pipe is closed early, e.g. by ``head``); 2 with a
+    one-line message on bad input (argparse's own usage errors included); 1 with a one-line
+    message when the system refuses (e.g. a file that cannot be read); 130 with one line after
+    Ctrl-C, with any existing ``--out`` file left as it was (saving is atomic).
+    """
     args = build_parser().parse_args(argv)
     try:
         _train(args) if args.command == "train" else _translate(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        what = (f"training stopped; {args.out} was not written (any previous file is unchanged)"
+                if args.command == "train" else "translation stopped")
+        print(f"interrupted: {what}", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own advice
         return 0
+    except ValueError as error:  # includes TrainingDiverged and the argument TypeErrors
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (TypeError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C while Python was still importing or parsing
+        print("interrupted", file=sys.stderr)
+        sys.exit(INTERRUPTED)

@@ -1,43 +1,196 @@
 """Saving and loading a trained model with its vocabularies and configuration.
 
 Checkpoints hold only tensors, strings, numbers and lists, so they load with
-``torch.load(weights_only=True)``: no arbitrary object is ever unpickled.
+``torch.load(weights_only=True)``: no arbitrary object is ever unpickled. Saving is atomic
+(a temporary file in the same directory, then ``os.replace``), so a failed or interrupted save
+leaves the previous file as it was. Loading checks everything before it builds the model: a
+file that is not a checkpoint, truncated, or inconsistent is one ValueError naming the file.
 """
 from __future__ import annotations
 
-import pickle
-from dataclasses import asdict
+import os
+import zipfile
+from dataclasses import asdict, fields
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from ._args import ArgumentTypeError, check_instance
+from ._atomic import atomic_save, check_writable
 from .config import TransformerConfig
 from .data import Vocab
 from .modules.transformer import Transformer
 
-__all__ = ["save_checkpoint", "load_checkpoint", "FORMAT"]
+__all__ = ["save_checkpoint", "load_checkpoint", "FORMAT", "MAX_POSITION_TABLE"]
 
 FORMAT = "illustrated-transformer-checkpoint/1"
 
+#: Largest positional table (``max_len * d_model`` numbers) a loaded config may ask for: the
+#: table is not stored in the file, so without a bound a damaged ``max_len`` could make
+#: loading allocate any amount of memory. 2**25 numbers = 128 MiB of float32.
+MAX_POSITION_TABLE = 1 << 25
 
-def save_checkpoint(path: str | Path, model: Transformer, vocabs: tuple[Vocab, Vocab],
+
+def _param_count(cfg: TransformerConfig) -> int:
+    """Number of weights a Transformer(cfg) has (embeddings, layers, norms, final linear)."""
+    d, f = cfg.d_model, cfg.d_ff
+    attention = 4 * (d * d + d)
+    ffn = d * f + f + f * d + d
+    encoder_layer = attention + ffn + 2 * 2 * d
+    decoder_layer = 2 * attention + ffn + 3 * 2 * d
+    final_norms = 2 * 2 * d if cfg.norm_first else 0
+    return ((cfg.src_vocab_size + cfg.tgt_vocab_size) * d + cfg.n_layers * (encoder_layer
+            + decoder_layer) + final_norms + cfg.tgt_vocab_size * (d + 1))
+
+
+def _vocab(tokens: Any, what: str) -> Vocab:
+    if not isinstance(tokens, list):
+        raise ValueError(f"holds no {what} (expected a list of tokens, got "
+                         f"{type(tokens).__name__})")
+    try:
+        return Vocab(tokens)
+    except ValueError as error:
+        raise ValueError(f"has an invalid {what} ({error})") from None
+
+
+def _check_fit(cfg: TransformerConfig, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+    """ValueError (message without a subject) if the vocabularies and the config disagree."""
+    for side, vocab, size, pad in (("source", src_vocab, cfg.src_vocab_size, cfg.pad_id),
+                                   ("target", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)):
+        if len(vocab) != size or vocab.pad_id != pad:
+            raise ValueError(f"has a {side} vocabulary and a config that disagree: "
+                             f"{len(vocab)} tokens with <pad> = {vocab.pad_id}, the config says "
+                             f"{size} tokens with pad id {pad}")
+    if cfg.max_len * cfg.d_model > MAX_POSITION_TABLE:
+        raise ValueError(f"has sizes out of range: max_len={cfg.max_len} x d_model={cfg.d_model} "
+                         f"positions table exceeds {MAX_POSITION_TABLE} numbers")
+
+
+def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None) -> None:
+    """ValueError (message without a subject) unless ``state`` holds exactly the model's weights."""
+    if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                              for k, v in state.items()):
+        raise ValueError("holds no weights (expected a dict of parameter names to tensors)")
+    if model is None:
+        numel = sum(v.numel() for v in state.values())
+        if _param_count(cfg) > 2 * numel + 1_000_000:
+            raise ValueError(f"has a config and weights that disagree: the config describes "
+                             f"{_param_count(cfg)} weights, the file holds {numel}")
+        return
+    expected = model.state_dict()
+    missing = [k for k in expected if k not in state]
+    unexpected = [k for k in state if k not in expected]
+    if missing or unexpected:
+        detail = (f"missing {missing[0]!r}" if missing else "") + \
+                 (", " if missing and unexpected else "") + \
+                 (f"unexpected {unexpected[0]!r}" if unexpected else "")
+        raise ValueError(f"has a config and weights that disagree ({detail}; "
+                         f"{len(missing)} missing, {len(unexpected)} unexpected)")
+    for key, value in state.items():
+        if tuple(value.shape) != tuple(expected[key].shape):
+            raise ValueError(f"has a config and weights that disagree: {key!r} has shape "
+                             f"{tuple(value.shape)}, the config needs {tuple(expected[key].shape)}")
+        if not value.is_floating_point():
+            raise ValueError(f"has weights of the wrong type: {key!r} is {value.dtype}, "
+                             f"expected floating point")
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"has non-finite weights: {key!r} holds NaN or infinity")
+
+
+def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[Vocab, Vocab],
                     cfg: TransformerConfig) -> None:
-    """Write the model's weights, both vocabularies and the configuration to ``path``.
+    """Write the model's weights, both vocabularies and the configuration to ``path``, atomically.
+
+    The file is first written in full to a temporary file beside ``path``, then renamed over
+    it: an error or Ctrl-C during the save leaves an existing ``path`` byte for byte as it was.
 
     Parameters
     ----------
-    path : file to write.   model : Transformer.   vocabs : (src_vocab, tgt_vocab).
-    cfg : the model's TransformerConfig.
+    path : file to write (its directory must exist).   model : Transformer.
+    vocabs : (src_vocab, tgt_vocab).   cfg : the model's TransformerConfig (``model.cfg``).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (the error is also a ValueError).
+    ValueError
+        If ``path`` cannot be written (missing or read-only directory, a directory itself), if
+        ``cfg`` is not the model's config, the vocabularies do not fit the config, or a weight
+        is NaN or infinite: nothing that :func:`load_checkpoint` would refuse is ever written.
+        Also if writing fails part-way (e.g. disk full); ``path`` is then unchanged.
+
+    References
+    ----------
+    ``torch.save``; atomic replacement: POSIX ``rename(2)`` / ``os.replace``.
     """
+    path = check_writable(path, "path")
+    check_instance("model", model, Transformer, "an illustrated Transformer")
+    if not isinstance(vocabs, (tuple, list)) or len(vocabs) != 2 \
+            or not all(isinstance(v, Vocab) for v in vocabs):
+        raise ArgumentTypeError(f"vocabs: expected (src_vocab, tgt_vocab), two Vocab objects, "
+                                f"got {type(vocabs).__name__}")
+    check_instance("cfg", cfg, TransformerConfig, "a TransformerConfig")
+    if cfg != model.cfg:
+        diff = [f"{f.name}={getattr(cfg, f.name)!r} (model: {getattr(model.cfg, f.name)!r})"
+                for f in fields(cfg) if getattr(cfg, f.name) != getattr(model.cfg, f.name)]
+        raise ValueError(f"cfg: expected the model's own config (model.cfg), got one that "
+                         f"differs in {', '.join(diff)}")
     src_vocab, tgt_vocab = vocabs
-    torch.save({"format": FORMAT, "config": asdict(cfg), "src_vocab": list(src_vocab.tokens),
-                "tgt_vocab": list(tgt_vocab.tokens),
-                "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()}},
-               Path(path))
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    try:
+        _check_fit(cfg, src_vocab, tgt_vocab)
+    except ValueError as error:
+        raise ValueError(f"vocabs: the model {error}") from None
+    try:
+        _check_weights(cfg, state, model)
+    except ValueError as error:
+        raise ValueError(f"model: {str(error).removeprefix('has ')}") from None
+    data = {"format": FORMAT, "config": asdict(cfg), "src_vocab": list(src_vocab.tokens),
+            "tgt_vocab": list(tgt_vocab.tokens), "state_dict": state}
+    try:
+        atomic_save(data, path)
+    except OSError as error:
+        raise ValueError(f"path: could not write {str(path)!r} ({error.strerror or error}); "
+                         f"any previous file there is unchanged") from error
 
 
-def load_checkpoint(path: str | Path) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfig]:
+def _read(path: Path) -> Any:
+    """torch.load(weights_only=True), every failure turned into a ValueError naming the file."""
+    name = str(path)
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4)
+    except OSError as error:
+        raise ValueError(f"path: cannot read {name!r} ({error.strerror or error})") from None
+    if not head:
+        raise ValueError(f"path: {name!r} is empty, not an illustrated checkpoint")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except (MemoryError, Exception) as error:  # noqa: BLE001 - every failure, one message
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    if head == b"PK\x03\x04":  # a zip, like every file torch.save writes
+        try:
+            with zipfile.ZipFile(path) as archive:
+                damaged = archive.testzip() is not None
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            damaged = True
+        if damaged:
+            raise ValueError(f"path: {name!r} is truncated or damaged (a torch file whose "
+                             f"archive is incomplete)") from None
+        raise ValueError(f"path: {name!r} is not an illustrated checkpoint ({reason[:200]})"
+                         ) from None
+    raise ValueError(f"path: {name!r} is not an illustrated checkpoint (not a file written by "
+                     f"torch.save; {reason[:200]})") from None
+
+
+def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
+                                                      TransformerConfig]:
     """Read a checkpoint written by :func:`save_checkpoint`; the model comes back in eval mode on CPU.
+
+    Everything is checked before the model is built (``torch.load(weights_only=True)``: no
+    arbitrary object is ever unpickled): the format, the config's fields and sizes, both
+    vocabularies against the config, and every weight's name, shape, type and finiteness.
 
     Returns
     -------
@@ -45,23 +198,48 @@ def load_checkpoint(path: str | Path) -> tuple[Transformer, tuple[Vocab, Vocab],
 
     Raises
     ------
+    TypeError
+        If ``path`` is not a str or os.PathLike (the error is also a ValueError).
     ValueError
-        If ``path`` does not exist or is not one of our checkpoints (never unpickles arbitrary
-        objects: ``torch.load(weights_only=True)``).
+        One error, whose message names the file and what is wrong with it: missing, a
+        directory, empty, not a checkpoint, truncated or damaged, an invalid config, config and
+        weights that disagree, vocabularies and config that disagree, non-finite weights, or
+        sizes out of range (a positional table above :data:`MAX_POSITION_TABLE` numbers).
     """
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise ArgumentTypeError(f"path: expected a file path (str or os.PathLike), "
+                                f"got {type(path).__name__}")
     path = Path(path)
+    name = str(path)
+    if path.is_dir():
+        raise ValueError(f"path: {name!r} is a directory, expected a checkpoint file")
     if not path.is_file():
-        raise ValueError(f"path: no checkpoint file at {str(path)!r}")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, OSError, ValueError) as error:
-        raise ValueError(f"path: {str(path)!r} is not an illustrated checkpoint "
-                         f"({type(error).__name__})") from None
+        raise ValueError(f"path: no checkpoint file at {name!r}")
+    data = _read(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"path: {str(path)!r} is not an illustrated checkpoint "
+        raise ValueError(f"path: {name!r} is not an illustrated checkpoint "
                          f"(expected format {FORMAT!r})")
-    cfg = TransformerConfig(**data["config"])
-    model = Transformer(cfg)
-    model.load_state_dict(data["state_dict"])
+    try:
+        config = data.get("config")
+        if not isinstance(config, dict):
+            raise ValueError("holds no config (expected a dict of TransformerConfig fields)")
+        known = {f.name for f in fields(TransformerConfig)}
+        unknown = sorted(str(k) for k in config if k not in known)
+        if unknown:
+            raise ValueError(f"has an invalid config (unknown field {unknown[0]!r})")
+        try:
+            cfg = TransformerConfig(**config)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"has an invalid config ({error})") from None
+        src_vocab = _vocab(data.get("src_vocab"), "source vocabulary")
+        tgt_vocab = _vocab(data.get("tgt_vocab"), "target vocabulary")
+        _check_fit(cfg, src_vocab, tgt_vocab)
+        state = data.get("state_dict")
+        _check_weights(cfg, state, None)  # bounds the model's size before it is built
+        model = Transformer(cfg)
+        _check_weights(cfg, state, model)
+    except ValueError as error:
+        raise ValueError(f"path: {name!r} {error}") from None
+    model.load_state_dict(state)
     model.eval()
-    return model, (Vocab(data["src_vocab"]), Vocab(data["tgt_vocab"])), cfg
+    return model, (src_vocab, tgt_vocab), cfg

@@ -41,9 +41,13 @@ class TransformerConfig:
 
     Raises
     ------
+    TypeError
+        If a field has the wrong type (e.g. ``dropout='0.1'``, ``norm_first='yes'``,
+        ``d_model=32.0``); the error is also a ValueError.
     ValueError
-        If a size is not positive, ``d_model % n_heads != 0``, dropout is outside [0, 1),
-        or ``pe_layout`` is unknown.
+        If a size is not a positive integer, ``d_model % n_heads != 0``, dropout is not a
+        finite rate in [0, 1), a pad id lies outside its vocabulary, or ``pe_layout`` is
+        unknown. Every message starts with the field's name.
 
     References
     ----------
@@ -64,26 +68,25 @@ class TransformerConfig:
     pe_layout: str = "interleaved"
 
     def __post_init__(self) -> None:
+        from ._args import check_bool, check_choice, check_int, check_real
+        fix = object.__setattr__  # frozen: normalise NumPy numbers to Python ones
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff",
                      "n_layers", "max_len"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name}: expected a positive integer, got {value!r}")
+            fix(self, name, check_int(name, getattr(self, name), low=1))
         if self.d_model % self.n_heads != 0:
             raise ValueError(
                 f"d_model: expected a multiple of n_heads={self.n_heads}, got d_model={self.d_model} "
                 f"(each head gets d_k = d_model / n_heads dimensions)")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout: expected a rate in [0, 1), got {self.dropout!r}")
-        if not 0 <= self.pad_id < self.src_vocab_size:
-            raise ValueError(
-                f"pad_id: expected an id in [0, src_vocab_size={self.src_vocab_size}), got {self.pad_id}")
-        if not 0 <= self.tgt_pad_id < self.tgt_vocab_size:
-            raise ValueError(f"tgt_pad_id: expected an id in [0, tgt_vocab_size="
-                             f"{self.tgt_vocab_size}), got {self.tgt_pad_id}")
-        if self.pe_layout not in ("interleaved", "concatenated"):
-            raise ValueError(
-                f"pe_layout: expected 'interleaved' or 'concatenated', got {self.pe_layout!r}")
+        fix(self, "dropout", check_real("dropout", self.dropout, low=0.0, high=1.0,
+                                        high_open=True, what="a rate"))
+        fix(self, "norm_first", check_bool("norm_first", self.norm_first))
+        fix(self, "pad_id", check_int("pad_id", self.pad_id, low=0, high=self.src_vocab_size - 1,
+                                      what=f"an id of the source vocabulary (src_vocab_size="
+                                           f"{self.src_vocab_size})"))
+        fix(self, "tgt_pad_id", check_int(
+            "tgt_pad_id", self.tgt_pad_id, low=0, high=self.tgt_vocab_size - 1,
+            what=f"an id of the target vocabulary (tgt_vocab_size={self.tgt_vocab_size})"))
+        check_choice("pe_layout", self.pe_layout, ("interleaved", "concatenated"))
 
     @property
     def d_k(self) -> int:

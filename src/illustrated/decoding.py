@@ -6,14 +6,47 @@ penalty α = 0.6); Wu et al. 2016 (GNMT) §7 for the length penalty ((5 + len) /
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+import numbers
+from typing import Iterable, NamedTuple, Sequence
 
+import numpy as np
 import torch
 
+from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
+                    describe)
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
            "prepare_source"]
+
+
+def _source_tensor(src_ids: object) -> torch.Tensor:
+    """``src_ids`` as an int64 tensor without changing a value; TypeError for anything not ids."""
+    if isinstance(src_ids, (str, bytes)):
+        raise ArgumentTypeError(
+            f"src_ids: expected a 1-D sequence of int token ids, got the str {src_ids!r:.40} "
+            f"(turn a sentence into ids first: src_vocab.encode(sentence))")
+    if isinstance(src_ids, (torch.Tensor, np.ndarray)):
+        dtype = src_ids.dtype
+        if dtype in (torch.bool, np.bool_) or (dtype.is_floating_point or dtype.is_complex
+                                               if isinstance(dtype, torch.dtype)
+                                               else not np.issubdtype(dtype, np.integer)):
+            raise ArgumentTypeError(f"src_ids: expected integer token ids, got dtype {dtype} "
+                                    f"(float ids would be truncated)")
+        return torch.as_tensor(src_ids).long()
+    if not isinstance(src_ids, Iterable):
+        raise ArgumentTypeError(f"src_ids: expected a 1-D sequence of int token ids, got "
+                                f"{type(src_ids).__name__} {describe(src_ids)}")
+    ids = list(src_ids)
+    for i, value in enumerate(ids):
+        if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point() \
+                and value.dtype != torch.bool:
+            value = ids[i] = int(value)
+        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
+            raise ArgumentTypeError(f"src_ids: expected int token ids, got {describe(value)} at "
+                                    f"position {i}" + (" (float ids would be truncated)"
+                                                       if isinstance(value, float) else ""))
+    return torch.tensor([int(v) for v in ids], dtype=torch.long)
 
 
 def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) -> torch.Tensor:
@@ -21,12 +54,15 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) ->
 
     Raises
     ------
+    TypeError
+        If ``model`` is not a Transformer, or ``src_ids`` is a str, holds floats, bools or
+        anything but integers (the error is also a ValueError).
     ValueError
         If ``src_ids`` is empty, not 1-D, longer than ``model.cfg.max_len`` or holds an id
         outside the source vocabulary.
     """
-    src = torch.as_tensor(src_ids if isinstance(src_ids, torch.Tensor) else list(src_ids),
-                          dtype=torch.long)
+    check_instance("model", model, Transformer, "an illustrated Transformer")
+    src = _source_tensor(src_ids)
     if src.dim() != 1 or src.numel() == 0:
         raise ValueError(f"src_ids: expected a non-empty 1-D sequence of token ids, "
                          f"got shape {tuple(src.shape)}")
@@ -37,16 +73,40 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) ->
     if bad.numel():
         raise ValueError(f"src_ids: token id {int(bad[0])} is outside the source vocabulary "
                          f"[0, {model.cfg.src_vocab_size})")
+    if bool((src == model.cfg.pad_id).all()):
+        raise ValueError(f"src_ids: expected at least one token that is not padding "
+                         f"(pad_id={model.cfg.pad_id}), got only padding")
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
 
 
 def _check_decode_args(model: Transformer, bos_id: int, eos_id: int, max_len: int) -> None:
+    """The arguments every decoder shares, checked; ValueError/TypeError naming each."""
+    check_instance("model", model, Transformer, "an illustrated Transformer")
+    size = model.cfg.tgt_vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
-        if not 0 <= value < model.cfg.tgt_vocab_size:
-            raise ValueError(f"{name}: expected an id in [0, {model.cfg.tgt_vocab_size}), got {value}")
-    if max_len < 1 or max_len >= model.cfg.max_len:
-        raise ValueError(f"max_len: expected 1 <= max_len < model.cfg.max_len={model.cfg.max_len} "
-                         f"(<bos> takes one position), got {max_len}")
+        check_int(name, value, low=0, high=size - 1,
+                  what=f"an id of the target vocabulary (tgt_vocab_size={size})")
+    if eos_id == bos_id:
+        raise ValueError(f"eos_id: expected an id other than bos_id={bos_id} (<bos> is never "
+                         f"generated, so <eos> could never end a hypothesis), got {eos_id}")
+    if eos_id == model.cfg.tgt_pad_id:
+        raise ValueError(f"eos_id: expected an id other than the padding id "
+                         f"tgt_pad_id={model.cfg.tgt_pad_id} (<pad> is never generated), "
+                         f"got {eos_id}")
+    # Generating n tokens feeds the decoder at most n positions (<bos> and the first n - 1
+    # tokens; the last one is never fed back), so max_len may equal the model's max_len.
+    check_int("max_len", max_len, low=1, high=model.cfg.max_len,
+              what="a number of generated tokens")
+
+
+def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: int,
+                     top_beams: int, max_len: int, alpha: float, return_steps: bool) -> None:
+    """The arguments of :func:`beam_search`, checked; ValueError/TypeError naming each."""
+    check_int("beam_size", beam_size, low=1)
+    check_int("top_beams", top_beams, low=1, high=beam_size)
+    check_real("alpha", alpha, low=0.0, what="a length-penalty exponent")
+    check_bool("return_steps", return_steps)
+    _check_decode_args(model, bos_id, eos_id, max_len)
 
 
 def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tensor,
@@ -58,6 +118,10 @@ def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tens
     out = model.decode(tgt_in, memory, src_mask)  # (n, t, d_model)
     log_probs = model.generator(out[:, -1]).log_softmax(dim=-1)  # (n, tgt_vocab_size)
     log_probs[:, [bos_id, model.cfg.tgt_pad_id]] = float("-inf")
+    # A NaN would win every argmax and top-k: a broken model must not look like a translation.
+    if not bool(torch.isfinite(log_probs.amax(dim=-1)).all()):
+        raise ValueError("model: its scores for the next token are NaN (non-finite weights, or "
+                         "values so large that they overflow); nothing can be decoded")
     return log_probs
 
 
@@ -98,6 +162,27 @@ class EvalMode:
         self.model.train(self.was_training)
 
 
+def _check_source_batch(model: Transformer, src: object) -> None:
+    """ValueError/TypeError naming ``src`` unless it is a padded (batch, src_len) batch of ids."""
+    if not isinstance(src, torch.Tensor) or src.dtype not in (torch.int64, torch.int32):
+        raise ArgumentTypeError(f"src: expected an int64 tensor of token ids, shape (batch, "
+                                f"src_len), got {describe(src)}")
+    if src.dim() != 2 or 0 in src.shape:
+        raise ValueError(f"src: expected shape (batch, src_len) with both at least 1, got "
+                         f"{tuple(src.shape)}")
+    if src.shape[1] > model.cfg.max_len:
+        raise ValueError(f"src: expected at most max_len={model.cfg.max_len} tokens a sentence, "
+                         f"got {src.shape[1]}")
+    low, high = (int(v) for v in torch.aminmax(src))
+    if low < 0 or high >= model.cfg.src_vocab_size:
+        raise ValueError(f"src: token id {low if low < 0 else high} is outside the source "
+                         f"vocabulary [0, {model.cfg.src_vocab_size})")
+    empty = (src == model.cfg.pad_id).all(dim=1).nonzero()
+    if len(empty):
+        raise ValueError(f"src: row {int(empty[0])} is only padding (pad_id={model.cfg.pad_id}); "
+                         f"expected at least one token in every sentence")
+
+
 def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, eos_id: int,
                         max_len: int = 50) -> list[list[int]]:
     """Greedy decoding of a padded batch of sources at once (the fast path of :func:`exact_match`).
@@ -109,8 +194,16 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
     Returns
     -------
     One list of generated ids per sentence, without <bos>, ending with <eos> when it was produced.
+
+    Raises
+    ------
+    TypeError
+        If ``src`` is not an integer tensor or an id argument is not an int (also ValueError).
+    ValueError
+        As :func:`greedy_decode`, and for a row of ``src`` that is only padding.
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
+    _check_source_batch(model, src)
     with EvalMode(model):
         src = src.to(next(model.parameters()).device)
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
@@ -137,7 +230,7 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
     ----------
     model : Transformer.   src_ids : 1-D sequence of source token ids.
     bos_id, eos_id : target vocabulary ids of <bos> and <eos>.
-    max_len : int, most tokens generated, <eos> included.
+    max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
 
     Returns
     -------
@@ -146,9 +239,15 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
 
     Raises
     ------
+    TypeError
+        If ``src_ids`` is a str or holds non-integers (float ids are never truncated), or an
+        id or ``max_len`` is not an int (the error is also a ValueError).
     ValueError
-        For an empty source, an id outside the vocabulary, a source longer than the model's
-        ``max_len`` or a ``max_len`` the model cannot hold.
+        For an empty source, a source of padding only, an id outside the vocabulary, a source
+        longer than the model's ``max_len``, ``max_len`` outside [1, model.cfg.max_len] (n
+        generated tokens feed the decoder at most n positions), ``bos_id``/``eos_id`` outside
+        the target vocabulary, ``eos_id`` equal to ``bos_id`` or to the padding id, or a model
+        whose scores are NaN.
 
     References
     ----------
@@ -201,8 +300,8 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
     model : Transformer.   src_ids : 1-D sequence of source ids.   bos_id, eos_id : target ids.
     beam_size : int >= 1, hypotheses kept alive (post: ``beam_size``).
     top_beams : int, 1 <= top_beams <= beam_size, translations returned (post: ``top_beams``).
-    max_len : int, most tokens generated, <eos> included.
-    alpha : float >= 0, GNMT length penalty exponent; score = sum of log-probs / ((5+len)/6)**alpha.
+    max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
+    alpha : finite float >= 0, GNMT length penalty exponent; score = sum of log-probs / ((5+len)/6)**alpha.
     return_steps : bool, also return the list of :class:`BeamStep` (the beam as a tree).
 
     Returns
@@ -212,22 +311,17 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (the error is also a ValueError).
     ValueError
-        If ``beam_size < 1``, ``top_beams`` is outside [1, beam_size], ``alpha < 0``, or the
-        source is bad (see :func:`greedy_decode`).
+        If ``beam_size < 1``, ``top_beams`` is outside [1, beam_size], ``alpha`` is negative,
+        NaN or infinite, or the source, ids or ``max_len`` are bad (see :func:`greedy_decode`).
 
     References
     ----------
     Post, end of "The Loss Function"; paper §6.1; Wu et al. 2016 (GNMT) §7.
     """
-    if not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size: expected an integer >= 1, got {beam_size!r}")
-    if not isinstance(top_beams, int) or not 1 <= top_beams <= beam_size:
-        raise ValueError(f"top_beams: expected an integer in [1, beam_size={beam_size}], "
-                         f"got {top_beams!r}")
-    if alpha < 0:
-        raise ValueError(f"alpha: expected a length-penalty exponent >= 0, got {alpha}")
-    _check_decode_args(model, bos_id, eos_id, max_len)
+    _check_beam_args(model, bos_id, eos_id, beam_size, top_beams, max_len, alpha, return_steps)
     src = prepare_source(model, src_ids)  # (1, src_len)
     steps: list[BeamStep] = []
     finished: list[tuple[tuple[int, ...], float]] = []  # (token ids, length-penalised score)

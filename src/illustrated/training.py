@@ -9,13 +9,15 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
+from ._args import (ArgumentTypeError, check_bool, check_choice, check_instance, check_int,
+                    check_real, describe)
 from .data import Vocab, collate, encode_pairs
 from .decoding import beam_search, greedy_decode_batch
 from .modules.transformer import Transformer
@@ -26,8 +28,21 @@ __all__ = ["SCHEDULES", "set_seed", "pick_device", "learning_rate", "History", "
            "exact_match", "translate", "preload_optimizer"]
 
 
+#: Seeds NumPy accepts: integers in [0, 2**32 - 1].
+MAX_SEED = 2**32 - 1
+
+
 def set_seed(seed: int) -> None:
-    """Seed Python's ``random``, NumPy and torch (CPU and every CUDA device)."""
+    """Seed Python's ``random``, NumPy and torch (CPU and every CUDA device).
+
+    Raises
+    ------
+    TypeError
+        If ``seed`` is not an integer (the error is also a ValueError).
+    ValueError
+        If ``seed`` is outside [0, 2**32 - 1] (NumPy's range).
+    """
+    check_int("seed", seed, low=0, high=MAX_SEED)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
@@ -51,11 +66,15 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
 
     Raises
     ------
+    TypeError
+        If ``device`` is neither a str nor a torch.device (the error is also a ValueError).
     ValueError
-        If ``device`` names a device type that is not available here.
+        If ``device`` names a device type, or a device index, that is not available here
+        (a ``torch.device`` as much as a string).
     """
-    if isinstance(device, torch.device):
-        return device
+    if not isinstance(device, (str, torch.device)):
+        raise ArgumentTypeError(f"device: expected 'auto', 'cpu', 'cuda', 'mps' or a "
+                                f"torch.device, got {type(device).__name__} {describe(device)}")
     if device == "auto":
         if torch.cuda.is_available():
             return torch.device("cuda")
@@ -63,14 +82,37 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
             return torch.device("mps")
         return torch.device("cpu")
     try:
-        chosen = torch.device(device)
+        chosen = device if isinstance(device, torch.device) else torch.device(device)
     except RuntimeError:
-        raise ValueError(f"device: expected 'auto', 'cpu', 'cuda' or 'mps', got {device!r}") from None
-    if chosen.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: 'cuda' was asked for but no CUDA GPU is available; use 'auto'")
-    if chosen.type == "mps" and not torch.backends.mps.is_available():
-        raise ValueError("device: 'mps' was asked for but MPS is not available; use 'auto'")
+        raise ValueError(f"device: expected 'auto', 'cpu', 'cuda' or 'mps', "
+                         f"got {device!r}") from None
+    if chosen.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device: expected an available device, got {str(chosen)!r} but no "
+                             "CUDA GPU is available here; use 'auto' or 'cpu'")
+        if chosen.index is not None and chosen.index >= torch.cuda.device_count():
+            raise ValueError(f"device: expected a CUDA index below {torch.cuda.device_count()}, "
+                             f"got {str(chosen)!r}")
+    elif chosen.type == "mps":
+        if getattr(torch.backends, "mps", None) is None or not torch.backends.mps.is_available():
+            raise ValueError(f"device: expected an available device, got {str(chosen)!r} but MPS "
+                             "is not available here; use 'auto' or 'cpu'")
+    elif chosen.type != "cpu":
+        raise ValueError(f"device: expected 'auto', 'cpu', 'cuda' or 'mps', got {str(chosen)!r}")
     return chosen
+
+
+def _check_schedule(step: int, lr: float, warmup: int, schedule: str,
+                    total_steps: int | None) -> None:
+    """The arguments of :func:`learning_rate`, checked (ValueError/TypeError naming each)."""
+    check_int("step", step, low=1)
+    check_real("lr", lr, low=0.0, what="a learning rate")
+    check_int("warmup", warmup, low=0, what="a number of steps")
+    check_choice("schedule", schedule, SCHEDULES)
+    if total_steps is not None:
+        check_int("total_steps", total_steps, low=1)
+    elif schedule == "cosine":
+        raise ValueError("total_steps: the 'cosine' schedule needs the number of steps, got None")
 
 
 def learning_rate(step: int, lr: float, warmup: int, schedule: str = "constant",
@@ -85,17 +127,17 @@ def learning_rate(step: int, lr: float, warmup: int, schedule: str = "constant",
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (the error is also a ValueError).
     ValueError
-        For an unknown ``schedule``, or "cosine" without ``total_steps``.
+        For a ``step`` below 1, a negative or non-finite ``lr``, a negative ``warmup``, an
+        unknown ``schedule``, or "cosine" without ``total_steps``.
 
     References
     ----------
     Paper §5.3, Eq. 3; Loshchilov & Hutter 2017 (SGDR) for the cosine shape.
     """
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule: expected one of {SCHEDULES}, got {schedule!r}")
-    if schedule == "cosine" and not total_steps:
-        raise ValueError("total_steps: the 'cosine' schedule needs the number of steps, got None")
+    _check_schedule(step, lr, warmup, schedule, total_steps)
     if warmup > 0 and step < warmup:
         return lr * step / warmup
     if schedule == "noam" and warmup > 0:
@@ -139,7 +181,20 @@ class TrainingDiverged(ValueError):
         self.history = history
 
 
+def _check_pairs(pairs: object) -> list:
+    """``pairs`` as a non-empty list; ValueError/TypeError naming ``pairs`` otherwise."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise ArgumentTypeError(f"pairs: expected a list of (source, target) sentence pairs, "
+                                f"got {type(pairs).__name__} {describe(pairs)}")
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+    return pairs
+
+
 def _check_vocabs(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+    check_instance("src_vocab", src_vocab, Vocab, "a Vocab")
+    check_instance("tgt_vocab", tgt_vocab, Vocab, "a Vocab")
     cfg = model.cfg
     for name, vocab, size, pad in (("src_vocab", src_vocab, cfg.src_vocab_size, cfg.pad_id),
                                    ("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)):
@@ -178,8 +233,14 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (e.g. ``steps=True``, ``lr='0.1'``); the error is also
+        a ValueError.
     ValueError
-        For a bad argument, vocabularies that do not fit the model, or an empty ``pairs``.
+        For an out-of-range argument (``steps``/``batch_size`` below 1, ``lr`` not finite and
+        positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
+        ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
+        available), vocabularies that do not fit the model, or an empty ``pairs``.
     TrainingDiverged (a ValueError)
         When the loss or the gradients stop being finite (e.g. a learning rate far too high);
         the model is first restored to its weights from before the step that broke it.
@@ -189,17 +250,20 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     Post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam β=(0.9, 0.98), ε=1e-9)
     and §5.4.
     """
-    if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
-    for name, value in (("steps", steps), ("batch_size", batch_size)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-    if not (isinstance(lr, (int, float)) and math.isfinite(lr) and lr > 0):
-        raise ValueError(f"lr: expected a positive finite learning rate, got {lr!r}")
-    if not 0.0 <= label_smoothing < 1.0:
-        raise ValueError(f"label_smoothing: expected a value in [0, 1), got {label_smoothing!r}")
-    if warmup < 0:
-        raise ValueError(f"warmup: expected a number of steps >= 0, got {warmup!r}")
+    check_instance("model", model, Transformer, "an illustrated Transformer")
+    pairs = _check_pairs(pairs)
+    check_int("steps", steps, low=1)
+    check_int("batch_size", batch_size, low=1)
+    check_real("lr", lr, low=0.0, low_open=True, what="a learning rate")
+    check_real("label_smoothing", label_smoothing, low=0.0, high=1.0, high_open=True,
+               what="a smoothing epsilon")
+    check_int("warmup", warmup, low=0, what="a number of steps")
+    check_real("clip_grad", clip_grad, low=0.0, what="a gradient norm (0 = no clipping)")
+    check_int("seed", seed, low=0, high=MAX_SEED)
+    if callback is not None and not callable(callback):
+        raise ArgumentTypeError(f"callback: expected a function callback(step, history) or "
+                                f"None, got {type(callback).__name__}")
+    check_bool("progress", progress)
     learning_rate(1, lr, warmup, schedule, steps)  # validates schedule
     _check_vocabs(model, src_vocab, tgt_vocab)
     device = pick_device(device)
@@ -220,44 +284,47 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     order: list[int] = []
     history = History(device=str(device))
     start = time.perf_counter()
-    bar = tqdm(range(1, steps + 1), desc="training", disable=not progress, leave=False)
-    for step in bar:
-        if len(order) < batch_size:  # a new shuffled epoch
-            order += torch.randperm(len(encoded), generator=generator).tolist()
-        idx, order = order[:batch_size], order[batch_size:]
-        batch = collate([encoded[i] for i in idx], src_vocab, tgt_vocab, device=device)
-        logits = model(batch.src, batch.tgt_in)  # (batch, tgt_len, tgt_vocab_size)
-        loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                               ignore_index=tgt_vocab.pad_id, label_smoothing=label_smoothing)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, clip_grad if clip_grad > 0 else math.inf)
-        if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
+    # As a context manager the bar is closed however training ends (Ctrl-C, an error).
+    with tqdm(range(1, steps + 1), desc="training", disable=not progress, leave=False) as bar:
+        for step in bar:
+            if len(order) < batch_size:  # a new shuffled epoch
+                order += torch.randperm(len(encoded), generator=generator).tolist()
+            idx, order = order[:batch_size], order[batch_size:]
+            batch = collate([encoded[i] for i in idx], src_vocab, tgt_vocab, device=device)
+            logits = model(batch.src, batch.tgt_in)  # (batch, tgt_len, tgt_vocab_size)
+            loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                                   ignore_index=tgt_vocab.pad_id, label_smoothing=label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(params,
+                                                       clip_grad if clip_grad > 0 else math.inf)
+            if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
+                with torch.no_grad():
+                    for p, old in zip(params, before):
+                        p.copy_(old)
+                raise TrainingDiverged(
+                    f"lr: the loss became {loss.item():.3g} at step {step} with lr={lr:g}; "
+                    f"training stopped and the model was restored to its weights before step "
+                    f"{max(step - 1, 1)}. Try a smaller lr.", history)
             with torch.no_grad():
                 for p, old in zip(params, before):
-                    p.copy_(old)
-            raise TrainingDiverged(
-                f"lr: the loss became {loss.item():.3g} at step {step} with lr={lr:g}; training "
-                f"stopped and the model was restored to its weights before step {max(step - 1, 1)}."
-                f" Try a smaller lr.", history)
-        with torch.no_grad():
-            for p, old in zip(params, before):
-                old.copy_(p)
-        rate = learning_rate(step, lr, warmup, schedule, steps)
-        for group in optimizer.param_groups:
-            group["lr"] = rate
-        optimizer.step()
-        with torch.no_grad():
-            keep = batch.tgt_out != tgt_vocab.pad_id
-            correct = (logits.argmax(-1) == batch.tgt_out) & keep
-            history.accuracy.append(float(correct.sum() / keep.sum()))
-        history.loss.append(loss.item())
-        history.lr.append(rate)
-        history.seconds.append(time.perf_counter() - start)
-        if progress:
-            bar.set_postfix(loss=f"{history.loss[-1]:.3f}", acc=f"{history.accuracy[-1]:.2f}")
-        if callback is not None:
-            callback(step, history)
+                    old.copy_(p)
+            rate = learning_rate(step, lr, warmup, schedule, steps)
+            for group in optimizer.param_groups:
+                group["lr"] = rate
+            optimizer.step()
+            with torch.no_grad():
+                keep = batch.tgt_out != tgt_vocab.pad_id
+                correct = (logits.argmax(-1) == batch.tgt_out) & keep
+                history.accuracy.append(float(correct.sum() / keep.sum()))
+            history.loss.append(loss.item())
+            history.lr.append(rate)
+            history.seconds.append(time.perf_counter() - start)
+            if progress:
+                bar.set_postfix(loss=f"{history.loss[-1]:.3f}",
+                                acc=f"{history.accuracy[-1]:.2f}")
+            if callback is not None:
+                callback(step, history)
     model.eval()
     return history
 
@@ -272,14 +339,36 @@ def translate(model: Transformer, sentences: Sequence[str], src_vocab: Vocab, tg
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type, e.g. a str for ``sentences`` (it would be read
+        letter by letter); the error is also a ValueError.
     ValueError
-        For an empty sentence or one longer than the model's ``max_len``.
+        For an empty sentence or one longer than the model's ``max_len``, vocabularies that do
+        not fit the model, or a bad ``beam_size`` or ``max_len`` (see :func:`beam_search`).
+        An empty list of sentences gives an empty list.
     """
-    max_len = max_len or model.cfg.max_len - 1
-    encoded = [src_vocab.encode(s) for s in sentences]
+    check_instance("model", model, Transformer, "an illustrated Transformer")
+    if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
+        raise ArgumentTypeError(f"sentences: expected a list of str sentences, got "
+                                f"{type(sentences).__name__} {describe(sentences)}")
+    sentences = list(sentences)
+    _check_vocabs(model, src_vocab, tgt_vocab)
+    check_int("beam_size", beam_size, low=1)
+    if max_len is None:  # not `max_len or ...`: max_len=0 is an error, not the default
+        max_len = model.cfg.max_len - 1
+    check_int("max_len", max_len, low=1, high=model.cfg.max_len,
+              what="a number of generated tokens")
+    if not sentences:
+        return []
+    encoded = []
+    for i, sentence in enumerate(sentences):
+        try:
+            encoded.append(src_vocab.encode(sentence))
+        except ValueError as error:
+            raise ValueError(f"sentences: sentence {i}: {error}") from None
     for sentence, ids in zip(sentences, encoded):
         if len(ids) > model.cfg.max_len:
-            raise ValueError(f"sentences: {sentence!r} has {len(ids)} tokens, more than "
+            raise ValueError(f"sentences: {sentence!r:.60} has {len(ids)} tokens, more than "
                              f"max_len={model.cfg.max_len}")
     if beam_size == 1:
         src = torch.nn.utils.rnn.pad_sequence([torch.tensor(ids) for ids in encoded],
@@ -298,11 +387,17 @@ def exact_match(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab:
 
     Raises
     ------
+    TypeError
+        If an argument has the wrong type (the error is also a ValueError).
     ValueError
-        If ``pairs`` is empty.
+        If ``pairs`` is empty or holds something other than (source, target) sentence pairs,
+        or as :func:`translate`.
     """
-    if not pairs:
-        raise ValueError("pairs: expected at least one pair, got none")
+    pairs = _check_pairs(pairs)
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"pairs: expected (source, target) pairs, got {describe(pair)} "
+                             f"at position {i}")
     predictions = translate(model, [s for s, _ in pairs], src_vocab, tgt_vocab, beam_size=beam_size)
     targets = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in pairs]
     return sum(p == t for p, t in zip(predictions, targets)) / len(pairs)
