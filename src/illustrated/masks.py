@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+from ._args import ArgumentTypeError, check_int, describe
+
 __all__ = ["causal_mask", "padding_mask"]
 
 
@@ -24,15 +26,16 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
 
     Raises
     ------
+    TypeError
+        If ``size`` is not an int (the error is also a ValueError).
     ValueError
-        If ``size`` is not a positive integer.
+        If ``size`` is below 1.
 
     References
     ----------
     Post "The Decoder Side"; paper §3.2.3 ("masking out ... illegal connections").
     """
-    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-        raise ValueError(f"size: expected a positive integer, got {size!r}")
+    check_int("size", size, low=1)
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 
@@ -50,14 +53,20 @@ def padding_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
 
     Raises
     ------
+    TypeError
+        If ``tokens`` is not an integer tensor or ``pad_id`` not an int (also a ValueError).
     ValueError
-        If ``tokens`` is not a 2-D integer tensor.
+        If ``tokens`` is not 2-D or ``pad_id`` is negative.
 
     References
     ----------
     Paper §3.2.3; the Annotated Transformer's ``src_mask``.
     """
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
-        got = tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens).__name__
-        raise ValueError(f"tokens: expected an integer tensor of shape (batch, seq), got {got}")
+    if not isinstance(tokens, torch.Tensor) or tokens.is_floating_point() or tokens.is_complex() \
+            or tokens.dtype == torch.bool:
+        raise ArgumentTypeError(f"tokens: expected an integer tensor of shape (batch, seq), got "
+                                f"{describe(tokens)}")
+    if tokens.dim() != 2:
+        raise ValueError(f"tokens: expected shape (batch, seq), got {tuple(tokens.shape)}")
+    check_int("pad_id", pad_id, low=0)
     return (tokens != pad_id)[:, None, None, :]  # (batch, 1, 1, seq)

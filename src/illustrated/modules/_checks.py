@@ -1,49 +1,337 @@
-"""Input checks shared by the modules: clear ValueErrors instead of deep torch tracebacks."""
+"""Input checks shared by the modules: clear errors naming the argument, not deep torch tracebacks.
+
+Shape, dtype and device checks read tensor metadata only: they cost nothing and never wait for
+the GPU. The two checks that must read values (token ids inside the vocabulary; no mask row
+that forbids every key) remember the tensors they passed, by identity and version counter, so a
+mask or an id tensor is read once however many layers it goes through; a tensor changed in
+place is checked again.
+"""
 from __future__ import annotations
+
+import weakref
+from typing import Hashable
 
 import torch
 
-__all__ = ["check_features", "check_mask", "check_token_ids"]
+from .._args import ArgumentTypeError, check_int, check_real, describe
+
+__all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "check_size",
+           "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
+           "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
+           "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
+           "check_source", "check_target", "remember_checked"]
+
+_CHECKED: dict[int, tuple[weakref.ref, int, Hashable]] = {}
 
 
-def check_features(name: str, x: torch.Tensor, d_model: int) -> None:
-    """Raise ValueError unless ``x`` is a float tensor of shape (batch, seq, d_model)."""
-    if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
-        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"{name}: expected shape (batch, seq, d_model={d_model}), got {got}")
+def _already_checked(t: torch.Tensor, key: Hashable) -> bool:
+    entry = _CHECKED.get(id(t))
+    if entry is None:
+        return False
+    ref, version, checked_key = entry
+    try:
+        return ref() is t and t._version == version and checked_key == key
+    except RuntimeError:  # inference-mode tensors have no version counter
+        return False
+
+
+def remember_checked(t: torch.Tensor, key: Hashable) -> None:
+    """Record that ``t`` (as it is now) passed the value check named by ``key``."""
+    try:
+        version = t._version
+    except RuntimeError:  # inference-mode tensor: not remembered, checked every time
+        return
+    i = id(t)
+
+    def forget(_ref: weakref.ref, i: int = i) -> None:
+        _CHECKED.pop(i, None)
+
+    _CHECKED[i] = (weakref.ref(t, forget), version, key)
+
+
+def _got(x: object) -> str:
+    return describe(x) if isinstance(x, torch.Tensor) else f"{type(x).__name__} {describe(x)}"
+
+
+def _check_like(name: str, x: torch.Tensor, like: torch.Tensor | None) -> None:
+    if like is None:
+        return
+    if x.dtype != like.dtype:
+        raise ArgumentTypeError(f"{name}: expected dtype {like.dtype} like the module's weights "
+                                f"(convert with .to({like.dtype}) or the module with "
+                                f".to(dtype)), got {x.dtype}")
+    if x.device != like.device:
+        raise ValueError(f"{name}: expected a tensor on {like.device} like the module's weights, "
+                         f"got one on {x.device}")
+
+
+def check_features(name: str, x: torch.Tensor, d_model: int,
+                   like: torch.Tensor | None = None) -> None:
+    """Raise unless ``x`` is a float tensor (batch, seq, d_model), batch and seq >= 1.
+
+    With ``like`` (a weight of the module), ``x`` must also have its dtype and device.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise ArgumentTypeError(f"{name}: expected a tensor of shape (batch, seq, "
+                                f"d_model={d_model}), got {_got(x)}")
+    if x.dim() != 3 or x.shape[-1] != d_model or 0 in x.shape:
+        raise ValueError(f"{name}: expected shape (batch, seq, d_model={d_model}) with batch and "
+                         f"seq at least 1, got {tuple(x.shape)}")
     if not x.is_floating_point():
-        raise ValueError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+        raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+    _check_like(name, x, like)
 
 
-def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask") -> None:
-    """Raise ValueError unless ``mask`` is a bool tensor broadcastable to ``expected``.
+def check_positional_sizes(d_model: object, max_len: object, layout: object,
+                           dropout: object) -> None:
+    """The arguments of ``PositionalEncoding(d_model, max_len, layout, dropout)``, checked."""
+    check_size("d_model", d_model, even=True)
+    check_size("max_len", max_len)
+    check_layout(layout)
+    check_dropout(dropout)
 
-    ``expected`` is (batch, n_heads, seq_q, seq_k). A query row where no key may be attended to
+
+def check_positions(name: str, x: torch.Tensor, d_model: int, max_len: int,
+                    table: torch.Tensor) -> None:
+    """Raise unless ``x`` is (batch, seq, d_model) floats with ``seq <= max_len``, on ``table``'s
+    device (any float dtype: the table is converted to it)."""
+    check_features(name, x, d_model)
+    if x.shape[1] > max_len:
+        raise ValueError(f"{name}: expected at most max_len={max_len} positions, got sequence "
+                         f"length {x.shape[1]}")
+    if x.device != table.device:
+        raise ValueError(f"{name}: expected a tensor on {table.device} like the module, got one "
+                         f"on {x.device}")
+
+
+def check_vectors(name: str, x: torch.Tensor, width: int, like: torch.Tensor) -> None:
+    """Raise unless ``x`` is a float tensor (..., width) with ``like``'s dtype and device."""
+    if not isinstance(x, torch.Tensor):
+        raise ArgumentTypeError(f"{name}: expected a tensor of shape (..., {width}), got {_got(x)}")
+    if x.dim() < 1 or x.shape[-1] != width:
+        raise ValueError(f"{name}: expected shape (..., {width}), got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+    _check_like(name, x, like)
+
+
+def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask",
+               device: torch.device | None = None) -> None:
+    """Raise unless ``mask`` is a bool tensor that broadcasts *to* ``expected`` (batch, n_heads,
+    seq_q, seq_k), on ``device``, with no query row where every key is forbidden.
+
+    "Broadcasts to" is one-way: (seq_q, seq_k), (batch, 1, 1, seq_k) and (batch, n_heads, seq_q,
+    seq_k) fit; a mask for 3 sentences does not fit a batch of 1. A row with no key allowed
     would give NaN after the softmax, so it is rejected here.
     """
     if mask is None:
         return
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
-        raise ValueError(f"{name}: expected a bool tensor (True = may attend), got {got}")
+        got = f"dtype {mask.dtype}" if isinstance(mask, torch.Tensor) else _got(mask)
+        raise ArgumentTypeError(f"{name}: expected a bool tensor (True = may attend), got {got}")
     try:
-        torch.broadcast_shapes(mask.shape, expected)
+        fits = mask.dim() <= len(expected) and \
+            tuple(torch.broadcast_shapes(mask.shape, expected)) == tuple(expected)
     except RuntimeError:
+        fits = False
+    if not fits:
         raise ValueError(
-            f"{name}: expected a shape broadcastable to (batch, n_heads, seq_q, seq_k)={expected}, "
-            f"e.g. (seq_q, seq_k) or (batch, 1, 1, seq_k), got {tuple(mask.shape)}") from None
+            f"{name}: expected a shape broadcastable to (batch, n_heads, seq_q, seq_k)="
+            f"{tuple(expected)} without growing it, e.g. (seq_q, seq_k) or (batch, 1, 1, "
+            f"seq_k), got {tuple(mask.shape)}")
+    if device is not None and mask.device != device:
+        raise ValueError(f"{name}: expected a tensor on {device} like the inputs, got one on "
+                         f"{mask.device}")
+    if _already_checked(mask, "mask"):
+        return
     if not bool(mask.any(dim=-1).all()):
         raise ValueError(f"{name}: some query position may attend to no key at all "
                          "(a row of the mask is all False); its softmax would be NaN")
+    remember_checked(mask, "mask")
 
 
-def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int) -> None:
-    """Raise ValueError unless ``ids`` is a 2-D integer tensor with values in [0, vocab_size)."""
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2 or ids.is_floating_point() \
-            or ids.dtype == torch.bool:
+def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int, max_len: int | None = None,
+                    device: torch.device | None = None) -> None:
+    """Raise unless ``ids`` is an int64/int32 tensor (batch, seq), both >= 1, values in
+    [0, vocab_size), seq <= ``max_len`` when given, on ``device`` when given."""
+    if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32):
         got = (f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor)
-               else type(ids).__name__)
-        raise ValueError(f"{name}: expected an integer tensor of shape (batch, seq), got {got}")
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
-        bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-        raise ValueError(f"{name}: token id {bad} is outside the vocabulary [0, {vocab_size})")
+               else _got(ids))
+        raise ArgumentTypeError(f"{name}: expected an int64 (or int32) tensor of token ids, "
+                                f"shape (batch, seq), got {got}")
+    if ids.dim() != 2 or 0 in ids.shape:
+        raise ValueError(f"{name}: expected shape (batch, seq) with batch and seq at least 1, "
+                         f"got {tuple(ids.shape)}")
+    if max_len is not None and ids.shape[1] > max_len:
+        raise ValueError(f"{name}: expected at most max_len={max_len} positions, got "
+                         f"{ids.shape[1]}")
+    if device is not None and ids.device != device:
+        raise ValueError(f"{name}: expected a tensor on {device} like the model's weights, "
+                         f"got one on {ids.device}")
+    key = ("ids", vocab_size)
+    if _already_checked(ids, key):
+        return
+    low, high = (int(v) for v in torch.aminmax(ids))  # one read of the values
+    if low < 0 or high >= vocab_size:
+        raise ValueError(f"{name}: token id {low if low < 0 else high} is outside the vocabulary "
+                         f"[0, {vocab_size})")
+    remember_checked(ids, key)
+
+
+def check_size(name: str, value: object, *, even: bool = False) -> int:
+    """``value`` if it is a positive int (even when asked); ValueError/TypeError naming ``name``."""
+    value = check_int(name, value, low=1)
+    if even and value % 2:
+        raise ValueError(f"{name}: expected an even number (sines and cosines come in pairs), "
+                         f"got {value}")
+    return value
+
+
+def check_layout(layout: object) -> str:
+    """``layout`` if it is "interleaved" or "concatenated" (the positional encoding layouts)."""
+    from .._args import check_choice
+    return check_choice("layout", layout, ("interleaved", "concatenated"))
+
+
+def check_dropout(value: object, name: str = "dropout") -> float:
+    """``value`` if it is a finite rate in [0, 1)."""
+    return check_real(name, value, low=0.0, high=1.0, high_open=True, what="a rate")
+
+
+def check_config(cfg: object) -> None:
+    """Raise TypeError (also a ValueError) unless ``cfg`` is a TransformerConfig."""
+    from ..config import TransformerConfig
+    if not isinstance(cfg, TransformerConfig):
+        raise ArgumentTypeError(f"cfg: expected a TransformerConfig, got {_got(cfg)}")
+
+
+def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
+                          bias: object) -> None:
+    """The arguments of ``MultiHeadAttention(d_model, n_heads, dropout, bias)``, checked."""
+    from .._args import check_bool
+    check_size("d_model", d_model)
+    check_size("n_heads", n_heads)
+    if d_model % n_heads != 0:
+        raise ValueError(f"n_heads: expected a positive divisor of d_model={d_model}, "
+                         f"got {n_heads}")
+    check_dropout(dropout)
+    check_bool("bias", bias)
+
+
+def check_attention_inputs(attention: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
+                           value: torch.Tensor, mask: torch.Tensor | None) -> None:
+    """The inputs of :meth:`MultiHeadAttention.forward`, checked (shapes, dtypes, mask)."""
+    like = attention.w_q.weight
+    check_features("query", query, attention.d_model, like)
+    check_features("key", key, attention.d_model, like)
+    check_features("value", value, attention.d_model, like)
+    if value.shape[:2] != key.shape[:2] or key.shape[0] != query.shape[0]:
+        raise ValueError(f"value: expected (batch, seq_k) = {tuple(key.shape[:2])} like key "
+                         f"and batch {query.shape[0]} like query, got value "
+                         f"{tuple(value.shape)}, key {tuple(key.shape)}")
+    check_mask(mask, (query.shape[0], attention.n_heads, query.shape[1], key.shape[1]),
+               device=query.device)
+
+
+def check_sdpa_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                      mask: torch.Tensor | None) -> None:
+    """The inputs of :func:`scaled_dot_product_attention`: float tensors (..., seq, d) that fit."""
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+            got = f"dtype {x.dtype}" if isinstance(x, torch.Tensor) else _got(x)
+            raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got {got}")
+        if x.dim() < 2 or 0 in x.shape[-2:]:
+            raise ValueError(f"{name}: expected shape (..., seq, d) with seq and d at least 1, "
+                             f"got {tuple(x.shape)}")
+        if x.dtype != q.dtype or x.device != q.device:
+            raise ArgumentTypeError(f"{name}: expected dtype {q.dtype} on {q.device} like q, got "
+                                    f"{x.dtype} on {x.device}")
+    if k.shape[-1] != q.shape[-1]:
+        raise ValueError(f"k: expected d_k={q.shape[-1]} like q, got shape {tuple(k.shape)}")
+    if v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"v: expected seq_k={k.shape[-2]} like k, got shape {tuple(v.shape)}")
+    try:
+        leading = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"q, k, v: leading dimensions do not broadcast: q {tuple(q.shape)}, "
+                         f"k {tuple(k.shape)}, v {tuple(v.shape)}") from None
+    if mask is not None:
+        check_mask(mask, (*leading, q.shape[-2], k.shape[-2]), device=q.device)
+
+
+def check_residual_args(x: torch.Tensor, sublayer_out: torch.Tensor, norm: object,
+                       norm_first: object) -> None:
+    """The arguments of :func:`add_and_norm`: two float tensors of one shape, a norm, a bool."""
+    from .._args import check_bool
+    for name, t in (("x", x), ("sublayer_out", sublayer_out)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            got = f"dtype {t.dtype}" if isinstance(t, torch.Tensor) else _got(t)
+            raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got {got}")
+    if sublayer_out.shape != x.shape:  # no silent broadcasting of the residual
+        raise ValueError(f"sublayer_out: expected the shape of x {tuple(x.shape)}, got "
+                         f"{tuple(sublayer_out.shape)}")
+    if not callable(norm):
+        raise ArgumentTypeError(f"norm: expected a LayerNorm module, got {_got(norm)}")
+    check_bool("norm_first", norm_first)
+
+
+def check_encoder_inputs(layer: torch.nn.Module, x: torch.Tensor,
+                         mask: torch.Tensor | None) -> None:
+    """x (batch, seq, d_model) of the layer's dtype and device; mask for its self-attention."""
+    attention = layer.self_attn
+    check_features("x", x, attention.d_model, attention.w_q.weight)
+    check_mask(mask, (x.shape[0], attention.n_heads, x.shape[1], x.shape[1]),
+               device=x.device)
+
+
+def check_decoder_inputs(layer: torch.nn.Module, x: torch.Tensor, memory: torch.Tensor,
+                         src_mask: torch.Tensor | None, tgt_mask: torch.Tensor | None) -> None:
+    """x (batch, tgt_len, d_model), memory (batch, src_len, d_model), and both masks."""
+    attention = layer.self_attn
+    check_features("x", x, attention.d_model, attention.w_q.weight)
+    check_features("memory", memory, attention.d_model, attention.w_q.weight)
+    if memory.shape[0] != x.shape[0]:
+        raise ValueError(f"memory: expected batch {x.shape[0]} like x, got shape "
+                         f"{tuple(memory.shape)}")
+    batch, tgt_len, src_len, heads = x.shape[0], x.shape[1], memory.shape[1], attention.n_heads
+    check_mask(src_mask, (batch, heads, tgt_len, src_len), "src_mask", x.device)
+    check_mask(tgt_mask, (batch, heads, tgt_len, tgt_len), "tgt_mask", x.device)
+
+
+def check_source(model: torch.nn.Module, src: torch.Tensor,
+                 src_mask: torch.Tensor | None, queries: int | None = None) -> torch.Tensor:
+    """Check a Transformer's ``src`` ids and ``src_mask``; return the mask to use.
+
+    When ``src_mask`` is None it is made from the padding of ``src``, and a sentence that is
+    only padding is an error naming ``src``. ``queries`` is the number of query positions that
+    will use the mask (the source length for the encoder, tgt_len for the decoder).
+    """
+    from ..masks import padding_mask
+    cfg, device = model.cfg, model.generator.proj.weight.device
+    check_token_ids("src", src, cfg.src_vocab_size, cfg.max_len, device)
+    batch, src_len = src.shape
+    queries = src_len if queries is None else queries
+    if src_mask is not None:
+        check_mask(src_mask, (batch, cfg.n_heads, queries, src_len), "src_mask", device)
+        return src_mask
+    src_mask = padding_mask(src, cfg.pad_id)  # (batch, 1, 1, src_len)
+    if not _already_checked(src_mask, "mask"):
+        empty = (~src_mask).all(dim=-1).flatten().nonzero()
+        if len(empty):
+            raise ValueError(f"src: sentence {int(empty[0])} is only padding (pad_id="
+                             f"{cfg.pad_id}); expected at least one token that is not")
+        remember_checked(src_mask, "mask")
+    return src_mask
+
+
+def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Tensor,
+                 src_mask: torch.Tensor | None) -> None:
+    """Check a Transformer's ``tgt_in`` ids, ``memory`` and ``src_mask`` (for ``decode``)."""
+    cfg, weight = model.cfg, model.generator.proj.weight
+    check_token_ids("tgt_in", tgt_in, cfg.tgt_vocab_size, cfg.max_len, weight.device)
+    check_features("memory", memory, cfg.d_model, weight)
+    if memory.shape[0] != tgt_in.shape[0]:
+        raise ValueError(f"memory: expected batch {tgt_in.shape[0]} like tgt_in, "
+                         f"got {memory.shape[0]}")
+    check_mask(src_mask, (tgt_in.shape[0], cfg.n_heads, tgt_in.shape[1], memory.shape[1]),
+               "src_mask", weight.device)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
+from ._checks import check_config, check_decoder_inputs
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, sublayer_input
@@ -40,7 +41,10 @@ class DecoderLayer(nn.Module):
 
     Raises
     ------
-    ValueError from MultiHeadAttention for a wrong input or mask.
+    TypeError / ValueError
+        If ``cfg`` is not a TransformerConfig, ``x`` or ``memory`` is not a float tensor
+        (batch, seq, d_model) of the layer's dtype and device, their batches differ, or a mask
+        does not fit (named ``x``, ``memory``, ``src_mask``, ``tgt_mask``).
 
     References
     ----------
@@ -49,6 +53,7 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
+        check_config(cfg)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
@@ -62,6 +67,7 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
         z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
@@ -90,11 +96,13 @@ class Decoder(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
+        check_config(cfg)
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.n_layers))
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
+        check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)

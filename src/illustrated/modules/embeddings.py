@@ -9,7 +9,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_token_ids
+from ._checks import check_size, check_token_ids
 
 __all__ = ["Embeddings"]
 
@@ -28,8 +28,11 @@ class Embeddings(nn.Module):
 
     Raises
     ------
+    TypeError
+        If a size is not an int, or ``ids`` not an int64/int32 tensor (also a ValueError).
     ValueError
-        If ``ids`` is not a 2-D integer tensor or holds an id outside [0, vocab_size).
+        If a size is not positive, ``ids`` is not (batch, seq) with both at least 1, lies on
+        another device than the table, or holds an id outside [0, vocab_size).
 
     References
     ----------
@@ -38,10 +41,11 @@ class Embeddings(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int) -> None:
         super().__init__()
+        check_size("vocab_size", vocab_size), check_size("d_model", d_model)
         self.lut = nn.Embedding(vocab_size, d_model)
         self.d_model = d_model
         self.scale = math.sqrt(d_model)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        check_token_ids("ids", ids, self.lut.num_embeddings)
+        check_token_ids("ids", ids, self.lut.num_embeddings, device=self.lut.weight.device)
         return self.lut(ids) * self.scale  # (batch, seq, d_model)

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
+from ._checks import check_config, check_encoder_inputs
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, sublayer_input
@@ -35,7 +36,9 @@ class EncoderLayer(nn.Module):
 
     Raises
     ------
-    ValueError from MultiHeadAttention for a wrong input or mask.
+    TypeError / ValueError
+        If ``cfg`` is not a TransformerConfig, ``x`` is not a float tensor (batch, seq, d_model)
+        of the layer's dtype and device, or the mask does not fit (named ``x`` and ``mask``).
 
     References
     ----------
@@ -45,6 +48,7 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
+        check_config(cfg)
         self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
         self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
@@ -55,6 +59,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
+        check_encoder_inputs(self, x, mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
         z, weights = self.self_attn(h, h, h, mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
@@ -79,12 +84,14 @@ class Encoder(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
+        check_config(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
         # Pre-LN leaves the residual stream un-normalised, so a last LayerNorm closes the stack.
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
+        check_encoder_inputs(self.layers[0], x, mask)
         attentions = []
         for layer in self.layers:
             x, weights = layer(x, mask, return_attention=True)

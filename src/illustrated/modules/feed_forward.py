@@ -7,6 +7,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ._checks import check_dropout, check_size, check_vectors
+
 __all__ = ["FeedForward"]
 
 
@@ -26,6 +28,12 @@ class FeedForward(nn.Module):
     ------
     forward: x (batch, seq, d_model) -> (batch, seq, d_model)
 
+    Raises
+    ------
+    TypeError / ValueError
+        For a size that is not a positive int, a dropout outside [0, 1), or an ``x`` that is
+        not a float tensor (..., d_model) of the module's dtype and device.
+
     References
     ----------
     Post "Now We're Encoding!"; paper §3.3, Eq. 2: FFN(x) = max(0, x W_1 + b_1) W_2 + b_2.
@@ -33,9 +41,11 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
         super().__init__()
+        check_size("d_model", d_model), check_size("d_ff", d_ff), check_dropout(dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_vectors("x", x, self.linear1.in_features, self.linear1.weight)
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_features, check_mask
+from ._checks import check_attention_inputs, check_attention_sizes, check_features
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention"]
@@ -37,9 +37,14 @@ class MultiHeadAttention(nn.Module):
 
     Raises
     ------
+    TypeError
+        If a size is not an int, ``bias`` not a bool, an input not a float tensor of the
+        module's dtype, or the mask not a bool tensor (the error is also a ValueError).
     ValueError
-        If ``d_model % n_heads != 0``, an input has the wrong shape, key and value lengths
-        differ, or the mask has the wrong dtype/shape or leaves a query with no key.
+        If a size is not positive, ``n_heads`` does not divide ``d_model``, ``dropout`` is not a
+        rate in [0, 1), an input has the wrong shape or device, key and value lengths differ,
+        or the mask does not broadcast to (batch, n_heads, seq_q, seq_k) or leaves a query
+        with no key.
 
     References
     ----------
@@ -48,9 +53,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True) -> None:
         super().__init__()
-        if n_heads < 1 or d_model % n_heads != 0:
-            raise ValueError(f"n_heads: expected a positive divisor of d_model={d_model}, "
-                             f"got {n_heads}")
+        check_attention_sizes(d_model, n_heads, dropout, bias)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
@@ -60,21 +63,14 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) -> (batch, n_heads, seq, d_k)."""
+        check_features("x", x, self.d_model)
         batch, seq, _ = x.shape
         return x.view(batch, seq, self.n_heads, self.d_k).transpose(1, 2)  # (batch, n_heads, seq, d_k)
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False):
-        check_features("query", query, self.d_model)
-        check_features("key", key, self.d_model)
-        check_features("value", value, self.d_model)
+        check_attention_inputs(self, query, key, value, mask)
         batch, seq_q, _ = query.shape
-        seq_k = key.shape[1]
-        if value.shape[:2] != key.shape[:2] or key.shape[0] != batch:
-            raise ValueError(f"value: expected (batch, seq_k) = {tuple(key.shape[:2])} like key "
-                             f"and batch {batch} like query, got value {tuple(value.shape)}, "
-                             f"key {tuple(key.shape)}")
-        check_mask(mask, (batch, self.n_heads, seq_q, seq_k))
         q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
         k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
         v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ._checks import check_size, check_vectors
+
 __all__ = ["Generator"]
 
 
@@ -28,6 +30,12 @@ class Generator(nn.Module):
     ------
     forward: x (batch, tgt_len, d_model) -> logits (batch, tgt_len, vocab_size)
 
+    Raises
+    ------
+    TypeError / ValueError
+        For a size that is not a positive int, or an ``x`` that is not a float tensor
+        (..., d_model) of the module's dtype and device.
+
     References
     ----------
     Post "The Final Linear and Softmax Layer"; paper §3.4 ("the usual learned linear
@@ -36,7 +44,9 @@ class Generator(nn.Module):
 
     def __init__(self, d_model: int, vocab_size: int) -> None:
         super().__init__()
+        check_size("d_model", d_model), check_size("vocab_size", vocab_size)
         self.proj = nn.Linear(d_model, vocab_size)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_vectors("x", x, self.proj.in_features, self.proj.weight)
         return self.proj(x)  # (batch, tgt_len, vocab_size)

@@ -9,7 +9,8 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_features
+from .._args import check_int
+from ._checks import check_layout, check_positional_sizes, check_positions, check_size
 
 __all__ = ["PositionalEncoding", "sinusoid_table"]
 
@@ -31,15 +32,19 @@ def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") 
 
     Raises
     ------
+    TypeError
+        If a size is not an int (the error is also a ValueError).
     ValueError
-        If ``d_model`` is odd or ``layout`` is unknown.
+        If ``n_positions`` is negative, ``d_model`` is not a positive even integer, or
+        ``layout`` is unknown.
 
     References
     ----------
     Paper §3.5; tensor2tensor ``common_attention.get_timing_signal_1d``.
     """
-    if d_model % 2:
-        raise ValueError(f"d_model: expected an even width, got {d_model}")
+    check_int("n_positions", n_positions, low=0)
+    check_size("d_model", d_model, even=True)
+    check_layout(layout)
     half = d_model // 2
     position = torch.arange(n_positions, dtype=torch.float64)[:, None]  # (n_positions, 1)
     if layout == "interleaved":
@@ -74,8 +79,12 @@ class PositionalEncoding(nn.Module):
 
     Raises
     ------
+    TypeError
+        If a size is not an int, or ``x`` is not a floating-point tensor (also a ValueError).
     ValueError
-        If ``x`` is not (batch, seq, d_model) or ``seq > max_len``.
+        If ``d_model`` is not a positive even integer, ``max_len`` not positive, ``layout``
+        unknown, ``dropout`` not a rate in [0, 1); if ``x`` is not (batch, seq, d_model), is
+        on another device than the module, or ``seq > max_len``.
 
     References
     ----------
@@ -85,14 +94,13 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int, layout: str = "interleaved",
                  dropout: float = 0.0) -> None:
         super().__init__()
+        check_positional_sizes(d_model, max_len, layout, dropout)
         self.d_model, self.max_len, self.layout = d_model, max_len, layout
         # Not persistent: the table is a function of the sizes, so checkpoints need not carry it.
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_features("x", x, self.d_model)
+        check_positions("x", x, self.d_model, self.max_len, self.pe)
         seq = x.shape[1]
-        if seq > self.max_len:
-            raise ValueError(f"x: sequence length {seq} exceeds max_len={self.max_len}")
         return self.dropout(x + self.pe[:seq].to(x.dtype))  # (batch, seq, d_model)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .._args import check_bool
+from ._checks import check_residual_args
+
 __all__ = ["sublayer_input", "add_and_norm"]
 
 
@@ -21,6 +24,7 @@ def sublayer_input(x: torch.Tensor, norm: nn.LayerNorm, norm_first: bool) -> tor
     References: paper §3.1; Xiong et al. 2020, "On Layer Normalization in the Transformer
     Architecture" (pre-LN).
     """
+    check_bool("norm_first", norm_first)
     return norm(x) if norm_first else x
 
 
@@ -39,10 +43,17 @@ def add_and_norm(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm
     -------
     (batch, seq, d_model)
 
+    Raises
+    ------
+    TypeError / ValueError
+        If ``x`` or ``sublayer_out`` is not a float tensor, their shapes differ (no silent
+        broadcasting of the residual), ``norm`` is not callable or ``norm_first`` not a bool.
+
     References
     ----------
     Post "The Residuals"; paper §3.1: LayerNorm(x + Sublayer(x)).
     """
+    check_residual_args(x, sublayer_out, norm, norm_first)
     if norm_first:
         return x + dropout(sublayer_out)  # (batch, seq, d_model)
     return norm(x + dropout(sublayer_out))  # (batch, seq, d_model)

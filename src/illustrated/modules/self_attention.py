@@ -9,6 +9,8 @@ import math
 
 import torch
 
+from ._checks import check_sdpa_inputs
+
 __all__ = ["scaled_dot_product_attention"]
 
 
@@ -22,7 +24,7 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     ----------
     q : (..., seq_q, d_k) queries.   k : (..., seq_k, d_k) keys.   v : (..., seq_k, d_v) values.
     mask : optional bool tensor broadcastable to (..., seq_q, seq_k); True = may attend.
-        Masked scores become -inf before the softmax. Callers validate it (see ``check_mask``).
+        Masked scores become -inf before the softmax.
     dropout : optional dropout module applied to the attention weights (paper §5.4 applies
         dropout to sub-layer outputs; applying it to the weights is the common practice, as in
         torch and tensor2tensor).
@@ -31,10 +33,18 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     -------
     (z, weights): z (..., seq_q, d_v); weights (..., seq_q, seq_k), rows summing to 1.
 
+    Raises
+    ------
+    TypeError / ValueError
+        If q, k, v are not float tensors of one dtype and device with shapes that fit (d_k and
+        seq_k at least 1), or the mask is not bool, does not broadcast to (..., seq_q, seq_k)
+        or leaves a query with no key.
+
     References
     ----------
     Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
+    check_sdpa_inputs(q, k, v, mask)
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
     if mask is not None:

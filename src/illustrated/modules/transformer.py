@@ -10,8 +10,8 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ..masks import causal_mask, padding_mask
-from ._checks import check_features, check_token_ids
+from ..masks import causal_mask
+from ._checks import check_config, check_source, check_target, remember_checked
 from .decoder import Decoder
 from .embeddings import Embeddings
 from .encoder import Encoder
@@ -61,9 +61,15 @@ class Transformer(nn.Module):
 
     Raises
     ------
+    TypeError
+        If ``cfg`` is not a TransformerConfig, ids are not an int64/int32 tensor, ``memory`` not
+        a float tensor of the model's dtype, or a mask not bool (the error is also a ValueError).
     ValueError
-        For token ids outside the vocabulary, non-2-D id tensors, sequences longer than
-        ``cfg.max_len``, batch sizes that differ, or a bad mask.
+        For token ids outside the vocabulary, id tensors that are not (batch, seq) with both at
+        least 1, sequences longer than ``cfg.max_len``, a source sentence of padding only,
+        batch sizes that differ, tensors on another device than the model, or a mask that does
+        not broadcast to (batch, n_heads, seq_q, src_len) or leaves a query with no key. Each
+        message names the argument passed (``src``, ``tgt_in``, ``memory``, ``src_mask``).
 
     References
     ----------
@@ -72,6 +78,7 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
+        check_config(cfg)
         self.cfg = cfg
         self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
         self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)
@@ -85,28 +92,25 @@ class Transformer(nn.Module):
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
                return_attention: bool = False):
-        check_token_ids("src", src, self.cfg.src_vocab_size)
-        if src_mask is None:
-            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        src_mask = check_source(self, src, src_mask)  # made from the padding when None
         x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
         return self.encoder(x, src_mask, return_attention=return_attention)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
                src_mask: torch.Tensor | None = None, return_attention: bool = False):
-        check_token_ids("tgt_in", tgt_in, self.cfg.tgt_vocab_size)
-        check_features("memory", memory, self.cfg.d_model)
-        if memory.shape[0] != tgt_in.shape[0]:
-            raise ValueError(f"memory: expected batch {tgt_in.shape[0]} like tgt_in, "
-                             f"got {memory.shape[0]}")
+        check_target(self, tgt_in, memory, src_mask)
         tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
+        remember_checked(tgt_mask, "mask")  # every row attends to itself: nothing to read
         y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
         return self.decoder(y, memory, src_mask, tgt_mask, return_attention=return_attention)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
                 src_mask: torch.Tensor | None = None, return_attention: bool = False):
-        check_token_ids("src", src, self.cfg.src_vocab_size)
-        if src_mask is None:
-            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        src_mask = check_source(self, src, src_mask)  # made from the padding when None
+        if isinstance(tgt_in, torch.Tensor) and tgt_in.dim() == 2 \
+                and tgt_in.shape[0] != src.shape[0]:
+            raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "
+                             f"{tuple(tgt_in.shape)}")
         memory, enc_w = self.encode(src, src_mask, return_attention=True)
         out, self_w, cross_w = self.decode(tgt_in, memory, src_mask, return_attention=True)
         logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
