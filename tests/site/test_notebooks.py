@@ -159,3 +159,58 @@ def test_every_chapter_is_in_the_toc():
     listed = set(toc_files())
     missing = [p.name for p in NOTEBOOKS if f"chapters/{p.stem}" not in listed]
     assert not missing, f"chapters missing from _toc.yml: {missing}"
+
+
+# Calls that train a model in the page: their numbers depend on the CPU's vector instructions
+# and thread count, so no output-checked cell may print them (DESIGN.md, Notebooks).
+LIVE_TRAINING = {"train", "train_corpus", "cheating_demo", "train_with_snapshots",
+                 "norm_placement_experiment", "train_playground"}
+CHECK_TAG = "nbval-check-output"
+
+
+def _trains_live(node: ast.AST) -> bool:
+    for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+        name = getattr(call.func, "attr", getattr(call.func, "id", ""))
+        retrain = any(k.arg == "retrain" and not (isinstance(k.value, ast.Constant)
+                                                  and k.value.value is False)
+                      for k in call.keywords)
+        if name in LIVE_TRAINING or (name == "pretrained" and retrain):
+            return True
+    return False
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+@chapters
+def test_checked_outputs_are_tagged_cells_not_comments(path):
+    """Readers never see `# NBVAL_CHECK_OUTPUT`: nbval reads the cell tag instead."""
+    commented = [i for i, c in enumerate(load(path)["cells"]) if c["cell_type"] == "code"
+                 and "NBVAL" in source(c).upper().replace("-", "_")]
+    assert not commented, f"{path.name}: nbval markers in the code of cells {commented}"
+    tagged = [c for c in load(path)["cells"] if CHECK_TAG in c.get("metadata", {}).get("tags", [])]
+    assert tagged, f"{path.name}: no output-checked cell"
+
+
+@chapters
+def test_no_checked_output_comes_from_training_in_the_page(path):
+    """A checked cell may not train, nor read a variable that a cell before it got from training
+    (followed through assignments, cell by cell)."""
+    live: set[str] = set()
+    offending = []
+    for i, cell in enumerate(load(path)["cells"]):
+        if cell["cell_type"] != "code" or not source(cell).strip():
+            continue
+        tree = as_python(source(cell))
+        checked = CHECK_TAG in cell.get("metadata", {}).get("tags", [])
+        if checked and (_trains_live(tree) or _names(tree) & live):
+            offending.append((i, sorted(_names(tree) & live)))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For)):
+                value = node.iter if isinstance(node, ast.For) else node.value
+                targets = ([node.target] if not isinstance(node, ast.Assign) else node.targets)
+                if value is not None and (_trains_live(value) or _names(value) & live):
+                    live |= set().union(*(_names(t) for t in targets))
+    assert not offending, (f"{path.name}: output-checked cells that show numbers of a model "
+                           f"trained in the page (cell, live names): {offending}")
