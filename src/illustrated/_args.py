@@ -10,7 +10,11 @@ import math
 import numbers
 from typing import Any, Iterable
 
-__all__ = ["ArgumentTypeError", "describe", "check_int", "check_real", "check_bool",
+#: Largest array (in numbers) a size argument alone may ask for: 2**27 numbers, 1 GiB of float64.
+#: Bigger tables are refused by name instead of failing with a MemoryError deep inside.
+MAX_ELEMENTS = 1 << 27
+
+__all__ = ["MAX_ELEMENTS", "check_size_limit", "ArgumentTypeError", "describe", "check_int", "check_real", "check_bool",
            "check_choice", "check_instance"]
 
 
@@ -109,6 +113,13 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {choices}, got {value!r}")
     return value
+
+
+def check_size_limit(name: str, elements: int, what: str) -> None:
+    """ValueError naming ``name`` if an array of ``elements`` numbers exceeds MAX_ELEMENTS."""
+    if elements > MAX_ELEMENTS:
+        raise ValueError(f"{name}: expected sizes giving at most {MAX_ELEMENTS} numbers, got "
+                         f"{what} = {elements} numbers")
 
 
 def check_instance(name: str, value: Any, cls: type | tuple[type, ...], what: str) -> Any:

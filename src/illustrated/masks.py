@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from ._args import ArgumentTypeError, check_int, describe
+from ._args import ArgumentTypeError, check_int, check_size_limit, describe
 
 __all__ = ["causal_mask", "padding_mask"]
 
@@ -36,6 +36,7 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
     Post "The Decoder Side"; paper §3.2.3 ("masking out ... illegal connections").
     """
     check_int("size", size, low=1)
+    check_size_limit("size", size * size, "size x size")
     return torch.ones(size, size, dtype=torch.bool, device=device).tril()
 
 

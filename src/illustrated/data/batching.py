@@ -156,7 +156,8 @@ def collate(
             if (
                 not isinstance(ids, (list, tuple))
                 or len(ids) == 0
-                or not all(isinstance(t, int) and 0 <= t < len(vocab) for t in ids)
+                or not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < len(vocab)
+                           for t in ids)
             ):
                 raise ValueError(
                     f"encoded: got {side} {ids!r:.60} at position {i}, expected a non-empty "

@@ -13,7 +13,7 @@ from typing import Hashable
 
 import torch
 
-from .._args import ArgumentTypeError, check_int, check_real, describe
+from .._args import ArgumentTypeError, check_int, check_real, check_size_limit, describe
 
 __all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "check_size",
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
@@ -87,6 +87,7 @@ def check_positional_sizes(d_model: object, max_len: object, layout: object,
     """The arguments of ``PositionalEncoding(d_model, max_len, layout, dropout)``, checked."""
     check_size("d_model", d_model, even=True)
     check_size("max_len", max_len)
+    check_size_limit("max_len", max_len * d_model, f"max_len x d_model = {max_len} x {d_model}")
     check_layout(layout)
     check_dropout(dropout)
 

@@ -5,13 +5,18 @@ e.g. ``W_Q: expected shape (4, d_k) to match X's d_model=4, got (3, 2)``.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 __all__ = [
+    "NonFiniteError",
+    "Overflow",
     "as_float_array",
+    "check_axis",
+    "finite_result",
     "as_int_array",
     "check_bias",
     "check_matrix",
@@ -24,15 +29,76 @@ __all__ = [
 ]
 
 
-def as_float_array(name: str, x: object) -> np.ndarray:
-    """Return ``x`` as a float64 array; ValueError if it holds something that is not a number."""
-    if isinstance(x, np.ndarray) and x.dtype == bool:
-        raise ValueError(f"{name}: expected numbers, got a bool array")
+class NonFiniteError(ValueError):
+    """NaN or +inf reached a softmax (raised by it; :func:`finite_result` renames it)."""
+
+
+class Overflow(ValueError):
+    """Finite inputs whose computation overflowed float64 (the message names the inputs)."""
+
+
+def as_float_array(name: str, x: object, finite: bool = True) -> np.ndarray:
+    """Return ``x`` as a float64 array; ValueError if it holds something that is not a number.
+
+    With ``finite`` (the default) NaN and infinities are refused too, naming ``name``.
+    """
+    if isinstance(x, (str, bytes)) or (isinstance(x, np.ndarray) and x.dtype.kind in "bUSOc"):
+        kind = "a bool array" if isinstance(x, np.ndarray) and x.dtype == bool \
+            else f"{type(x).__name__}" + (f" of dtype {x.dtype}" if hasattr(x, "dtype") else "")
+        raise ValueError(f"{name}: expected an array of real numbers, got {kind}")
+    if isinstance(x, bool):
+        raise ValueError(f"{name}: expected an array of real numbers, got the bool {x!r}")
     try:
-        return np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name}: expected an array of numbers, got {type(x).__name__} "
+        array = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ValueError(f"{name}: expected an array of real numbers, got {type(x).__name__} "
                          f"({error})") from None
+    if finite and not np.isfinite(array).all():
+        raise ValueError(f"{name}: expected finite numbers, got NaN or infinity")
+    return array
+
+
+def check_axis(name: str, axis: object, ndim: int) -> int:
+    """Return ``axis`` if it is an int in [-ndim, ndim); ValueError naming ``name`` otherwise."""
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise ValueError(f"{name}: expected an integer axis, got {type(axis).__name__} {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{name}: expected an axis in [{-ndim}, {ndim - 1}] for an array with "
+                         f"{ndim} dimensions, got {axis}")
+    return int(axis)
+
+
+def finite_result(*names: str):
+    """Decorator: a function of finite inputs must not return NaN or infinity.
+
+    Inputs are checked finite on the way in; when the arithmetic itself overflows float64
+    (e.g. entries near 1e200 multiplied together), the caller gets one ValueError naming the
+    arguments ``names`` instead of NaN, an infinity or a softmax error about an inner ``x``.
+    """
+    def decorate(function):
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                try:
+                    result = function(*args, **kwargs)
+                except (NonFiniteError, Overflow):
+                    result = None
+            arrays = result if isinstance(result, tuple) else (result,)
+            if result is None or not all(np.isfinite(a).all() for a in _arrays(arrays)):
+                raise Overflow(f"{', '.join(names)}: values too large: "
+                               f"{function.__name__} overflowed float64 (got NaN or infinity "
+                               f"from finite input); scale the inputs down") from None
+            return result
+        return checked
+    return decorate
+
+
+def _arrays(items):
+    for item in items:
+        if isinstance(item, tuple):
+            yield from _arrays(item)
+        elif isinstance(item, np.ndarray) or isinstance(item, (float, np.floating)):
+            yield item
 
 
 def as_int_array(name: str, x: object) -> np.ndarray:
@@ -65,6 +131,9 @@ def check_matrix(name: str, W: np.ndarray, rows: int, cols: int | None, reason: 
     """
     if W.ndim != 2 or W.shape[0] != rows or (cols is not None and W.shape[1] != cols):
         raise ValueError(f"{name}: expected shape {layout} {reason}, got {W.shape}")
+    if 0 in W.shape:
+        raise ValueError(f"{name}: expected shape {layout} with no dimension of size 0, "
+                         f"got {W.shape}")
 
 
 def check_bias(name: str, b: object, size: int, reason: str) -> np.ndarray:

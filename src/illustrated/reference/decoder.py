@@ -12,8 +12,10 @@ import numpy as np
 
 from ._checks import (as_float_array, check_min_ndim, check_n_heads, check_param_shapes,
                       check_params, check_positive_int)
+from .._args import check_size_limit
 from ._params import (attention_shapes, attention_weights, ffn_and_norm_shapes,
                       init_attention, init_ffn_and_norms)
+from ._checks import finite_result
 from .feed_forward import feed_forward
 from .multi_head import MultiHeadResult, multi_head_attention
 from .residual import add_and_norm, layer_norm
@@ -75,9 +77,11 @@ def causal_mask(size: int) -> np.ndarray:
     paper §3.2.3.
     """
     size = check_positive_int("size", size)
+    check_size_limit("size", size * size, "size x size")
     return np.tril(np.ones((size, size), dtype=bool))  # (size, size)
 
 
+@finite_result("x", "memory", "params")
 def decoder_layer(x: object, memory: object, params: Mapping[str, object], n_heads: int,
                   src_mask: object = None, tgt_mask: object = None, norm_first: bool = False,
                   eps: float = 1e-5) -> DecoderLayerResult:
@@ -219,6 +223,7 @@ def init_decoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, 
     """
     d_model = check_positive_int("d_model", d_model)
     d_ff = check_positive_int("d_ff", d_ff)
+    check_size_limit("d_ff", d_model * (d_model + d_ff), "d_model x (d_model + d_ff)")
     rng = np.random.default_rng(seed)
     return (init_attention(rng, d_model, "self_") | init_attention(rng, d_model, "cross_")
             | init_ffn_and_norms(rng, d_model, d_ff, n_norms=3))

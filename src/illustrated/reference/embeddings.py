@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 
-from ._checks import as_float_array, as_int_array
+from ._checks import as_float_array, as_int_array, finite_result
 
 __all__ = ["embed"]
 
 
+@finite_result("embedding_matrix")
 def embed(token_ids: object, embedding_matrix: object) -> np.ndarray:
     """Turn each input word into a vector: look up its row of the embedding matrix.
 

@@ -12,8 +12,10 @@ import numpy as np
 
 from ._checks import (as_float_array, check_min_ndim, check_n_heads, check_param_shapes,
                       check_params, check_positive_int)
+from .._args import check_size_limit
 from ._params import (attention_shapes, attention_weights, ffn_and_norm_shapes,
                       init_attention, init_ffn_and_norms)
+from ._checks import finite_result
 from .feed_forward import feed_forward
 from .multi_head import MultiHeadResult, multi_head_attention
 from .residual import add_and_norm, layer_norm
@@ -47,6 +49,7 @@ class EncoderLayerResult(NamedTuple):
 
 
 
+@finite_result("x", "params")
 def encoder_layer(x: object, params: Mapping[str, object], n_heads: int, mask: object = None,
                   norm_first: bool = False, eps: float = 1e-5) -> EncoderLayerResult:
     """One encoder: a self-attention layer, then a feed-forward network, each with add & norm.
@@ -159,5 +162,6 @@ def init_encoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, 
     """
     d_model = check_positive_int("d_model", d_model)
     d_ff = check_positive_int("d_ff", d_ff)
+    check_size_limit("d_ff", d_model * (d_model + d_ff), "d_model x (d_model + d_ff)")
     rng = np.random.default_rng(seed)
     return init_attention(rng, d_model) | init_ffn_and_norms(rng, d_model, d_ff, n_norms=2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array, check_bias, check_matrix, check_min_ndim
+from ._checks import as_float_array, check_bias, check_matrix, check_min_ndim, finite_result
 
 __all__ = ["feed_forward", "relu"]
 
@@ -40,6 +40,7 @@ def relu(x: object) -> np.ndarray:
     return np.maximum(as_float_array("x", x), 0.0)
 
 
+@finite_result("x", "W_1", "b_1", "W_2", "b_2")
 def feed_forward(x: object, W_1: object, b_1: object, W_2: object, b_2: object) -> np.ndarray:
     """The feed-forward neural network each position flows through, independently of the others.
 
@@ -71,7 +72,8 @@ def feed_forward(x: object, W_1: object, b_1: object, W_2: object, b_2: object) 
     Raises
     ------
     ValueError
-        If the shapes do not fit together.
+        If the shapes do not fit together, an input holds NaN/inf, or the arithmetic
+        overflows float64.
 
     References
     ----------

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .._args import check_size_limit
 from ._checks import as_float_array, as_int_array, check_min_ndim, check_positive_int
 from .softmax import log_softmax
 
@@ -50,6 +51,7 @@ def one_hot(index: object, size: int) -> np.ndarray:
     """
     size = check_positive_int("size", size)
     index = as_int_array("index", index)
+    check_size_limit("size", index.size * size, "number of indices x size")
     outside = (index < 0) | (index >= size)
     if outside.any():
         raise ValueError(f"index: id {index[outside].flat[0]} is outside [0, {size})")
@@ -58,8 +60,8 @@ def one_hot(index: object, size: int) -> np.ndarray:
 
 def _distributions(target: object, predicted: object) -> tuple[np.ndarray, np.ndarray]:
     """Both arguments as float64 arrays of the same shape with non-negative entries."""
-    target = as_float_array("target", target)
-    predicted = as_float_array("predicted", predicted)
+    target = as_float_array("target", target, finite=False)
+    predicted = as_float_array("predicted", predicted, finite=False)
     check_min_ndim("target", target, 1, "(..., vocab)")
     if predicted.shape != target.shape:
         raise ValueError(f"predicted: expected the shape of target {target.shape}, "
@@ -195,6 +197,7 @@ def smooth_labels(target_ids: object, vocab_size: int, epsilon: float,
             or not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"epsilon: expected a number in [0, 1], got {epsilon!r}")
     target_ids = as_int_array("target_ids", target_ids)
+    check_size_limit("vocab_size", target_ids.size * vocab_size, "number of ids x vocab_size")
     ignored = np.isin(target_ids, list(ignore_ids))  # (...,)
     # Ignored rows take id 0 for the moment; they are zeroed at the end.
     ids = np.where(ignored, 0, target_ids)  # (...,)
@@ -247,8 +250,11 @@ def cross_entropy_from_logits(logits: object, target_ids: object, label_smoothin
     ----------
     Post "The Loss Function"; paper §5.4 (label smoothing).
     """
-    logits = as_float_array("logits", logits)
+    logits = as_float_array("logits", logits, finite=False)
     check_min_ndim("logits", logits, 1, "(..., vocab)")
+    if logits.shape[-1] == 0 or np.isnan(logits).any() or np.isposinf(logits).any():
+        raise ValueError(f"logits: expected finite numbers or -inf over at least one word, got "
+                         f"shape {logits.shape}" + (" with NaN or +inf" if logits.size else ""))
     target_ids = as_int_array("target_ids", target_ids)
     if target_ids.shape != logits.shape[:-1]:
         raise ValueError(f"target_ids: expected shape {logits.shape[:-1]} to match logits "
@@ -259,5 +265,9 @@ def cross_entropy_from_logits(logits: object, target_ids: object, label_smoothin
         raise ValueError("target_ids: every position is ignored (or there are none); "
                          "the mean loss would be 0/0")
     target = smooth_labels(target_ids, logits.shape[-1], label_smoothing, ignore_ids)
-    per_position = -(target * log_softmax(logits, axis=-1)).sum(axis=-1)  # (...,)
+    # Only where the target is > 0: a word with probability 0 and log-probability -inf (a
+    # logit of -inf, or one far below the rest) adds 0, not 0 * -inf = NaN.
+    log_probs = log_softmax(logits, axis=-1)  # (..., vocab)
+    with np.errstate(invalid="ignore"):
+        per_position = -np.where(target > 0, target * log_probs, 0.0).sum(axis=-1)  # (...,)
     return float(per_position.sum() / n_counted)

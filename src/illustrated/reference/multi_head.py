@@ -11,6 +11,7 @@ import numpy as np
 
 from ._checks import (as_float_array, check_bias, check_mask, check_matrix, check_min_ndim,
                       check_n_heads)
+from ._checks import finite_result
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadResult", "merge_heads", "multi_head_attention", "split_heads"]
@@ -136,6 +137,7 @@ def _weight(name: str, W: object, d_model: int) -> np.ndarray:
     return W
 
 
+@finite_result("query", "key", "value", "W_Q", "W_K", "W_V", "W_O")
 def multi_head_attention(query: object, key: object, value: object, W_Q: object, W_K: object,
                          W_V: object, W_O: object, n_heads: int, *, b_Q: object = None,
                          b_K: object = None, b_V: object = None, b_O: object = None,

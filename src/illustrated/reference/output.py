@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, check_bias, check_matrix, check_min_ndim
+from ._checks import as_float_array, check_bias, check_matrix, check_min_ndim, finite_result
 from .softmax import softmax
 
 __all__ = ["OutputResult", "final_linear_softmax"]
@@ -24,6 +24,7 @@ class OutputResult(NamedTuple):
     """``softmax(logits)``: all positive, adding up to 1, shape (..., vocab)."""
 
 
+@finite_result("x", "W", "b")
 def final_linear_softmax(x: object, W: object, b: object = None) -> OutputResult:
     """The final Linear layer projects the decoder's output into a logits vector; softmax follows.
 
@@ -52,7 +53,8 @@ def final_linear_softmax(x: object, W: object, b: object = None) -> OutputResult
     Raises
     ------
     ValueError
-        If the shapes do not fit together.
+        If the shapes do not fit together, an input holds NaN/inf, or the logits overflow
+        float64.
 
     References
     ----------

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._args import check_size_limit
 from ._checks import check_positive_int
 
 __all__ = [
@@ -41,6 +42,15 @@ def _check_d_model(d_model: object) -> int:
         raise ValueError(f"d_model: expected an even number (sines and cosines come in pairs), "
                          f"got {d_model}")
     return d_model
+
+
+def _check_n_positions(n_positions: object, d_model: object) -> None:
+    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) \
+            or n_positions < 0:
+        raise ValueError(f"n_positions: expected a non-negative integer, got {n_positions!r}")
+    d_model = _check_d_model(d_model)
+    check_size_limit("n_positions", n_positions * d_model,
+                     f"n_positions x d_model = {n_positions} x {d_model}")
 
 
 def _sin_cos_columns(d_model: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
@@ -83,6 +93,7 @@ def positional_frequencies(d_model: int, layout: str = "interleaved") -> np.ndar
     """
     d_model = _check_d_model(d_model)
     _check_layout(layout)
+    check_size_limit("d_model", d_model * d_model, f"d_model x d_model")
     i = np.arange(d_model // 2)  # (d_model/2,)
     if layout == "interleaved":
         return 1.0 / 10000.0 ** (2 * i / d_model)
@@ -129,9 +140,7 @@ def positional_encoding(n_positions: int, d_model: int, layout: str = "interleav
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5
     (the PE formulas, no equation number).
     """
-    if isinstance(n_positions, bool) or not isinstance(n_positions, (int, np.integer)) \
-            or n_positions < 0:
-        raise ValueError(f"n_positions: expected a non-negative integer, got {n_positions!r}")
+    _check_n_positions(n_positions, d_model)
     frequencies = positional_frequencies(d_model, layout)  # (d_model/2,)
     positions = np.arange(n_positions)[:, None]  # (n_positions, 1)
     angles = positions * frequencies  # (n_positions, d_model/2)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, check_bias, check_min_ndim
+from ._checks import as_float_array, check_bias, check_min_ndim, finite_result
 
 __all__ = ["LayerNormSteps", "add_and_norm", "layer_norm", "layer_norm_steps"]
 
@@ -26,11 +26,20 @@ class LayerNormSteps(NamedTuple):
 
 
 def _check_eps(eps: float) -> float:
-    if not np.isfinite(eps) or eps < 0:
+    if not isinstance(eps, (int, float, np.integer, np.floating)) or isinstance(eps, bool) \
+            or not np.isfinite(eps) or eps < 0:
         raise ValueError(f"eps: expected a non-negative finite number, got {eps!r}")
     return float(eps)
 
 
+def _check_constant_rows(variance: np.ndarray, eps: float) -> None:
+    """With eps = 0 a constant vector (variance 0) would normalise to 0/0 = NaN."""
+    if eps == 0 and (variance == 0).any():
+        raise ValueError("eps: expected eps > 0 for x with a constant vector (variance 0), got "
+                         "0: that vector would normalise to 0/0 = NaN")
+
+
+@finite_result("x")
 def layer_norm_steps(x: object, eps: float = 1e-5) -> LayerNormSteps:
     """Layer normalization without the learned scale and shift: mean, variance, normalized.
 
@@ -53,7 +62,9 @@ def layer_norm_steps(x: object, eps: float = 1e-5) -> LayerNormSteps:
     Raises
     ------
     ValueError
-        If ``x`` is a scalar or has an empty last axis, or ``eps`` is negative.
+        If ``x`` is a scalar, has an empty last axis or holds NaN/inf, ``eps`` is negative or
+        not finite, ``eps`` is 0 while a vector of ``x`` is constant (0/0), or the arithmetic
+        overflows float64 (entries near 1e154 and above).
 
     References
     ----------
@@ -67,10 +78,12 @@ def layer_norm_steps(x: object, eps: float = 1e-5) -> LayerNormSteps:
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     # The biased variance: divide by d_model, not d_model - 1.
     variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)  # (..., 1)
+    _check_constant_rows(variance, eps)
     normalized = (x - mean) / np.sqrt(variance + eps)  # (..., d_model)
     return LayerNormSteps(mean, variance, normalized)
 
 
+@finite_result("x", "gamma", "beta")
 def layer_norm(x: object, gamma: object = None, beta: object = None,
                eps: float = 1e-5) -> np.ndarray:
     """Layer normalization: give each vector mean 0 and variance 1, then scale and shift it.
@@ -114,6 +127,7 @@ def layer_norm(x: object, gamma: object = None, beta: object = None,
     return gamma * steps.normalized + beta
 
 
+@finite_result("x", "sublayer_out")
 def add_and_norm(x: object, sublayer_out: object, gamma: object = None, beta: object = None,
                  eps: float = 1e-5) -> np.ndarray:
     """Add & Normalize: the residual connection around a sub-layer, followed by layer norm.

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_float_array, check_mask, check_matrix, check_min_ndim
+from ._checks import as_float_array, check_mask, check_matrix, check_min_ndim, finite_result
 from .softmax import softmax
 
 __all__ = ["SelfAttentionResult", "scaled_dot_product_attention", "self_attention"]
@@ -51,6 +51,7 @@ def _apply_mask(scaled: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
     return np.where(mask, scaled, -np.inf)
 
 
+@finite_result("X", "W_Q", "W_K", "W_V")
 def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: object = None, *,
                    scale: float | None = None) -> SelfAttentionResult:
     """Self-attention: score every word against this word, softmax the scores, and sum the values.
@@ -105,7 +106,7 @@ def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: objec
     W_Q = as_float_array("W_Q", W_Q)
     W_K = as_float_array("W_K", W_K)
     W_V = as_float_array("W_V", W_V)
-    if X.ndim != 2:
+    if X.ndim != 2 or 0 in X.shape:
         raise ValueError(f"X: expected shape (seq, d_model), got {X.shape}")
     seq, d_model = X.shape
     check_matrix("W_Q", W_Q, d_model, None, f"to match X's d_model={d_model}", f"({d_model}, d_k)")
@@ -131,6 +132,7 @@ def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: objec
     return SelfAttentionResult(q, k, v, scores, scaled, weights, z)
 
 
+@finite_result("Q", "K", "V")
 def scaled_dot_product_attention(Q: object, K: object, V: object, mask: object = None, *,
                                  scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The self-attention calculation in matrix form: ``Z = softmax(Q K^T / sqrt(d_k)) V``.
@@ -177,6 +179,8 @@ def scaled_dot_product_attention(Q: object, K: object, V: object, mask: object =
     check_min_ndim("Q", Q, 2, "(..., seq_q, d_k)")
     check_min_ndim("K", K, 2, "(..., seq_k, d_k)")
     check_min_ndim("V", V, 2, "(..., seq_k, d_v)")
+    if 0 in (Q.shape[-1], K.shape[-2]):
+        raise ValueError(f"Q, K: expected d_k >= 1 and seq_k >= 1, got Q {Q.shape}, K {K.shape}")
     d_k = Q.shape[-1]
     if K.shape[-1] != d_k:
         raise ValueError(f"K: expected shape (..., seq_k, {d_k}) to match Q's d_k={d_k}, "

@@ -6,23 +6,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float_array
+from ._checks import NonFiniteError, as_float_array, check_axis
 
 __all__ = ["log_softmax", "softmax"]
 
 
 def _shifted(x: object, axis: int) -> np.ndarray:
     """``x`` minus its maximum along ``axis``: same softmax, and no exp() of a large number."""
-    x = as_float_array("x", x)
-    if x.ndim == 0 or x.shape[axis] == 0:
+    x = as_float_array("x", x, finite=False)
+    if x.ndim == 0:
+        raise ValueError(f"x: expected at least one entry along axis {axis}, got shape {x.shape}")
+    axis = check_axis("axis", axis, x.ndim)
+    if x.shape[axis] == 0:
         raise ValueError(f"x: expected at least one entry along axis {axis}, got shape {x.shape}")
     if np.isnan(x).any() or np.isposinf(x).any():
-        raise ValueError("x: expected finite numbers or -inf (masked), got NaN or +inf")
-    x_max = np.max(x, axis=axis, keepdims=True)
+        raise NonFiniteError("x: expected finite numbers or -inf (masked), got NaN or +inf")
+    x_max = np.max(x, axis=axis, keepdims=True)  # (..., 1, ...)
     if np.isneginf(x_max).any():
         raise ValueError(f"x: some slice along axis {axis} is all -inf (nothing may be attended "
                          "to); its softmax would be 0/0 = NaN")
-    return x - x_max
+    with np.errstate(over="ignore"):  # -1e308 - 1e308 = -inf: a probability of exactly 0
+        return x - x_max
 
 
 def softmax(x: object, axis: int = -1) -> np.ndarray:
@@ -52,7 +56,7 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
     ------
     ValueError
         If a slice along ``axis`` is all ``-inf`` (the result would be NaN), if ``x`` holds NaN
-        or ``+inf``, or if ``axis`` has length 0.
+        or ``+inf``, if ``axis`` is not an axis of ``x``, or if it has length 0.
 
     References
     ----------
