@@ -1,19 +1,50 @@
 """The Illustrated Transformer, interactive: the tested package behind the book.
 
 ``import illustrated as il`` gives the names the chapters use; see ``DESIGN.md`` for the contract.
+The NumPy parts (``il.reference``, ``il.data``'s corpora and vocabularies, ``il.display``, the
+configuration) import no torch: the names that need it are imported on first use (PEP 562), so
+``import illustrated.reference`` stays light.
 """
-from . import data, display, modules, reference, shipped
-from .checkpoint import load_checkpoint, save_checkpoint
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from . import data, display, reference
 from .config import PAPER_BASE, TINY, TransformerConfig
-from .decoding import beam_search, greedy_decode, length_penalty
-from .masks import causal_mask, padding_mask
-from .presets import SETTINGS, evaluate, pretrained, train_corpus
-from .training import (History, TrainingDiverged, exact_match, pick_device, set_seed, train,
-                       translate)
 
 __version__ = "0.1.0"
 
-__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "evaluate", "pretrained", "train_corpus", "History", "TrainingDiverged", "TransformerConfig",
-           "beam_search", "causal_mask", "data", "display", "exact_match", "greedy_decode",
-           "length_penalty", "load_checkpoint", "modules", "padding_mask", "pick_device",
-           "reference", "save_checkpoint", "shipped", "set_seed", "train", "translate"]
+# name -> the submodule that defines it; all of them need torch.
+_LAZY_NAMES = {
+    "load_checkpoint": "checkpoint", "save_checkpoint": "checkpoint",
+    "beam_search": "decoding", "greedy_decode": "decoding", "length_penalty": "decoding",
+    "causal_mask": "masks", "padding_mask": "masks",
+    "SETTINGS": "presets", "evaluate": "presets", "pretrained": "presets",
+    "train_corpus": "presets",
+    "History": "training", "TrainingDiverged": "training", "exact_match": "training",
+    "pick_device": "training", "set_seed": "training", "train": "training",
+    "translate": "training",
+}
+# submodules reachable as attributes (``il.presets.make_config``) before anything imported them
+_LAZY_MODULES = {"checkpoint", "decoding", "explain", "masks", "modules", "parity", "plots",
+                 "presets", "shipped", "training", "widgets"}
+
+__all__ = ["PAPER_BASE", "TINY", "TransformerConfig", "data", "display", "reference",
+           *sorted(_LAZY_NAMES), "modules", "shipped"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a torch-based name on first access and keep it (PEP 562)."""
+    if name in _LAZY_MODULES:
+        value = import_module(f".{name}", __name__)
+    elif name in _LAZY_NAMES:
+        value = getattr(import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _LAZY_MODULES)

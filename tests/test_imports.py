@@ -1,0 +1,32 @@
+"""What importing the package costs: the NumPy reference and the corpora need no torch (DESIGN.md:
+"NumPy reference (float64, pure functions, no torch import)"), and every public name still
+resolves from ``import illustrated as il``."""
+import subprocess
+import sys
+
+import pytest
+
+import illustrated as il
+
+
+@pytest.mark.parametrize("statement", [
+    "import illustrated.reference",
+    "import illustrated as il; il.reference.softmax([1.0, 2.0]); il.data.load_corpus('post')",
+    "from illustrated.reference import self_attention, positional_encoding",
+])
+def test_the_numpy_parts_import_no_torch(statement):
+    probe = f"{statement}\nimport sys\nprint('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                         text=True).stdout.split()
+    assert out[-1] == "False", f"{statement!r} imported torch"
+
+
+def test_every_public_name_resolves():
+    for name in il.__all__:
+        assert getattr(il, name) is not None, name
+    assert il.presets.make_config is not None and il.training.preload_optimizer is not None
+
+
+def test_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'pretrianed'"):
+        il.pretrianed  # noqa: B018
