@@ -30,3 +30,9 @@ def test_every_public_name_resolves():
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'pretrianed'"):
         il.pretrianed  # noqa: B018
+
+
+def test_all_lists_exactly_the_eager_and_lazy_names():
+    lazy = set(il._LAZY_NAMES) | {"modules", "shipped"}
+    eager = {"PAPER_BASE", "TINY", "TransformerConfig", "data", "display", "reference"}
+    assert set(il.__all__) == lazy | eager

@@ -30,8 +30,11 @@ _LAZY_NAMES = {
 _LAZY_MODULES = {"checkpoint", "decoding", "explain", "masks", "modules", "parity", "plots",
                  "presets", "shipped", "training", "widgets"}
 
-__all__ = ["PAPER_BASE", "TINY", "TransformerConfig", "data", "display", "reference",
-           *sorted(_LAZY_NAMES), "modules", "shipped"]
+__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "TrainingDiverged", "TransformerConfig",
+           "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",
+           "greedy_decode", "length_penalty", "load_checkpoint", "modules", "padding_mask",
+           "pick_device", "pretrained", "reference", "save_checkpoint", "set_seed", "shipped",
+           "train", "train_corpus", "translate"]
 
 
 def __getattr__(name: str) -> Any:
