@@ -26,6 +26,9 @@ from builtbook import (KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_num
 PAGES = toc_pages()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+#: Plain-text math in prose (JavaScript regex, flags "gu"): a letter, digit or closing bracket,
+#: then ^ or _, then what would be its superscript or subscript; W^Q, d_k, e^14, (11/6)^α.
+RAW_MATH = r"[\p{L}\p{N})\]]+[\^_][\p{L}\p{N}({\-−][\p{L}\p{N}{}]*"
 MAX_SCREENSHOT_HEIGHT = 16000  # px; Chromium cannot capture much taller pages in one image
 
 
@@ -76,6 +79,7 @@ MathJax.startup.promise.then(() => done('ok'), e => done('MathJax failed: ' + e)
 
 FACTS = f"""
 const figureIds = arguments[0];
+const RAW_MATH = new RegExp(arguments[1], 'gu');
 const text = el => (el ? el.textContent.replace(/\\s+/g, ' ').trim() : '');
 // Text a reader sees that still holds TeX delimiters (code and MathJax output excluded).
 const rawTex = [];
@@ -86,8 +90,30 @@ for (let n = walker.nextNode(); n; n = walker.nextNode()) {{
     continue;
   if (/\\\\\\(|\\\\\\[|\\$\\$/.test(n.nodeValue)) rawTex.push(n.nodeValue.trim().slice(0, 80));
 }}
+// What the reader reads: the article (not the navigation), outside code, math and scripts.
+const article = document.querySelector('article') || document.querySelector('main') || document.body;
+// Widget controls are labelled with their keyword arguments (d_k, n_heads): code, not prose.
+const NOT_PROSE = 'pre, code, kbd, samp, script, style, textarea, mjx-container, .math, ' +
+                  '.highlight, svg, .widget-subarea';
+// Raw math: x^y or x_y left as plain text (W^Q, d_k, e^14, (11/6)^α) instead of typeset math;
+// identifiers such as beam_size belong in code, which is excluded.
+const rawMath = [];
+const proseWalker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+for (let n = proseWalker.nextNode(); n; n = proseWalker.nextNode()) {{
+  if (n.parentElement.closest(NOT_PROSE)) continue;
+  const found = n.nodeValue.match(RAW_MATH);
+  if (found) rawMath.push(found.map(f => f.trim()).join(' ') + '  in: ' +
+                          text(n.parentElement).slice(0, 100));
+}}
+// A token such as <bos> written unescaped in Markdown, a caption or an HTML output is taken
+// for a tag: the browser makes it an element it does not know, and the reader never sees it.
+const lostTokens = Array.from(article.querySelectorAll('*'))
+    .filter(e => e instanceof HTMLUnknownElement)
+    .map(e => '<' + e.tagName.toLowerCase() + '> in: ' + text(e.parentElement).slice(0, 100));
 const views = Array.from(document.querySelectorAll('script[type="{WIDGET_VIEW}"]'));
 return {{
+  rawMath: rawMath,
+  lostTokens: lostTokens,
   math: document.querySelectorAll('.math').length,
   mathUntypeset: Array.from(document.querySelectorAll('.math'))
       .filter(m => !m.querySelector('mjx-container')).map(m => text(m).slice(0, 80)),
@@ -209,7 +235,7 @@ def report(request, browser, server, screenshots) -> PageReport:
     _wait(driver, IMAGES_DONE, 15)
     time.sleep(0.5)  # let late scripts (theme, fonts) settle and report
     figure_ids = figure_names().get(chapter_number(page) or "", [])
-    facts = driver.execute_script(FACTS, figure_ids)
+    facts = driver.execute_script(FACTS, figure_ids, RAW_MATH)
     facts["mathjax"] = mathjax
     shot = _screenshot(driver, screenshots / f"{Path(page).name}.png")
     players = _move_players(driver, facts["players"])
@@ -265,6 +291,22 @@ def test_math_is_typeset(page, report):
     assert not facts["mathUntypeset"], f"{page}: math not typeset: {facts['mathUntypeset']}"
     assert not facts["mathErrors"], f"{page}: TeX errors: {facts['mathErrors']}"
     assert not facts["rawTex"], f"{page}: TeX left as text: {facts['rawTex']}"
+
+
+@pages
+def test_no_raw_math_in_prose(page, report):
+    """Math is typeset (MathJax) or code, never plain text with ^ or _ (issue 13)."""
+    assert not report.facts["rawMath"], (
+        f"{page}: math written as plain text (typeset it with $...$, or mark code with "
+        f"backticks): {report.facts['rawMath']}")
+
+
+@pages
+def test_no_token_is_taken_for_an_html_tag(page, report):
+    """<bos>, <eos>, <pad>, <unk> shown in prose, captions and HTML outputs reach the reader."""
+    assert not report.facts["lostTokens"], (
+        f"{page}: tokens written unescaped became unknown HTML elements, invisible to the "
+        f"reader (write them as code or escape < and >): {report.facts['lostTokens']}")
 
 
 @pages

@@ -86,7 +86,14 @@ def test_step_scores_are_bars_of_the_log_probs():
                              ["kept", "finished", "dropped"], title="step 2")
     (ax,) = fig.axes
     bars = [p for p in ax.patches]
-    assert [b.get_width() for b in bars] == [-0.3, -2.5, -2.2]
+    np.testing.assert_allclose([b.get_x() + b.get_width() for b in bars], [-0.3, -2.5, -2.2])
+    widths = [b.get_width() for b in bars]
+    assert min(widths) > 0 and widths[0] == max(widths)  # the most probable has the longest bar
+    left, right = ax.get_xlim()
+    assert left == bars[0].get_x() and right > 0  # bars start at the axis' edge; 0 is in view
+    labels = [t for t in ax.texts if t.get_text().strip()]
+    assert [t.get_position()[0] for t in labels] == [-0.3, -2.5, -2.2]
+    assert all(t.get_ha() == "left" for t in labels)  # beside the bar's end, not over the words
     assert [t.get_text() for t in ax.get_yticklabels()] == ["i am", "i <eos>", "you are"]
     assert ax.get_title() == "step 2"
 

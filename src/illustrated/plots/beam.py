@@ -183,13 +183,19 @@ def _draw_scores(ax: Axes, hypotheses: Sequence[str], log_probs: np.ndarray,
     rows = np.arange(len(hypotheses))
     colors = [STATUS_STYLE[s]["fc"] for s in statuses]
     edges = [STATUS_STYLE[s]["ec"] for s in statuses]
-    ax.barh(rows, log_probs, color=colors, edgecolor=edges)
-    ax.set_yticks(rows, list(hypotheses), fontsize=7.5)
+    # Bars grow from the left edge of the axis to the score, so the most probable candidate
+    # (closest to 0) has the longest bar; the label sits right of the bar's end.
+    low, high = float(np.min(log_probs)), float(np.max(log_probs))
+    span = max(high - low, 1.0)
+    left = low - 0.25 * span
+    ax.barh(rows, np.asarray(log_probs) - left, left=left, color=colors, edgecolor=edges)
+    ax.set_yticks(rows, list(hypotheses), fontsize=9)
     ax.invert_yaxis()
     ax.axvline(0, color=_INK, lw=0.6)
     for r, value in zip(rows, log_probs):
-        ax.text(value, r, f" {value:.2f}", ha="right", va="center", fontsize=7, color=_INK)
-    ax.set_xlabel("cumulative log-probability (0 is certain)", fontsize=8)
+        ax.text(value, r, f" {value:.2f}", ha="left", va="center", fontsize=9, color=_INK)
+    ax.set_xlim(left, max(high, 0.0) + 0.35 * span)
+    ax.set_xlabel("cumulative log-probability (0 is certain)", fontsize=9)
     if title:
         ax.set_title(title, fontsize=9, color=_INK)
 

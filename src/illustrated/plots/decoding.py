@@ -59,7 +59,9 @@ def _prob_bars(ax, tokens: Sequence[str], probs: np.ndarray, chosen: str) -> Non
         ax.text(min(p, 1.0) + 0.02, yi, f"{p:.2f}", va="center", fontsize=8)
     ax.set_yticks(y)
     ax.set_yticklabels(tokens, fontsize=9)
-    ax.set_xlim(0, 1.25)
+    ax.set_xlim(0, 1.25)  # room for the labels right of a bar of 1
+    ax.set_xticks([0, 0.5, 1])
+    ax.spines["bottom"].set_bounds(0, 1)  # a probability axis ends at 1
     ax.invert_yaxis()
     ax.spines[["top", "right"]].set_visible(False)
 
