@@ -4,24 +4,28 @@ Each page (from _toc.yml) is loaded once from the local server; then the tests c
 reader would see: no request left 127.0.0.1, none failed, no JavaScript error (but the listed
 harmless ones), math typeset by MathJax, the post's figures present under their names with
 captions, every image loaded, every saved widget rendered in its saved state, every kernel-free
-player (matplotlib `to_jshtml`) changing its frame when its slider moves; a full-page screenshot
-of each page goes to _build/screenshots/<page>.png. Plus: the search box finds a chapter.
+player (matplotlib `to_jshtml`) changing its frame when its slider moves; no math left as plain
+text with ^ or _ outside code; no token such as <bos> swallowed as an HTML tag; every figure's
+smallest text legible (>= 9 px) at the width the page shows it; a full-page screenshot of each
+page goes to _build/screenshots/<page>.png. Plus: the search box finds a chapter.
 """
 from __future__ import annotations
 
 import base64
 import json
 import re
+import struct
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 
-from builtbook import (KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_number,
-                      figure_names, html_path, toc_pages)
+from builtbook import (FIGURES_NOT_YET_REDRAWN, HTML, KNOWN_HARMLESS_CONSOLE_ERRORS,
+                       LOCAL_SCHEMES, chapter_number, figure_names, html_path, toc_pages)
 
 PAGES = toc_pages()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -130,6 +134,14 @@ return {{
   images: Array.from(document.images).map(i => ({{
     src: (i.getAttribute('src') || '').slice(0, 100), complete: i.complete,
     width: i.naturalWidth}})),
+  // Every picture of the article with the width it is shown at; players' frames (data URIs)
+  // are read whole, to find their resolution.
+  figureImages: Array.from(article.querySelectorAll('img')).map(i => {{
+    const figure = i.closest('figure'), src = i.getAttribute('src') || '';
+    return {{name: figure && figure.id ? figure.id : (i.closest('.animation') ? 'player' : 'output'),
+             src: src.startsWith('data:') ? src : i.src, natural: i.naturalWidth,
+             shown: i.getBoundingClientRect().width}};
+  }}),
   widgetViews: views.length,
   widgetsRendered: views.filter(v => {{
     const area = v.previousElementSibling;
@@ -307,6 +319,71 @@ def test_no_token_is_taken_for_an_html_tag(page, report):
     assert not report.facts["lostTokens"], (
         f"{page}: tokens written unescaped became unknown HTML elements, invisible to the "
         f"reader (write them as code or escape < and >): {report.facts['lostTokens']}")
+
+
+def _png_size_and_dpi(data: bytes) -> tuple[int, float | None]:
+    """Width in pixels and resolution (from the pHYs chunk matplotlib writes) of a PNG."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return 0, None
+    width = struct.unpack(">I", data[16:20])[0]
+    at = 8
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"pHYs":
+            x, _y, unit = struct.unpack(">IIB", data[at + 8:at + 17])
+            return width, x * 0.0254 if unit == 1 else None
+        if kind == b"IDAT":
+            break
+        at += 12 + length
+    return width, None
+
+
+def figure_text_px(page: str, images: list[dict]) -> list[dict]:
+    """For each matplotlib figure shown in ``page``: how tall its smallest allowed text
+    (plots.style.MIN_FONT_PT) renders in CSS px, from the PNG's own size and resolution and the
+    width the page shows it at. Unnamed figures are labelled "player 1", "output 2", ..."""
+    from illustrated.plots.style import MIN_FONT_PT
+
+    results, counts = [], Counter()
+    for image in images:
+        src = image["src"]
+        if src.startswith("data:image/png;base64,"):
+            data = base64.b64decode(src.split(",", 1)[1])
+        elif src.startswith("data:") or not src.split("?")[0].endswith(".png"):
+            continue
+        else:
+            local = HTML / unquote(urlparse(src).path).lstrip("/")
+            data = local.read_bytes() if local.is_file() else b""
+        width, dpi = _png_size_and_dpi(data)
+        if not width or not dpi or not image["shown"]:
+            continue  # not a matplotlib figure (no resolution recorded), or not shown
+        label = image["name"]
+        if label in ("player", "output"):
+            counts[label] += 1
+            label = f"{label} {counts[label]}"
+        scale = image["shown"] / width
+        results.append({"figure": label, "png_px": width, "shown_px": round(image["shown"]),
+                        "dpi": round(dpi), "text_px": round(MIN_FONT_PT * dpi / 72 * scale, 1)})
+    return results
+
+
+@pages
+def test_figure_text_is_legible_at_the_content_width(page, report):
+    """No figure is drawn so much wider than the page shows it that its smallest text (the
+    plots' MIN_FONT_PT) renders below MIN_TEXT_PX: draw for the content width instead. The
+    figures not yet redrawn are listed in FIGURES_NOT_YET_REDRAWN (issue 13); a listed figure
+    that became legible must leave the list."""
+    from illustrated.plots.style import MIN_TEXT_PX
+
+    sizes = figure_text_px(page, report.facts["figureImages"])
+    small = {s["figure"]: s for s in sizes if s["text_px"] < MIN_TEXT_PX}
+    known = FIGURES_NOT_YET_REDRAWN.get(page, set())
+    new = [s for name, s in small.items() if name not in known]
+    assert not new, (f"{page}: figures whose text renders below {MIN_TEXT_PX} px at the "
+                     f"content width (draw them narrower or with larger text): {new}")
+    fixed = sorted(known - set(small))
+    assert not fixed, (f"{page}: now legible, remove from FIGURES_NOT_YET_REDRAWN in "
+                       f"tests/browser/builtbook.py: {fixed}")
 
 
 @pages
