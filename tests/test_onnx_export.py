@@ -1,0 +1,148 @@
+"""The ONNX graphs the browser runs (illustrated.onnx_export) against the PyTorch models they come
+from, with onnxruntime, for every shipped corpus: the same memory, attention weights of every
+layer and head (within 1e-5), next-token logits (within 1e-5, or 2e-6 of the largest logit where
+that is larger: two float32 computations of a logit near 10 differ by 1e-5, and torch's own is
+1e-5 from the float64 result) and log-probabilities (twice the logits' tolerance)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import illustrated as il
+from illustrated.onnx_export import FORMAT, main
+from illustrated.shipped import SHIPPED
+
+ort = pytest.importorskip("onnxruntime", reason="onnxruntime is pinned in requirements.txt")
+
+TOL = 1e-5
+#: Relative part of the logits' tolerance (of the largest |logit|): about 17 float32 steps.
+LOGIT_RTOL = 2e-6
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """Every shipped corpus exported once, through the command line."""
+    out = tmp_path_factory.mktemp("onnx")
+    assert main(["--out", str(out)]) == 0
+    return out
+
+
+def _session(path):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+@pytest.fixture(scope="session")
+def sessions(exported):
+    return {corpus: (_session(exported / f"{corpus}.encoder.onnx"),
+                     _session(exported / f"{corpus}.decoder.onnx")) for corpus in SHIPPED}
+
+
+def _close(name: str, got: np.ndarray, want: torch.Tensor, tol: float = TOL) -> None:
+    want = want.detach().numpy()
+    assert got.shape == want.shape, f"{name}: shape {got.shape}, torch {want.shape}"
+    diff = float(np.abs(got - want).max())
+    assert diff <= tol, f"{name}: max abs difference {diff:.2e} > {tol}"
+
+
+def _sources(corpus: str, src_vocab, count: int = 5) -> list[list[int]]:
+    pairs, _, _ = il.data.load_corpus(corpus, "test")
+    return [src_vocab.encode(source) for source, _ in pairs[:count]]
+
+
+def test_index_and_vocabularies(exported):
+    index = json.loads((exported / "index.json").read_text(encoding="utf-8"))
+    assert index["format"] == FORMAT and index["corpora"] == list(SHIPPED)
+    for corpus in SHIPPED:
+        entry = index["models"][corpus]
+        for kind, name in entry["files"].items():
+            assert (exported / name).stat().st_size == entry["bytes"][kind]
+        model, src_vocab, tgt_vocab = il.pretrained(corpus)
+        vocab = json.loads((exported / entry["files"]["vocab"]).read_text(encoding="utf-8"))
+        assert vocab["src_tokens"] == src_vocab.tokens and vocab["tgt_tokens"] == tgt_vocab.tokens
+        assert (vocab["bos_id"], vocab["eos_id"], vocab["tgt_pad_id"], vocab["src_pad_id"],
+                vocab["src_unk_id"]) == (tgt_vocab.bos_id, tgt_vocab.eos_id, model.cfg.tgt_pad_id,
+                                         model.cfg.pad_id, src_vocab.unk_id)
+        assert (vocab["max_len"], vocab["n_layers"], vocab["n_heads"], vocab["d_model"]) == (
+            model.cfg.max_len, model.cfg.n_layers, model.cfg.n_heads, model.cfg.d_model)
+
+
+@pytest.mark.parametrize("corpus", SHIPPED)
+def test_encoder_graph_matches_encode(corpus, sessions):
+    model, src_vocab, _ = il.pretrained(corpus)
+    encoder, _ = sessions[corpus]
+    for ids in _sources(corpus, src_vocab):
+        src = torch.tensor([ids])  # (1, src_len)
+        memory, attention = encoder.run(None, {"src": src.numpy()})
+        with torch.no_grad():
+            want_memory, want_attention = model.encode(src, return_attention=True)
+        _close(f"{corpus} memory", memory, want_memory)
+        _close(f"{corpus} encoder attention", attention,
+               torch.stack(want_attention)[:, 0])  # (n_layers, n_heads, src_len, src_len)
+
+
+def _check_steps(corpus, sessions, ids, hypotheses, tol):
+    """Run the decoder graph on every prefix of ``hypotheses`` (token lists), one batch per
+    length from <bos> alone, and compare each output with ``model.decode`` within ``tol``."""
+    model, _, tgt_vocab = il.pretrained(corpus)
+    encoder, decoder = sessions[corpus]
+    src = torch.tensor([ids])  # (1, src_len)
+    memory, _ = encoder.run(None, {"src": src.numpy()})
+    n = len(hypotheses)
+    for length in range(1, min(len(tokens) for tokens in hypotheses) + 1):
+        tgt_in = torch.tensor([[tgt_vocab.bos_id, *tokens[:length - 1]]
+                               for tokens in hypotheses])  # (n, length)
+        logits, log_probs, cross, self_attention = decoder.run(
+            None, {"tgt_in": tgt_in.numpy(), "memory": memory})
+        with torch.no_grad():
+            want_memory = model.encode(src)  # (1, src_len, d_model)
+            out, want_self, want_cross = model.decode(tgt_in, want_memory.expand(n, -1, -1),
+                                                      return_attention=True)
+            want_logits = model.generator(out[:, -1])  # (n, tgt_vocab_size)
+        logit_tol = max(tol, LOGIT_RTOL * float(want_logits.abs().max()))
+        _close(f"{corpus} logits", logits, want_logits, logit_tol)
+        # log_softmax(z)_i = z_i - logsumexp(z): logits within t put it within 2 t.
+        _close(f"{corpus} log_probs", log_probs, want_logits.log_softmax(dim=-1), 2 * logit_tol)
+        _close(f"{corpus} cross attention", cross, torch.stack(want_cross), tol)
+        _close(f"{corpus} decoder self-attention", self_attention, torch.stack(want_self), tol)
+
+
+@pytest.mark.parametrize("corpus", SHIPPED)
+def test_decoder_step_matches_decode_on_the_greedy_path(corpus, sessions):
+    """Every step of the greedy translation of 6 test sentences."""
+    model, src_vocab, tgt_vocab = il.pretrained(corpus)
+    for ids in _sources(corpus, src_vocab, count=6):
+        tokens = il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+        _check_steps(corpus, sessions, ids, [tokens], TOL)
+
+
+@pytest.mark.parametrize("corpus", SHIPPED)
+def test_decoder_step_matches_decode_for_a_beam(corpus, sessions):
+    """Batches of the 4 best beam hypotheses' prefixes. These reach words the model thinks
+    unlikely, where the graph and torch differ most (up to 1.6e-5 in a logit of 5, measured):
+    within 3 times the tolerances."""
+    model, src_vocab, tgt_vocab = il.pretrained(corpus)
+    for ids in _sources(corpus, src_vocab, count=2):
+        beams = il.beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                               beam_size=4, top_beams=4)
+        _check_steps(corpus, sessions, ids, [tokens for tokens, _ in beams], 3 * TOL)
+
+
+def test_graphs_take_the_longest_sentence(sessions):
+    """A source and a target of the model's max_len (positions are sliced from a table)."""
+    model, _, tgt_vocab = il.pretrained("copy")
+    encoder, decoder = sessions["copy"]
+    size = model.cfg.max_len
+    src = torch.full((1, size), 4)
+    memory, attention = encoder.run(None, {"src": src.numpy()})
+    assert memory.shape == (1, size, model.cfg.d_model)
+    tgt_in = torch.full((1, size), 4)
+    tgt_in[0, 0] = tgt_vocab.bos_id
+    logits, *_ = decoder.run(None, {"tgt_in": tgt_in.numpy(), "memory": memory})
+    with torch.no_grad():
+        want = model(src, tgt_in)[:, -1]  # (1, tgt_vocab_size)
+    _close("copy logits at max_len", logits, want)
