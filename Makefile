@@ -12,8 +12,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 NPM ?= npm
 export MPLBACKEND := Agg
-# MathJax, require.js and the widget manager, from the npm registry (site/package-lock.json),
-# served by the site itself from _vendor/ (html_extra_path in _config.yml).
+# MathJax, require.js, the widget manager and onnxruntime-web, from the npm registry
+# (site/package-lock.json), served by the site itself from _vendor/ (html_extra_path in
+# _config.yml); our own modules (site/js/) and the ONNX models from _illustrated/.
 SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
 .PHONY: setup site-assets test book browser-test models clean
@@ -26,11 +27,17 @@ $(BIN)/activate: requirements.txt pyproject.toml
 
 setup: $(BIN)/activate
 
-$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs site/widgets-bootstrap.js
+$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs site/widgets-bootstrap.js \
+		$(wildcard site/js/*.js)
 	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	node site/build.mjs
 
-site-assets: $(SITE_ASSETS)
+# The shipped models as ONNX graphs for the pages' live widgets (onnxruntime-web, site/js/).
+ONNX_MODELS := _build/site-assets/_illustrated/models/index.json
+$(ONNX_MODELS): $(BIN)/activate src/illustrated/onnx_export.py src/illustrated/weights/manifest.json
+	$(BIN)/python -m illustrated.onnx_export --out $(dir $(ONNX_MODELS))
+
+site-assets: $(SITE_ASSETS) $(ONNX_MODELS)
 
 test: setup
 	$(BIN)/python -m pytest -q tests chapters --nbval-lax --nbval-current-env --ignore=tests/browser

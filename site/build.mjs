@@ -4,7 +4,10 @@
 // package-lock.json; this script then copies only what the pages load. Sphinx copies _build/site-assets/ into
 // the site root (`html_extra_path: [_build/site-assets]` in _config.yml), so pages find them under
 // `_vendor/`: deliberately not under `_static/`, whose every script Jupyter Book 1 injects into
-// every page. Usage: node build.mjs [destination]   (default: ../_build/site-assets/_vendor)
+// every page. Our own modules (js/: the models in the browser, window.illustrated) go beside it,
+// into _illustrated/js/ (the ONNX models into _illustrated/models/ are written by
+// `python -m illustrated.onnx_export`, see the Makefile's site-assets).
+// Usage: node build.mjs [destination]   (default: ../_build/site-assets/_vendor)
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
   from "node:fs";
 import { dirname, join, relative } from "node:path";
@@ -13,6 +16,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const modules = join(here, "node_modules");
 const dest = process.argv[2] ?? join(here, "..", "_build", "site-assets", "_vendor");
+const ours = join(dirname(dest), "_illustrated", "js");
 
 const version = (name) =>
   JSON.parse(readFileSync(join(modules, name, "package.json"), "utf8")).version;
@@ -38,9 +42,16 @@ const copies = [
   // maxcdn; offline_html.py points that link here.
   ["font-awesome/css/font-awesome.min.css", "font-awesome/css/font-awesome.min.css"],
   ["font-awesome/fonts", "font-awesome/fonts", (f) => /\.woff2?$/.test(f)],
+  // onnxruntime-web, WebAssembly only, single-threaded use: the ES module API, the Emscripten
+  // glue it imports and the SIMD binary (about 14 MB), fetched by a page when a reader first
+  // uses a live widget (js/runtime.js).
+  ["onnxruntime-web/dist/ort.wasm.min.mjs", "onnxruntime-web/ort.wasm.min.mjs"],
+  ["onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "onnxruntime-web/ort-wasm-simd-threaded.mjs"],
+  ["onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "onnxruntime-web/ort-wasm-simd-threaded.wasm"],
 ];
 
-const packages = ["requirejs", "@jupyter-widgets/html-manager", "mathjax", "font-awesome"];
+const packages = ["requirejs", "@jupyter-widgets/html-manager", "mathjax", "font-awesome",
+  "onnxruntime-web"];
 for (const name of packages) {
   if (!existsSync(join(modules, name, "package.json"))) {
     console.error(`site/build.mjs: ${name} is not installed; run \`npm ci\` in site/ first`);
@@ -53,6 +64,11 @@ mkdirSync(dest, { recursive: true });
 // Our own small script (not from npm): where the widget manager finds its fonts, and the
 // MathJax 2 call ipywidgets 8 makes, answered by MathJax 3.
 copies.push([join(here, "widgets-bootstrap.js"), "widgets-bootstrap.js"]);
+// Our ES modules, loaded on every page from _illustrated/js/api.js (html_js_files in _config.yml).
+rmSync(ours, { recursive: true, force: true });
+for (const name of readdirSync(join(here, "js")).filter((f) => f.endsWith(".js"))) {
+  copies.push([join(here, "js", name), join(relative(dest, ours), name)]);
+}
 
 let bytes = 0;
 for (const [from, to, keep] of copies) {

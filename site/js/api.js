@@ -1,0 +1,110 @@
+// window.illustrated: the book's models in the reader's browser (the contract in DESIGN.md,
+// "Widgets in the static book"). Loaded as a module on every page; it fetches only index.json
+// until a widget first translates, which loads onnxruntime-web and that corpus's model.
+//
+//   await illustrated.ready;                       // index.json read; illustrated.corpora filled
+//   const r = await illustrated.translate("post", "je suis étudiant", {beamSize: 4});
+//   r.hypotheses[0].tokens                          // ["i", "am", "a", "student", "<eos>"]
+//
+// translate(corpus, sentence, {beamSize = 1, topBeams = 1, alpha = 0, maxLen = min(50, max_len),
+// returnSteps = false}) -> Promise of {hypotheses: [{tokens, score}], sourceTokens,
+// encoderAttention [layer][head][source][source], crossAttention [layer][head][step][source],
+// decoderAttention [layer][head][step][step], steps (with returnSteps)}: il.beam_search's
+// hypotheses and scores (beamSize 1 included); attention of the best hypothesis.
+// greedy(corpus, sentence, {maxLen}) -> the same, from il.greedy_decode, plus logProbs per step.
+import { beamSearch } from "./beam.js";
+import { attentionOf, encode } from "./graphs.js";
+import { greedyDecode } from "./greedy.js";
+import { loadIndex, loadModel } from "./models.js";
+import { sourceIds } from "./vocab.js";
+
+const OPTIONS = ["beamSize", "topBeams", "alpha", "maxLen", "returnSteps"];
+
+function checkInt(name, value, low, high) {
+  if (!Number.isInteger(value) || value < low || value > high) {
+    throw new Error(`${name}: expected an integer in [${low}, ${high}], got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** The decoding options, checked as decoding.py checks its arguments, defaults filled in. */
+export function decodeOptions(options, config, allowed = OPTIONS) {
+  if (options === null || typeof options !== "object") {
+    throw new Error(`options: expected an object, got ${JSON.stringify(options)}`);
+  }
+  const unknown = Object.keys(options).filter((key) => !allowed.includes(key));
+  if (unknown.length) {
+    throw new Error(`options: unknown ${unknown.join(", ")} (expected ${allowed.join(", ")})`);
+  }
+  const { beamSize = 1, alpha = 0, returnSteps = false } = options;
+  const topBeams = options.topBeams ?? 1;
+  const maxLen = options.maxLen ?? Math.min(50, config.max_len);
+  checkInt("beamSize", beamSize, 1, Number.MAX_SAFE_INTEGER);
+  checkInt("topBeams", topBeams, 1, beamSize);
+  checkInt("maxLen", maxLen, 1, config.max_len);
+  if (typeof alpha !== "number" || !Number.isFinite(alpha) || alpha < 0) {
+    throw new Error(`alpha: expected a finite number >= 0, got ${JSON.stringify(alpha)}`);
+  }
+  if (typeof returnSteps !== "boolean") {
+    throw new Error(`returnSteps: expected true or false, got ${JSON.stringify(returnSteps)}`);
+  }
+  return { beamSize, topBeams, alpha, maxLen, returnSteps };
+}
+
+// One decoding at a time: an onnxruntime-web session runs one call at a time.
+let queue = Promise.resolve();
+function exclusive(task) {
+  const result = queue.then(task);
+  queue = result.catch(() => {});
+  return result;
+}
+
+async function prepare(corpus, sentence, options, allowed) {
+  const model = await loadModel(corpus);
+  const settings = decodeOptions(options, model.config, allowed);
+  return { model, settings, source: sourceIds(model, sentence) };
+}
+
+async function describe(model, source, memory, encoderAttention, best) {
+  const { crossAttention, selfAttention } = await attentionOf(model, best, memory);
+  return { sourceTokens: source.tokens, encoderAttention, crossAttention,
+    decoderAttention: selfAttention };
+}
+
+async function translate(corpus, sentence, options = {}) {
+  const { model, settings, source } = await prepare(corpus, sentence, options, OPTIONS);
+  return exclusive(async () => {
+    const { memory, encoderAttention } = await encode(model, source.ids);
+    const { best, steps } = await beamSearch(model, memory, settings);
+    const spell = (ids) => model.tgtVocab.spell(ids);
+    const result = {
+      hypotheses: best.map(([ids, score]) => ({ tokens: spell(ids), score })),
+      ...await describe(model, source, memory, encoderAttention, best[0][0]),
+    };
+    if (settings.returnSteps) {
+      result.steps = steps.map((s) => ({ step: s.step,
+        candidates: s.candidates.map(([ids, logProb]) => ({ tokens: spell(ids), logProb })),
+        kept: s.kept.map(spell), finished: s.finished.map(spell) }));
+    }
+    return result;
+  });
+}
+
+async function greedy(corpus, sentence, options = {}) {
+  const { model, settings, source } = await prepare(corpus, sentence, options, ["maxLen"]);
+  return exclusive(async () => {
+    const { memory, encoderAttention } = await encode(model, source.ids);
+    const { tokens, logProbs } = await greedyDecode(model, memory, settings.maxLen);
+    const score = logProbs.reduce((a, b) => a + b, 0);
+    return { hypotheses: [{ tokens: model.tgtVocab.spell(tokens), score }], logProbs,
+      ...await describe(model, source, memory, encoderAttention, tokens) };
+  });
+}
+
+const api = { corpora: [], translate, greedy };
+api.ready = loadIndex().then((index) => {
+  api.corpora = Object.freeze([...index.corpora]);
+  return api;
+});
+api.ready.catch(() => {});  // a failure reaches whoever awaits ready, not the console
+window.illustrated = api;

@@ -1,0 +1,71 @@
+// Running a model's two ONNX graphs (illustrated.onnx_export): the encoder once per sentence, the
+// decoder once per step for every live hypothesis, and the tensors' flat data turned into the
+// nested arrays the API returns.
+
+/**
+ * Nested arrays of plain numbers from a flat array and its dims (row-major, as ONNX stores).
+ * @param {ArrayLike<number>} data @param {number[]} dims @returns {Array}
+ */
+export function nest(data, dims) {
+  if (dims.length === 0) return data[0];
+  const step = dims.slice(1).reduce((a, b) => a * b, 1);
+  const out = [];
+  for (let i = 0; i < dims[0]; i += 1) {
+    const part = dims.length === 1 ? data[i] : nest(data.subarray(i * step, (i + 1) * step), dims.slice(1));
+    out.push(part);
+  }
+  return out;
+}
+
+function ids(ort, rows) {
+  const flat = BigInt64Array.from(rows.flat(), (id) => BigInt(id));
+  return new ort.Tensor("int64", flat, [rows.length, rows[0].length]);
+}
+
+/**
+ * The encoder on one sentence (model.encode in modules/transformer.py).
+ * @param {object} model from models.js
+ * @param {number[]} srcIds
+ * @returns {Promise<{memory: object, encoderAttention: Array}>} memory: an ort.Tensor
+ *   (1, src_len, d_model); encoderAttention: [layer][head][source][source]
+ */
+export async function encode(model, srcIds) {
+  const out = await model.encoder.run({ src: ids(model.ort, [srcIds]) });
+  const attention = out.encoder_attention;  // (n_layers, n_heads, src_len, src_len)
+  return { memory: out.memory, encoderAttention: nest(attention.data, attention.dims) };
+}
+
+/**
+ * log_softmax of the last position's logits for every row of tgtIn, with <bos> and <pad> made
+ * impossible afterwards: decoding.py's _next_log_probs, line by line.
+ * @param {object} model @param {number[][]} tgtIn rows of equal length, each starting with <bos>
+ * @param {object} memory the encoder's output tensor
+ * @returns {Promise<Float32Array[]>} one row of tgt_vocab_size log-probabilities per hypothesis
+ */
+export async function nextLogProbs(model, tgtIn, memory) {
+  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });  // (n, vocab)
+  const vocab = out.log_probs.dims[1];
+  const rows = tgtIn.map((_, i) => out.log_probs.data.slice(i * vocab, (i + 1) * vocab));
+  for (const row of rows) {
+    row[model.config.bos_id] = -Infinity;
+    row[model.config.tgt_pad_id] = -Infinity;
+    // A NaN would win every argmax and top-k: a broken model must not look like a translation.
+    if (!Number.isFinite(Math.max(...row))) {
+      throw new Error("model: its scores for the next token are NaN; nothing can be decoded");
+    }
+  }
+  return rows;
+}
+
+/**
+ * The decoder's attention while it generated `tokens` (without <bos>): step t's query is the
+ * position that produced tokens[t], so one run on <bos> + tokens[:-1] gives every step.
+ * @returns {Promise<{crossAttention: Array, selfAttention: Array}>} crossAttention
+ *   [layer][head][step][source]; selfAttention [layer][head][step][step]
+ */
+export async function attentionOf(model, tokens, memory) {
+  const tgtIn = [[model.config.bos_id, ...tokens.slice(0, -1)]];
+  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });
+  const pick = (t) => nest(t.data, t.dims).map((layer) => layer[0]);  // drop the batch of one
+  return { crossAttention: pick(out.cross_attention), selfAttention: pick(out.self_attention) };
+}

@@ -1,0 +1,43 @@
+// A model's vocabularies, as illustrated.onnx_export writes them ({corpus}.json), and the turn of
+// a sentence into source ids (Vocab.encode in src/illustrated/data/vocab.py), except that an
+// unknown word is an error naming it instead of <unk>: the toy models know only their corpus.
+import { tokenize } from "./tokenizer.js";
+
+/** The special tokens (data/vocab.py SPECIALS): never words of a sentence. */
+export const SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"];
+
+/** Token <-> id of one vocabulary; tokens[i] has id i. */
+export class Vocab {
+  /** @param {string[]} tokens */
+  constructor(tokens) {
+    this.tokens = tokens;
+    this.ids = new Map(tokens.map((token, id) => [token, id]));
+  }
+
+  /** @param {number[]} ids @returns {string[]} */
+  spell(ids) {
+    return ids.map((id) => this.tokens[id]);
+  }
+}
+
+/**
+ * The source ids of a sentence.
+ * @param {object} model a loaded corpus model (models.js): srcVocab, corpus, config.max_len
+ * @param {string} sentence
+ * @returns {{tokens: string[], ids: number[]}}
+ * @throws {Error} naming every word the model does not know, or for a blank or too long sentence
+ */
+export function sourceIds(model, sentence) {
+  const tokens = tokenize(sentence);
+  const known = (t) => model.srcVocab.ids.has(t) && !SPECIALS.includes(t);
+  const unknown = [...new Set(tokens.filter((t) => !known(t)))];
+  if (unknown.length) {
+    const words = unknown.map((w) => JSON.stringify(w)).join(", ");
+    throw new Error(`sentence: unknown word${unknown.length > 1 ? "s" : ""} ${words} for the ` +
+      `"${model.corpus}" model (it knows the ${model.srcVocab.tokens.length - SPECIALS.length} words of its corpus)`);
+  }
+  if (tokens.length > model.config.max_len) {
+    throw new Error(`sentence: ${tokens.length} tokens, more than the model's max_len=${model.config.max_len}`);
+  }
+  return { tokens, ids: tokens.map((t) => model.srcVocab.ids.get(t)) };
+}
