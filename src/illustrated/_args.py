@@ -10,11 +10,15 @@ import math
 import numbers
 from typing import Any, Iterable
 
-#: Largest array (in numbers) a size argument alone may ask for: 2**27 numbers, 1 GiB of float64.
-#: Bigger tables are refused by name instead of failing with a MemoryError deep inside.
-MAX_ELEMENTS = 1 << 27
+#: Largest array (in numbers) that size arguments alone may ask for: 2**25 numbers (256 MiB of
+#: float64; e.g. a 65536 x 512 table, a 5792 x 5792 weight). Bigger ones are refused by name
+#: instead of failing with a MemoryError deep inside, or swapping the machine to a halt.
+MAX_ELEMENTS = 1 << 25
 
-__all__ = ["MAX_ELEMENTS", "check_size_limit", "ArgumentTypeError", "describe", "check_int", "check_real", "check_bool",
+#: Largest model (in weights) ``Transformer(cfg)`` builds: 2**28, 1 GiB of float32.
+MAX_WEIGHTS = 1 << 28
+
+__all__ = ["MAX_ELEMENTS", "MAX_WEIGHTS", "check_size_limit", "ArgumentTypeError", "describe", "check_int", "check_real", "check_bool",
            "check_choice", "check_instance"]
 
 

@@ -16,10 +16,11 @@ from typing import Any
 
 import torch
 
-from ._args import ArgumentTypeError, check_instance
+from ._args import MAX_ELEMENTS, ArgumentTypeError, check_instance
 from ._atomic import atomic_save, check_writable
 from .config import TransformerConfig
 from .data import Vocab
+from .modules._checks import param_count
 from .modules.transformer import Transformer
 
 __all__ = ["save_checkpoint", "load_checkpoint", "FORMAT", "MAX_POSITION_TABLE"]
@@ -29,19 +30,7 @@ FORMAT = "illustrated-transformer-checkpoint/1"
 #: Largest positional table (``max_len * d_model`` numbers) a loaded config may ask for: the
 #: table is not stored in the file, so without a bound a damaged ``max_len`` could make
 #: loading allocate any amount of memory. 2**25 numbers = 128 MiB of float32.
-MAX_POSITION_TABLE = 1 << 25
-
-
-def _param_count(cfg: TransformerConfig) -> int:
-    """Number of weights a Transformer(cfg) has (embeddings, layers, norms, final linear)."""
-    d, f = cfg.d_model, cfg.d_ff
-    attention = 4 * (d * d + d)
-    ffn = d * f + f + f * d + d
-    encoder_layer = attention + ffn + 2 * 2 * d
-    decoder_layer = 2 * attention + ffn + 3 * 2 * d
-    final_norms = 2 * 2 * d if cfg.norm_first else 0
-    return ((cfg.src_vocab_size + cfg.tgt_vocab_size) * d + cfg.n_layers * (encoder_layer
-            + decoder_layer) + final_norms + cfg.tgt_vocab_size * (d + 1))
+MAX_POSITION_TABLE = MAX_ELEMENTS
 
 
 def _vocab(tokens: Any, what: str) -> Vocab:
@@ -74,9 +63,9 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
         raise ValueError("holds no weights (expected a dict of parameter names to tensors)")
     if model is None:
         numel = sum(v.numel() for v in state.values())
-        if _param_count(cfg) > 2 * numel + 1_000_000:
+        if param_count(cfg) > 2 * numel + 1_000_000:
             raise ValueError(f"has a config and weights that disagree: the config describes "
-                             f"{_param_count(cfg)} weights, the file holds {numel}")
+                             f"{param_count(cfg)} weights, the file holds {numel}")
         return
     expected = model.state_dict()
     missing = [k for k in expected if k not in state]

@@ -19,7 +19,7 @@ __all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
            "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
            "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
-           "check_source", "check_target", "remember_checked"]
+           "check_source", "check_target", "remember_checked", "param_count", "check_sizes"]
 
 _CHECKED: dict[int, tuple[weakref.ref, int, Hashable]] = {}
 
@@ -188,6 +188,19 @@ def check_size(name: str, value: object, *, even: bool = False) -> int:
     return value
 
 
+def check_sizes(dropout: object = 0.0, **sizes: object) -> None:
+    """Positive int ``sizes`` (by name) of one weight matrix: their product at most MAX_ELEMENTS;
+    and a dropout rate in [0, 1)."""
+    for name, value in sizes.items():
+        check_size(name, value)
+    product = 1
+    for value in sizes.values():
+        product *= value
+    last = list(sizes)[-1]
+    check_size_limit(last, product, " x ".join(sizes))
+    check_dropout(dropout)
+
+
 def check_layout(layout: object) -> str:
     """``layout`` if it is "interleaved" or "concatenated" (the positional encoding layouts)."""
     from .._args import check_choice
@@ -199,11 +212,33 @@ def check_dropout(value: object, name: str = "dropout") -> float:
     return check_real(name, value, low=0.0, high=1.0, high_open=True, what="a rate")
 
 
-def check_config(cfg: object) -> None:
-    """Raise TypeError (also a ValueError) unless ``cfg`` is a TransformerConfig."""
+def param_count(cfg) -> int:
+    """Number of weights a Transformer(cfg) has (embeddings, layers, norms, final linear)."""
+    d, f = cfg.d_model, cfg.d_ff
+    attention = 4 * (d * d + d)
+    ffn = d * f + f + f * d + d
+    encoder_layer = attention + ffn + 2 * 2 * d
+    decoder_layer = 2 * attention + ffn + 3 * 2 * d
+    final_norms = 2 * 2 * d if cfg.norm_first else 0
+    return ((cfg.src_vocab_size + cfg.tgt_vocab_size) * d + cfg.n_layers * (encoder_layer
+            + decoder_layer) + final_norms + cfg.tgt_vocab_size * (d + 1))
+
+
+def check_config(cfg: object, whole_model: bool = False) -> None:
+    """Raise TypeError (also a ValueError) unless ``cfg`` is a TransformerConfig; with
+    ``whole_model``, ValueError if the model would exceed MAX_WEIGHTS weights."""
+    from .._args import MAX_WEIGHTS
     from ..config import TransformerConfig
     if not isinstance(cfg, TransformerConfig):
         raise ArgumentTypeError(f"cfg: expected a TransformerConfig, got {_got(cfg)}")
+    if whole_model and param_count(cfg) > MAX_WEIGHTS:
+        raise ValueError(f"cfg: expected sizes giving at most {MAX_WEIGHTS} weights, got "
+                         f"{param_count(cfg)}")
+    check_size_limit("d_ff", cfg.d_model * cfg.d_ff, "d_model x d_ff")
+    check_size_limit("d_model", cfg.d_model * cfg.d_model, "d_model x d_model")
+    for name in ("src_vocab_size", "tgt_vocab_size"):
+        check_size_limit(name, getattr(cfg, name) * cfg.d_model, f"{name} x d_model")
+    check_size_limit("max_len", cfg.max_len * cfg.d_model, "max_len x d_model")
 
 
 def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
@@ -211,6 +246,7 @@ def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
     """The arguments of ``MultiHeadAttention(d_model, n_heads, dropout, bias)``, checked."""
     from .._args import check_bool
     check_size("d_model", d_model)
+    check_size_limit("d_model", d_model * d_model, "d_model x d_model")
     check_size("n_heads", n_heads)
     if d_model % n_heads != 0:
         raise ValueError(f"n_heads: expected a positive divisor of d_model={d_model}, "

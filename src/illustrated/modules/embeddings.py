@@ -9,7 +9,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_size, check_token_ids
+from ._checks import check_sizes, check_token_ids
 
 __all__ = ["Embeddings"]
 
@@ -41,7 +41,7 @@ class Embeddings(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int) -> None:
         super().__init__()
-        check_size("vocab_size", vocab_size), check_size("d_model", d_model)
+        check_sizes(vocab_size=vocab_size, d_model=d_model)
         self.lut = nn.Embedding(vocab_size, d_model)
         self.d_model = d_model
         self.scale = math.sqrt(d_model)

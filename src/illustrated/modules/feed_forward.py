@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_size, check_vectors
+from ._checks import check_sizes, check_vectors
 
 __all__ = ["FeedForward"]
 
@@ -41,7 +41,7 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:
         super().__init__()
-        check_size("d_model", d_model), check_size("d_ff", d_ff), check_dropout(dropout)
+        check_sizes(d_model=d_model, d_ff=d_ff, dropout=dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_size, check_vectors
+from ._checks import check_sizes, check_vectors
 
 __all__ = ["Generator"]
 
@@ -44,7 +44,7 @@ class Generator(nn.Module):
 
     def __init__(self, d_model: int, vocab_size: int) -> None:
         super().__init__()
-        check_size("d_model", d_model), check_size("vocab_size", vocab_size)
+        check_sizes(d_model=d_model, vocab_size=vocab_size)
         self.proj = nn.Linear(d_model, vocab_size)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -44,7 +44,7 @@ def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") 
     """
     check_int("n_positions", n_positions, low=0)
     check_size("d_model", d_model, even=True)
-    check_size_limit("n_positions", n_positions * d_model, "n_positions x d_model")
+    check_size_limit("n_positions", max(n_positions, 1) * d_model, "n_positions x d_model")
     check_layout(layout)
     half = d_model // 2
     position = torch.arange(n_positions, dtype=torch.float64)[:, None]  # (n_positions, 1)

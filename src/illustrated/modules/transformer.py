@@ -78,7 +78,7 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
-        check_config(cfg)
+        check_config(cfg, whole_model=True)
         self.cfg = cfg
         self.src_embed = Embeddings(cfg.src_vocab_size, cfg.d_model)
         self.tgt_embed = Embeddings(cfg.tgt_vocab_size, cfg.d_model)

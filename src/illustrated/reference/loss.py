@@ -51,7 +51,7 @@ def one_hot(index: object, size: int) -> np.ndarray:
     """
     size = check_positive_int("size", size)
     index = as_int_array("index", index)
-    check_size_limit("size", index.size * size, "number of indices x size")
+    check_size_limit("size", max(index.size, 1) * size, "number of indices x size")
     outside = (index < 0) | (index >= size)
     if outside.any():
         raise ValueError(f"index: id {index[outside].flat[0]} is outside [0, {size})")
@@ -197,7 +197,8 @@ def smooth_labels(target_ids: object, vocab_size: int, epsilon: float,
             or not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"epsilon: expected a number in [0, 1], got {epsilon!r}")
     target_ids = as_int_array("target_ids", target_ids)
-    check_size_limit("vocab_size", target_ids.size * vocab_size, "number of ids x vocab_size")
+    check_size_limit("vocab_size", max(target_ids.size, 1) * vocab_size,
+                     "number of ids x vocab_size")
     ignored = np.isin(target_ids, list(ignore_ids))  # (...,)
     # Ignored rows take id 0 for the moment; they are zeroed at the end.
     ids = np.where(ignored, 0, target_ids)  # (...,)

@@ -93,7 +93,7 @@ def positional_frequencies(d_model: int, layout: str = "interleaved") -> np.ndar
     """
     d_model = _check_d_model(d_model)
     _check_layout(layout)
-    check_size_limit("d_model", d_model * d_model, f"d_model x d_model")
+    check_size_limit("d_model", d_model // 2, "d_model / 2")
     i = np.arange(d_model // 2)  # (d_model/2,)
     if layout == "interleaved":
         return 1.0 / 10000.0 ** (2 * i / d_model)
@@ -193,6 +193,7 @@ def relative_position_matrix(k: int, d_model: int, layout: str = "interleaved") 
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"k: expected an integer offset, got {k!r}")
+    check_size_limit("d_model", _check_d_model(d_model) ** 2, "d_model x d_model")
     frequencies = positional_frequencies(d_model, layout)  # (d_model/2,)
     cos_k = np.cos(k * frequencies)  # (d_model/2,)
     sin_k = np.sin(k * frequencies)  # (d_model/2,)

@@ -26,10 +26,13 @@ class LayerNormSteps(NamedTuple):
 
 
 def _check_eps(eps: float) -> float:
-    if not isinstance(eps, (int, float, np.integer, np.floating)) or isinstance(eps, bool) \
-            or not np.isfinite(eps) or eps < 0:
+    try:
+        value = float(eps) if not isinstance(eps, (bool, np.bool_, str, bytes)) else None
+    except (TypeError, ValueError, OverflowError):
+        value = None
+    if value is None or not np.isfinite(value) or value < 0:
         raise ValueError(f"eps: expected a non-negative finite number, got {eps!r}")
-    return float(eps)
+    return value
 
 
 def _check_constant_rows(variance: np.ndarray, eps: float) -> None:
