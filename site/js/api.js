@@ -16,40 +16,8 @@ import { beamSearch } from "./beam.js";
 import { attentionOf, encode } from "./graphs.js";
 import { greedyDecode } from "./greedy.js";
 import { loadIndex, loadModel } from "./models.js";
+import { decodeOptions, OPTIONS } from "./options.js";
 import { sourceIds } from "./vocab.js";
-
-const OPTIONS = ["beamSize", "topBeams", "alpha", "maxLen", "returnSteps"];
-
-function checkInt(name, value, low, high) {
-  if (!Number.isInteger(value) || value < low || value > high) {
-    throw new Error(`${name}: expected an integer in [${low}, ${high}], got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-/** The decoding options, checked as decoding.py checks its arguments, defaults filled in. */
-export function decodeOptions(options, config, allowed = OPTIONS) {
-  if (options === null || typeof options !== "object") {
-    throw new Error(`options: expected an object, got ${JSON.stringify(options)}`);
-  }
-  const unknown = Object.keys(options).filter((key) => !allowed.includes(key));
-  if (unknown.length) {
-    throw new Error(`options: unknown ${unknown.join(", ")} (expected ${allowed.join(", ")})`);
-  }
-  const { beamSize = 1, alpha = 0, returnSteps = false } = options;
-  const topBeams = options.topBeams ?? 1;
-  const maxLen = options.maxLen ?? Math.min(50, config.max_len);
-  checkInt("beamSize", beamSize, 1, Number.MAX_SAFE_INTEGER);
-  checkInt("topBeams", topBeams, 1, beamSize);
-  checkInt("maxLen", maxLen, 1, config.max_len);
-  if (typeof alpha !== "number" || !Number.isFinite(alpha) || alpha < 0) {
-    throw new Error(`alpha: expected a finite number >= 0, got ${JSON.stringify(alpha)}`);
-  }
-  if (typeof returnSteps !== "boolean") {
-    throw new Error(`returnSteps: expected true or false, got ${JSON.stringify(returnSteps)}`);
-  }
-  return { beamSize, topBeams, alpha, maxLen, returnSteps };
-}
 
 // One decoding at a time: an onnxruntime-web session runs one call at a time.
 let queue = Promise.resolve();

@@ -1,0 +1,122 @@
+"""The book's own browser modules (site/js/) outside the browser, with Node: ESLint passes, and
+the tokenizer turns every corpus sentence and every edge case into the tokens Python makes.
+(tests/browser/test_translate_api.py drives them in Chromium against the package.)"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+import illustrated as il
+from illustrated.data.tokenizer import tokenize
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "site"
+
+node = shutil.which("node")
+pytestmark = pytest.mark.skipif(node is None, reason="Node.js not installed (make site-assets needs it)")
+
+EDGE_CASES = [
+    "L'animal n'a pas traversé la rue parce qu'il était trop fatigué.",
+    "QU'IL JUSQU'À LORSQU'ELLE PUISQU'ON", "l' animal", "'l animal", "l'", "l'l'l", "x'y",
+    "aujourd'hui", "didn't", "c’est l’arbre", "Hello,world!!", "a.b;c:d?e!f", "...", " . ",
+    "tab\tnew\nline\rform\x0cvert\x0b", "nbsp\xa0thin\u2009ideo\u3000sep\u2028para\u2029",
+    "info\x1cseps\x1d\x1e\x1fnel\x85", "bom\ufeffzwsp\u200b", "ΣΑΣ ΟΔΟΣ.", "İstanbul", "Straße",
+    "ǅemal", "ÉCOLE ÉTÉ", "Ⅻ", "ﬁn", "j'ai", "m'a dit", "s'il", "t'es", "d'eau", "n'est",
+    "qu'", "'", "''", "a''b", "l'.", "l',x", "Ａ", "\u0130\u0049", "ﬃ", "ŉ", "\U0001d400",
+    "  spaces  around  ",
+]
+ERROR_CASES = ["", "   ", "\t\n", "\xa0\u3000", "\x1c"]
+
+
+def _node(script: str, data) -> object:
+    result = subprocess.run([node, "--input-type=module", "-e", script], cwd=SITE,
+                            input=json.dumps(data), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+TOKENIZE = """
+import { tokenize } from "./js/tokenizer.js";
+import { readFileSync } from "node:fs";
+const sentences = JSON.parse(readFileSync(0, "utf8"));
+const out = sentences.map((s) => { try { return tokenize(s); } catch (e) { return "Error: " + e.message; } });
+console.log(JSON.stringify(out));
+"""
+
+
+def _sentences() -> list[str]:
+    sentences = []
+    for corpus in il.data.CORPORA:
+        for split in ("train", "test"):
+            pairs, _, _ = il.data.load_corpus(corpus, split)
+            sentences += [s for pair in pairs for s in pair]
+    return sorted(set(sentences))
+
+
+def test_tokenizer_matches_python_on_every_corpus_sentence():
+    sentences = _sentences()
+    got = _node(TOKENIZE, sentences)
+    wrong = [(s, g, tokenize(s)) for s, g in zip(sentences, got) if g != tokenize(s)]
+    assert not wrong, f"{len(wrong)} of {len(sentences)} differ, e.g. {wrong[:3]}"
+
+
+def test_tokenizer_matches_python_on_edge_cases():
+    cases = EDGE_CASES + [s.upper() for s in EDGE_CASES]
+    got = _node(TOKENIZE, cases)
+    wrong = [(s, g, tokenize(s)) for s, g in zip(cases, got) if g != tokenize(s)]
+    assert not wrong, wrong
+
+
+def test_tokenizer_spaces_are_pythons():
+    """Every character Python's tokenizer splits on (str.isspace) and no other, and the same
+    lowercase letters: all of U+0000-U+30FF that Python's Unicode database knows (Node's is
+    newer: U+1C89, new in Unicode 16, has a lowercase there and none in Python 3.11)."""
+    chars = [chr(c) for c in range(0x3100) if unicodedata.category(chr(c)) not in ("Cs", "Cn")]
+    got = _node(TOKENIZE, [f"a{c}b" for c in chars])
+    wrong = [(hex(ord(c)), g) for c, g in zip(chars, got) if g != tokenize(f"a{c}b")]
+    assert not wrong, wrong[:10]
+
+
+def test_tokenizer_refuses_blank_sentences():
+    got = _node(TOKENIZE, ERROR_CASES)
+    assert all(isinstance(g, str) and g.startswith("Error: sentence:") for g in got), got
+    for sentence in ERROR_CASES:
+        with pytest.raises(ValueError, match="sentence"):
+            tokenize(sentence)
+
+
+SOURCE_IDS = """
+import { sourceIds, Vocab } from "./js/vocab.js";
+import { readFileSync } from "node:fs";
+const { tokens, sentences } = JSON.parse(readFileSync(0, "utf8"));
+const model = { corpus: "post", srcVocab: new Vocab(tokens), config: { max_len: 4 } };
+console.log(JSON.stringify(sentences.map((s) => {
+  try { return sourceIds(model, s).ids; } catch (e) { return "Error: " + e.message; }
+})));
+"""
+
+
+def test_source_ids_match_vocab_encode_and_name_unknown_words():
+    _, src_vocab, _ = il.pretrained("post")
+    sentences = ["je suis étudiant", "Merci.", "je suis professeur , merci gâteau",
+                 "je <eos>", "je je je je je"]
+    got = _node(SOURCE_IDS, {"tokens": src_vocab.tokens, "sentences": sentences})
+    assert got[0] == src_vocab.encode(sentences[0])
+    assert got[1].startswith("Error: sentence: unknown word \".\"")
+    assert got[2].startswith('Error: sentence: unknown words "professeur", ",", "gâteau" for '
+                             'the "post" model'), got[2]
+    assert got[3].startswith('Error: sentence: unknown word "<eos>"'), got[3]
+    assert got[4] == "Error: sentence: 5 tokens, more than the model's max_len=4"
+
+
+def test_eslint():
+    if not (SITE / "node_modules" / "eslint").exists():
+        pytest.skip("eslint (npm) not installed: `make site-assets` installs it")
+    result = subprocess.run([node, "node_modules/eslint/bin/eslint.js", "js"], cwd=SITE,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
