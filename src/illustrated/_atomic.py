@@ -139,7 +139,7 @@ def _default_mode() -> int:
 
 
 def atomic_save(obj: Any, path: str | os.PathLike) -> None:
-    """``torch.save(obj, path)``, atomically: a failed or interrupted save leaves ``path`` as it was.
+    """``torch.save(obj, path)``, atomically: a failed or interrupted save leaves ``path`` as is.
 
     Raises
     ------

@@ -175,7 +175,8 @@ def _read(path: Path) -> Any:
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
                                                       TransformerConfig]:
-    """Read a checkpoint written by :func:`save_checkpoint`; the model comes back in eval mode on CPU.
+    """Read a checkpoint written by :func:`save_checkpoint`; the model comes back in eval mode on
+    the CPU.
 
     Everything is checked before the model is built (``torch.load(weights_only=True)``: no
     arbitrary object is ever unpickled): the format, the config's fields and sizes, both
