@@ -1,0 +1,237 @@
+"""window.illustrated in headless Chromium against the package: the shipped models, run by
+onnxruntime-web in the page, translate 20 test sentences of every corpus to the tokens of
+il.greedy_decode and il.beam_search, with their scores and attention weights within 1e-4.
+Also: the runtime and the models are fetched only when a widget first translates, once, and
+then come from the browser's cache; every page loads the API; the files stay within their
+budgets; bad input is refused by name. Needs the built book (`make book`).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import illustrated as il
+from builtbook import toc_pages
+from illustrated.shipped import SHIPPED
+
+SENTENCES = 20
+TOL = 1e-4
+API = "_illustrated/js/api.js"
+
+#: Runs a list of calls of window.illustrated in the page: [[method, corpus, sentence, options]].
+CALLS = """
+const calls = arguments[0], done = arguments[arguments.length - 1];
+(async () => {
+  await window.illustrated.ready;
+  const out = [];
+  for (const [method, corpus, sentence, options] of calls) {
+    try { out.push(await window.illustrated[method](corpus, sentence, options)); }
+    catch (error) { out.push({ error: String(error.message) }); }
+  }
+  return out;
+})().then(done, (error) => done([{ error: "ready failed: " + error }]));
+"""
+
+RESOURCES = "return performance.getEntriesByType('resource').map(e => [e.name, e.transferSize]);"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """The Python side on one thread: these tiny models run 10x slower on two threads of a
+    2-core machine that also runs the browser (measured), and the numbers do not change."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def page(browser, server):
+    """The book's first page, freshly loaded, with the API ready."""
+    browser.get(f"{server.base_url}/{toc_pages()[0]}.html")
+    ready = browser.execute_async_script(
+        "const done = arguments[0]; window.illustrated.ready.then("
+        "(api) => done(api.corpora), (e) => done('ready failed: ' + e));")
+    assert ready == list(SHIPPED), ready
+    return browser
+
+
+def run(driver, calls: list) -> list:
+    return driver.execute_async_script(CALLS, calls)
+
+
+def test_every_page_loads_the_api_as_a_module(site):
+    missing = []
+    for page in toc_pages():
+        html = (site / f"{page}.html").read_text(encoding="utf-8")
+        if not re.search(r'<script[^>]*src="[^"]*' + re.escape(API) + r'[^"]*"[^>]*type="module"'
+                         r'|<script[^>]*type="module"[^>]*src="[^"]*' + re.escape(API), html):
+            missing.append(page)
+    assert not missing, f"pages without <script type=module src=...{API}>: {missing}"
+
+
+def test_files_stay_within_their_budgets(site):
+    """Each corpus's models under 5 MB (a page uses one or two); the runtime under 25 MB."""
+    index = json.loads((site / "_illustrated" / "models" / "index.json").read_text("utf-8"))
+    for corpus in SHIPPED:
+        assert sum(index["models"][corpus]["bytes"].values()) < 5e6, corpus
+    runtime = sum(f.stat().st_size for f in (site / "_vendor" / "onnxruntime-web").iterdir())
+    assert runtime < 25e6, runtime
+
+
+def test_nothing_heavy_is_fetched_before_a_translation(page):
+    names = [name for name, _ in page.execute_script(RESOURCES)]
+    assert any(name.endswith("/_illustrated/models/index.json") for name in names), names
+    heavy = [n for n in names if "onnxruntime-web" in n or n.endswith(".onnx")]
+    assert not heavy, f"fetched on page load: {heavy}"
+
+
+def _expected(corpus: str, sentences: list[str], beam_size: int, top_beams: int, alpha: float):
+    """il.beam_search's hypotheses and the attention of the best, for each sentence."""
+    model, src_vocab, tgt_vocab = il.pretrained(corpus)
+    spell = lambda ids: [tgt_vocab.tokens[i] for i in ids]  # noqa: E731
+    out = []
+    for sentence in sentences:
+        ids = src_vocab.encode(sentence)
+        beams = il.beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                               beam_size=beam_size, top_beams=top_beams, alpha=alpha)
+        best = beams[0][0]
+        tgt_in = torch.tensor([[tgt_vocab.bos_id, *best[:-1]]])  # (1, steps)
+        with torch.no_grad():
+            _, attention = model(torch.tensor([ids]), tgt_in, return_attention=True)
+        out.append({
+            "hypotheses": [(spell(t), s) for t, s in beams],
+            "greedy": spell(il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id,
+                                             eos_id=tgt_vocab.eos_id)),
+            "encoderAttention": torch.stack(attention.encoder)[:, 0].numpy(),
+            "crossAttention": torch.stack(attention.decoder_cross)[:, 0].numpy(),
+            "decoderAttention": torch.stack(attention.decoder_self)[:, 0].numpy(),
+            "sourceTokens": il.data.tokenize(sentence),
+        })
+    return out
+
+
+def _compare(corpus, sentences, got, want) -> list[str]:
+    problems = []
+    for sentence, g, w in zip(sentences, got, want):
+        where = f"{corpus} {sentence!r}"
+        if "error" in g:
+            problems.append(f"{where}: {g['error']}")
+            continue
+        tokens = [h["tokens"] for h in g["hypotheses"]]
+        if tokens != [t for t, _ in w["hypotheses"]]:
+            problems.append(f"{where}: tokens {tokens}, Python {[t for t, _ in w['hypotheses']]}")
+            continue
+        scores = np.array([h["score"] for h in g["hypotheses"]])
+        if not np.allclose(scores, [s for _, s in w["hypotheses"]], rtol=0, atol=TOL):
+            problems.append(f"{where}: scores {scores}, Python {w['hypotheses']}")
+        if g["sourceTokens"] != w["sourceTokens"]:
+            problems.append(f"{where}: source tokens {g['sourceTokens']}")
+        for name in ("encoderAttention", "crossAttention", "decoderAttention"):
+            array = np.array(g[name])
+            if array.shape != w[name].shape or np.abs(array - w[name]).max() > TOL:
+                problems.append(f"{where}: {name} differs (shape {array.shape}, "
+                                f"Python {w[name].shape})")
+    return problems
+
+
+def _test_sentences(corpus: str) -> list[str]:
+    """20 test sentences (the post's corpus has 2: then its training sentences too)."""
+    sources = []
+    for split in ("test", "train"):
+        pairs, _, _ = il.data.load_corpus(corpus, split)
+        sources += [s for s, _ in pairs if s not in sources]
+    return sources[:SENTENCES]
+
+
+@pytest.mark.parametrize("corpus", SHIPPED)
+def test_translate_matches_python(corpus, page):
+    """Greedy (beam 1, and greedy()) and beam 4 with 2 hypotheses, on 20 test sentences."""
+    sentences = _test_sentences(corpus)
+    calls = ([["translate", corpus, s, {}] for s in sentences]
+             + [["greedy", corpus, s, {}] for s in sentences]
+             + [["translate", corpus, s, {"beamSize": 4, "topBeams": 2}] for s in sentences])
+    got = run(page, calls)
+    n = len(sentences)
+    greedy_want = _expected(corpus, sentences, 1, 1, 0.0)
+    beam_want = _expected(corpus, sentences, 4, 2, 0.0)
+    problems = _compare(corpus, sentences, got[:n], greedy_want)
+    problems += _compare(corpus, sentences, got[2 * n:], beam_want)
+    for sentence, g, w in zip(sentences, got[n:2 * n], greedy_want):
+        if g.get("hypotheses", [{}])[0].get("tokens") != w["greedy"]:
+            problems.append(f"{corpus} {sentence!r}: greedy() {g}, Python {w['greedy']}")
+        elif abs(sum(g["logProbs"]) - g["hypotheses"][0]["score"]) > 1e-9:
+            problems.append(f"{corpus} {sentence!r}: greedy() score is not the sum of logProbs")
+    assert not problems, f"{len(problems)} problems, e.g.\n" + "\n".join(problems[:10])
+
+
+def test_length_penalty_and_top_beams_match_python(page):
+    sentences = _test_sentences("fr-en")[:5]
+    options = {"beamSize": 4, "topBeams": 4, "alpha": 0.6, "maxLen": 12}
+    got = run(page, [["translate", "fr-en", s, options] for s in sentences])
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    problems = []
+    for sentence, g in zip(sentences, got):
+        want = il.beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+                              eos_id=tgt_vocab.eos_id, beam_size=4, top_beams=4, alpha=0.6,
+                              max_len=12)
+        want = [([tgt_vocab.tokens[i] for i in t], s) for t, s in want]
+        mine = [(h["tokens"], h["score"]) for h in g["hypotheses"]]
+        if [t for t, _ in mine] != [t for t, _ in want] or not np.allclose(
+                [s for _, s in mine], [s for _, s in want], rtol=0, atol=TOL):
+            problems.append(f"{sentence!r}: {mine}, Python {want}")
+    assert not problems, problems
+
+
+def test_beam_steps_match_python(page):
+    """returnSteps: the beam as a tree, as beam_search(return_steps=True) gives it."""
+    sentence = _test_sentences("post")[0]
+    [got] = run(page, [["translate", "post", sentence, {"beamSize": 3, "returnSteps": True}]])
+    model, src_vocab, tgt_vocab = il.pretrained("post")
+    _, steps = il.beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+                              eos_id=tgt_vocab.eos_id, beam_size=3, return_steps=True)
+    spell = lambda ids: [tgt_vocab.tokens[i] for i in ids]  # noqa: E731
+    assert [s["step"] for s in got["steps"]] == [s.step for s in steps]
+    for mine, want in zip(got["steps"], steps):
+        assert [c["tokens"] for c in mine["candidates"]] == [spell(t) for t, _ in want.candidates]
+        assert np.allclose([c["logProb"] for c in mine["candidates"]],
+                           [p for _, p in want.candidates], rtol=0, atol=TOL)
+        assert mine["kept"] == [spell(t) for t in want.kept]
+        assert mine["finished"] == [spell(t) for t in want.finished]
+
+
+def test_runtime_fetched_once_then_cached(page, server):
+    """After translations with every corpus: one fetch of the WebAssembly and of each model;
+    on the next page the runtime comes from the browser's cache (or a 304), not downloaded."""
+    names = [name for name, _ in page.execute_script(RESOURCES)]
+    wasm = [n for n in names if n.endswith(".wasm")]
+    assert len(wasm) == 1 and "/_vendor/onnxruntime-web/" in wasm[0], wasm
+    for corpus in SHIPPED:
+        for kind in ("encoder", "decoder"):
+            assert sum(n.endswith(f"/{corpus}.{kind}.onnx") for n in names) == 1, (corpus, kind)
+    page.get(f"{server.base_url}/{toc_pages()[-1]}.html")
+    [result] = run(page, [["translate", "copy", _test_sentences("copy")[0], {}]])
+    assert "hypotheses" in result, result
+    entries = dict(page.execute_script(RESOURCES))
+    [wasm] = [n for n in entries if n.endswith(".wasm")]
+    assert entries[wasm] < 100_000, f"the runtime was downloaded again ({entries[wasm]} bytes)"
+
+
+@pytest.mark.parametrize("call, message", [
+    (["translate", "post", "je suis professeur , merci", {}],
+     'sentence: unknown words "professeur", "," for the "post" model'),
+    (["translate", "klingon", "je suis", {}], 'corpus: got "klingon", expected one of post'),
+    (["translate", "post", "   ", {}], "sentence: got an empty sentence"),
+    (["translate", "post", "je suis", {"beamSize": 2, "topBeams": 3}], "topBeams: expected an integer in [1, 2]"),
+    (["translate", "post", "je suis", {"beamsize": 2}], "options: unknown beamsize"),
+    (["translate", "post", "je suis", {"maxLen": 0}], "maxLen: expected an integer in [1, 64]"),
+    (["translate", "post", "je suis", {"alpha": -1}], "alpha: expected a finite number >= 0"),
+    (["greedy", "post", "je suis", {"beamSize": 4}], "options: unknown beamSize"),
+])
+def test_bad_input_is_refused_by_name(page, call, message):
+    [result] = run(page, [call])
+    assert message in result.get("error", ""), result
