@@ -159,3 +159,23 @@ def test_cli_output_cut_short_by_a_closed_pipe_is_not_an_error(tmp_path):
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=300) == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")  # nn.Transformer's own
+def test_the_benchmarks_peer_trains_and_decodes_with_the_same_loop():
+    """benchmarks/ trains torch.nn.Transformer (wrapped with our cfg/encode/decode/generator) with
+    il.train and scores it with il.exact_match: the argument checks must let it through, and
+    still refuse a module without that contract."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from torch_reference import TorchTransformer
+
+    pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
+    peer = TorchTransformer(il.presets.make_config("post", src_vocab, tgt_vocab))
+    history = il.train(peer, pairs, src_vocab, tgt_vocab, steps=2, device="cpu", progress=False)
+    assert history.steps == 2
+    assert 0.0 <= il.exact_match(peer, pairs, src_vocab, tgt_vocab) <= 1.0
+    with pytest.raises(TypeError, match="^model: expected an illustrated Transformer"):
+        il.train(torch.nn.Linear(2, 2), pairs, src_vocab, tgt_vocab, steps=1, progress=False)

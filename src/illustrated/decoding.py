@@ -14,9 +14,10 @@ import torch
 
 from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
                     describe)
+from .config import TransformerConfig
 from .modules.transformer import Transformer
 
-__all__ = ["EvalMode", "greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
+__all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
            "prepare_source"]
 
 
@@ -61,7 +62,7 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) ->
         If ``src_ids`` is empty, not 1-D, longer than ``model.cfg.max_len`` or holds an id
         outside the source vocabulary.
     """
-    check_instance("model", model, Transformer, "an illustrated Transformer")
+    check_model("model", model)
     src = _source_tensor(src_ids)
     if src.dim() != 1 or src.numel() == 0:
         raise ValueError(f"src_ids: expected a non-empty 1-D sequence of token ids, "
@@ -79,9 +80,33 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) ->
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
 
 
+def check_model(name: str, model: object) -> None:
+    """Raise unless ``model`` can be decoded and trained like the package's :class:`Transformer`.
+
+    Besides the package's own class, any ``nn.Module`` with a ``cfg`` (TransformerConfig) and
+    ``encode``/``decode``/``generator`` of the same contract passes: the benchmarks train and
+    decode ``torch.nn.Transformer`` wrapped that way with the same loop.
+
+    Raises
+    ------
+    TypeError
+        Naming ``name`` (the error is also a ValueError).
+    """
+    if isinstance(model, Transformer):
+        return
+    if (isinstance(model, torch.nn.Module)
+            and isinstance(getattr(model, "cfg", None), TransformerConfig)
+            and all(callable(getattr(model, method, None))
+                    for method in ("encode", "decode", "generator"))):
+        return
+    check_instance(name, model, Transformer,
+                   "an illustrated Transformer (or an nn.Module with its cfg, encode, decode and "
+                   "generator)")
+
+
 def _check_decode_args(model: Transformer, bos_id: int, eos_id: int, max_len: int) -> None:
     """The arguments every decoder shares, checked; ValueError/TypeError naming each."""
-    check_instance("model", model, Transformer, "an illustrated Transformer")
+    check_model("model", model)
     size = model.cfg.tgt_vocab_size
     for name, value in (("bos_id", bos_id), ("eos_id", eos_id)):
         check_int(name, value, low=0, high=size - 1,

@@ -19,7 +19,7 @@ from tqdm.auto import tqdm
 from ._args import (ArgumentTypeError, check_bool, check_choice, check_instance, check_int,
                     check_real, describe)
 from .data import Vocab, collate, encode_pairs
-from .decoding import beam_search, greedy_decode_batch
+from .decoding import beam_search, check_model, greedy_decode_batch
 from .modules.transformer import Transformer
 
 SCHEDULES = ("constant", "noam", "cosine")
@@ -250,7 +250,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     Post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam β=(0.9, 0.98), ε=1e-9)
     and §5.4.
     """
-    check_instance("model", model, Transformer, "an illustrated Transformer")
+    check_model("model", model)
     pairs = _check_pairs(pairs)
     check_int("steps", steps, low=1)
     check_int("batch_size", batch_size, low=1)
@@ -347,7 +347,7 @@ def translate(model: Transformer, sentences: Sequence[str], src_vocab: Vocab, tg
         not fit the model, or a bad ``beam_size`` or ``max_len`` (see :func:`beam_search`).
         An empty list of sentences gives an empty list.
     """
-    check_instance("model", model, Transformer, "an illustrated Transformer")
+    check_model("model", model)
     if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
         raise ArgumentTypeError(f"sentences: expected a list of str sentences, got "
                                 f"{type(sentences).__name__} {describe(sentences)}")
