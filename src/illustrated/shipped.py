@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from ._atomic import atomic_write
 from .checkpoint import load_checkpoint, save_checkpoint
 
 __all__ = ["TARGETS", "SHIPPED", "meets_target", "manifest", "weights_path", "sha256",
@@ -147,9 +148,8 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     finally:
         torch.set_num_threads(threads)
     result = {"format": FORMAT, "models": {c: models[c] for c in SHIPPED if c in models}}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    with atomic_write(path, "w", encoding="utf-8") as file:
+        file.write(json.dumps(result, indent=2) + "\n")
     return result
 
 
