@@ -1,8 +1,8 @@
 # The two commands of the README. Both work on a fresh machine with Python 3.11 (and, for the
 # book, Node 20 with npm):
 #   make book   set-up + build the rendered book (executes every chapter) into _build/html
-#   make test   set-up + every test: the package's tests, the site's checks and every chapter
-#               under nbval
+#   make test   set-up + ruff + every test: the package's tests, the site's checks and every
+#               chapter under nbval
 # and, after `make book`:
 #   make browser-test   the built pages in headless Chromium, offline (Debian: chromium chromium-driver)
 # and, to remake the book's shipped models (src/illustrated/weights: weights + manifest.json):
@@ -40,6 +40,7 @@ $(ONNX_MODELS): $(BIN)/activate src/illustrated/onnx_export.py src/illustrated/w
 site-assets: $(SITE_ASSETS) $(ONNX_MODELS)
 
 test: setup
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q tests chapters --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets

@@ -203,7 +203,7 @@ def test_pick_device_refuses_devices_this_machine_lacks():
     if not torch.cuda.is_available():
         for device in ("cuda", torch.device("cuda"), torch.device("cuda", 0)):
             raises(ValueError, r"^device: expected an available device, got 'cuda",
-                   lambda: il.pick_device(device))
+                   lambda: il.pick_device(device))  # noqa: B023 (called at once)
     else:
         raises(ValueError, r"^device: expected a CUDA index below",
                lambda: il.pick_device(f"cuda:{torch.cuda.device_count()}"))

@@ -17,7 +17,8 @@ from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, ch
 from .config import TransformerConfig
 from .modules.transformer import Transformer
 
-__all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search", "length_penalty", "BeamStep",
+__all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
+           "length_penalty", "BeamStep",
            "prepare_source"]
 
 

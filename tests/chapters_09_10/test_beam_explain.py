@@ -227,7 +227,7 @@ def test_find_alpha_flips_reranks_the_returned_hypotheses(fr_en_untrained):
     flips = B.find_alpha_flips(model, sources, src_vocab, tgt_vocab, alpha=4.0, beam_size=3,
                                max_len=5)
     expected = []
-    for source, target in sources:
+    for source, _ in sources:
         results = il.beam_search(model, src_vocab.encode(source), bos_id=tgt_vocab.bos_id,
                                  eos_id=tgt_vocab.eos_id, beam_size=3, top_beams=3, max_len=5)
         plain = max(results, key=lambda r: r[1])

@@ -59,7 +59,7 @@ def test_train_playground_uses_the_knobs_and_the_callback(post_run):
     seen = []
     other = E.train_playground("post", d_model=16, n_heads=2, n_layers=1, steps=3, lr=1e-3,
                                label_smoothing=0.1, device="cpu",
-                               callback=E.LossCurve(1, lambda s, l: seen.append(s[-1])))
+                               callback=E.LossCurve(1, lambda steps, _losses: seen.append(steps[-1])))
     cfg = other.model.cfg
     base = il.presets.make_config("post", other.src_vocab, other.tgt_vocab)
     assert (cfg.d_model, cfg.n_heads, cfg.n_layers) == (16, 2, 1)

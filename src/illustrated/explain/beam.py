@@ -154,7 +154,8 @@ def beam_tree(model: Transformer, sentence: str, src_vocab: Vocab, tgt_vocab: Vo
 
 
 def tree_arrays(tree: BeamTree) -> dict[str, list]:
-    """The tree as parallel lists, one entry per node, ready for :func:`illustrated.plots.beam.plot_beam_tree`.
+    """The tree as parallel lists, one entry per node, ready for
+    :func:`illustrated.plots.beam.plot_beam_tree`.
 
     Returns
     -------

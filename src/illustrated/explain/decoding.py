@@ -226,8 +226,9 @@ def memory_keys_values(model: Transformer, sentence: str, src_vocab: Vocab) -> M
         memory = model.encode(src)  # (1, src_len, d_model)
         for layer in model.decoder.layers:
             attn = layer.cross_attn
-            keys.append(attn.split_heads(attn.w_k(memory)).double().cpu().numpy())  # (1, n_heads, src_len, d_k)
-            values.append(attn.split_heads(attn.w_v(memory)).double().cpu().numpy())  # (1, n_heads, src_len, d_k)
+            # each (1, n_heads, src_len, d_k)
+            keys.append(attn.split_heads(attn.w_k(memory)).double().cpu().numpy())
+            values.append(attn.split_heads(attn.w_v(memory)).double().cpu().numpy())
     return MemoryProjections(source_tokens, memory.double().cpu().numpy(), keys, values)
 
 

@@ -54,7 +54,8 @@ def _numel(module: torch.nn.Module) -> int:
 
 
 def parameter_counts(model: Transformer) -> list[ParameterRow]:
-    """How many weights each component of the model holds: embeddings, encoder and decoder sub-layers, final linear.
+    """How many weights each component of the model holds: embeddings, encoder and decoder
+    sub-layers, final linear.
 
     Parameters
     ----------
@@ -399,7 +400,8 @@ class EncoderTensors(NamedTuple):
 
 
 def follow_encoder_layer(x: object, params: Mapping[str, object], n_heads: int) -> EncoderTensors:
-    """Follow a list of vectors through one encoder: into self-attention (x → z), then the feed-forward network (z → r).
+    """Follow a list of vectors through one encoder: into self-attention (x → z), then the
+    feed-forward network (z → r).
 
     Parameters
     ----------
@@ -534,7 +536,8 @@ class Perturbation(NamedTuple):
 
 def perturbation_effect(x: object, params: Mapping[str, object], n_heads: int, position: int,
                         *, delta: float = 1.0, seed: int = 0) -> Perturbation:
-    """Nudge one position's input and see which output rows change: the feed-forward network's own row only, self-attention's every row.
+    """Nudge one position's input and see which output rows change: the feed-forward network's
+    own row only, self-attention's every row.
 
     Each sub-layer gets the input it has in the layer: self-attention and the whole layer get
     ``x``; the feed-forward network gets ``z`` (self-attention's output after add & norm). Row

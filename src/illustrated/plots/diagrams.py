@@ -191,7 +191,8 @@ def encoders_decoders(source: str, target: str, *, n_layers: int | None = None,
 
 def encoder_decoder_stack(n_layers: int, *, source: str = "", target: str = "",
                           title: str = "", fig: Figure | None = None) -> Figure:
-    """A stack of ``n_layers`` encoders and one of ``n_layers`` decoders; the last encoder feeds every decoder.
+    """A stack of ``n_layers`` encoders and one of ``n_layers`` decoders; the last encoder feeds
+    every decoder.
 
     Parameters
     ----------

@@ -166,7 +166,8 @@ def _up(ax: Axes, x: float, y0: float, y1: float, gid: str) -> None:
 def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title: str = "",
                  names: tuple[str, str, str] = ("x", "z", "r"), show_values: bool | None = None,
                  decimals: int = 2, fig: Figure | None = None) -> Figure:
-    """Each position's vector flowing up through one encoder: x into self-attention, z out; z into its own feed-forward network, r out.
+    """Each position's vector flowing up through one encoder: x into self-attention, z out; z into
+    its own feed-forward network, r out.
 
     Self-attention is one box across all positions, with a line from every input to every
     output (its dependencies); the feed-forward network is drawn once per position (the same

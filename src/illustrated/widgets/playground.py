@@ -66,7 +66,8 @@ def live_loss(total_steps: int, every: int = 25
 def show_run(run: playground_explain.PlaygroundRun, sentence: str | None = None, *,
              beam_size: int = 4, n_rows: int = 8,
              rows: list[playground_explain.TranslationRow] | None = None) -> None:
-    """Show a run: its training curves, a table of test translations (wrong ones first) and one sentence's attention.
+    """Show a run: its training curves, a table of test translations (wrong ones first) and one
+    sentence's attention.
 
     Parameters
     ----------

@@ -88,7 +88,8 @@ def _show_perturbation(position: int, delta: float, x: np.ndarray,
 def perturbation_widget(x: object, params: Mapping[str, object], n_heads: int,
                         words: Sequence[str], *, position: int = 0,
                         delta: float = 1.0) -> widgets.VBox:
-    """Pick a word and a nudge size; see which output rows of self-attention and of the feed-forward network change.
+    """Pick a word and a nudge size; see which output rows of self-attention and of the
+    feed-forward network change.
 
     Parameters
     ----------
