@@ -27,10 +27,6 @@ __all__ = ["BeamNode", "BeamTree", "beam_tree", "tree_arrays", "step_table", "fo
            "format_decoder_table", "AlphaSweep", "alpha_sweep", "AlphaFlip", "find_alpha_flips",
            "penalty_curves"]
 
-#: Node statuses, in the order the plots' legend lists them.
-STATUSES = ("start", "kept", "finished", "dropped")
-
-
 def _source_ids(model: Transformer, sentence: object, src_vocab: Vocab) -> list[int]:
     check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
     if not isinstance(sentence, str) or not sentence.strip():
