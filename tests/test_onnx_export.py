@@ -1,8 +1,10 @@
 """The ONNX graphs the browser runs (illustrated.onnx_export) against the PyTorch models they come
 from, with onnxruntime, for every shipped corpus: the same memory, attention weights of every
-layer and head (within 1e-5), next-token logits (within 1e-5, or 2e-6 of the largest logit where
-that is larger: two float32 computations of a logit near 10 differ by 1e-5, and torch's own is
-1e-5 from the float64 result) and log-probabilities (twice the logits' tolerance)."""
+layer and head (within 1e-5), next-token logits (within 1e-5, or 5e-6 of the largest logit where
+that is larger: two float32 computations of a logit near 10 differ by 1e-5, torch's own is 1e-5
+from the float64 result, and with ATEN_CPU_CAPABILITY=default torch's scalar kernels put the
+reverse model's logits 3.0e-5 from onnxruntime's at a largest logit of about 13) and
+log-probabilities (twice the logits' tolerance)."""
 from __future__ import annotations
 
 import json
@@ -18,8 +20,8 @@ from illustrated.shipped import SHIPPED
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is pinned in requirements.txt")
 
 TOL = 1e-5
-#: Relative part of the logits' tolerance (of the largest |logit|): about 17 float32 steps.
-LOGIT_RTOL = 2e-6
+#: Relative part of the logits' tolerance (of the largest |logit|): about 40 float32 steps.
+LOGIT_RTOL = 5e-6
 
 
 @pytest.fixture(scope="module", autouse=True)
