@@ -38,6 +38,20 @@ def _number(kind: str, low: float | None = None, high: float | None = None,
 POSITIVE = _number("int", 1)
 
 
+#: ``--preset`` for ``--pairs``: model sizes (``TINY``/``PAPER_BASE`` fields) and the training
+#: recipe (keywords of ``il.train``). base is the paper's base model, §3 and §5.3-5.4: its lr is
+#: the peak of Eq. 3, d_model^-0.5 * warmup^-0.5.
+PRESETS = {
+    "tiny": ({}, {}),
+    "small": ({"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 3, "dropout": 0.1,
+               "max_len": 128}, {"lr": 1e-3, "warmup": 200, "schedule": "noam",
+                                 "label_smoothing": 0.1}),
+    "base": ({"d_model": 512, "n_heads": 8, "d_ff": 2048, "n_layers": 6, "dropout": 0.1,
+              "max_len": 256}, {"lr": 512 ** -0.5 * 4000 ** -0.5, "warmup": 4000,
+                                "schedule": "noam", "label_smoothing": 0.1}),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of both sub-commands, with help for every option."""
     from .data import CORPORA
@@ -48,9 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train a model on a toy corpus and save it",
                         description="Train the corpus's default tiny Transformer, print the "
                                     "test accuracy and a few translations, save a checkpoint.")
-    tr.add_argument("--corpus", required=True, choices=CORPORA,
-                    help="toy corpus: the post's two sentences, French->English, copy, reverse, "
-                         "or the post's 'it' coreference sentences")
+    source = tr.add_mutually_exclusive_group(required=True)
+    source.add_argument("--corpus", choices=CORPORA,
+                        help="toy corpus: the post's two sentences, French->English, copy, "
+                             "reverse, or the post's 'it' coreference sentences")
+    source.add_argument("--pairs", metavar="FILE.tsv",
+                        help="your own corpus: one 'source<TAB>target' pair per line, UTF-8")
+    tr.add_argument("--min-count", type=POSITIVE, default=1,
+                    help="with --pairs: words seen fewer times become <unk> (default 1)")
+    tr.add_argument("--test-fraction", type=_number("float", 0, 1, True, True), default=0.1,
+                    help="with --pairs: share of pairs held out for testing, split with --seed "
+                         "(default 0.1)")
+    tr.add_argument("--preset", choices=tuple(PRESETS),
+                    help="with --pairs: model size and recipe; tiny (default; the book's model), "
+                         "small, or base (the paper's: d_model 512, 8 heads, 6+6 layers, "
+                         "dropout 0.1, label smoothing 0.1, warm-up 4000 steps)")
     tr.add_argument("--steps", type=POSITIVE, help="optimiser steps (default: the corpus's own)")
     tr.add_argument("--lr", type=_number("float", 0, low_open=True),
                     help="peak learning rate (default: the corpus's own)")
@@ -66,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--device", default="auto",
                     help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (default auto)")
     tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
+    tr.add_argument("--warmup", type=_number("int", 0),
+                    help="linear warm-up steps (default: the corpus's or the preset's own)")
     tl = sub.add_parser("translate", help="translate sentences with a saved model",
                         description="Translate each sentence with a checkpoint from 'train'.")
     tl.add_argument("--model", required=True, help="checkpoint written by 'train'")
@@ -79,7 +107,67 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _train_pairs(args: argparse.Namespace) -> None:
+    """``train --pairs``: read the file, build vocabularies, split, train, test, save."""
+    from dataclasses import replace
+
+    from ._atomic import check_writable
+    from .checkpoint import save_checkpoint
+    from .config import TINY
+    from .data import tokenize
+    from .data.pairs_file import bleu, build_vocab, read_pairs, split_pairs
+    from .modules.transformer import Transformer
+    from .training import exact_match, preload_optimizer, set_seed, train, translate
+    pairs = read_pairs(args.pairs)
+    train_pairs, test_pairs = split_pairs(pairs, test_fraction=args.test_fraction,
+                                          seed=args.seed)
+    src_vocab = build_vocab([s for s, _ in train_pairs], min_count=args.min_count)
+    tgt_vocab = build_vocab([t for _, t in train_pairs], min_count=args.min_count)
+    sizes, recipe = PRESETS[args.preset or "tiny"]
+    sizes = {**sizes, **{k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
+                                           ("n_layers", args.n_layers)) if v is not None}}
+    longest = max(max(len(tokenize(s)), len(tokenize(t)) + 1) for s, t in pairs)
+    max_len = max(sizes.get("max_len", TINY.max_len), longest + 1)
+    cfg = replace(TINY, **{**sizes, "max_len": max_len}, src_vocab_size=len(src_vocab),
+                  tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
+                  tgt_pad_id=tgt_vocab.pad_id)
+    recipe = {**recipe, **{k: v for k, v in (("steps", args.steps), ("lr", args.lr),
+                                             ("batch_size", args.batch_size),
+                                             ("warmup", args.warmup),
+                                             ("label_smoothing", args.label_smoothing))
+                           if v is not None}}
+    check_writable(args.out, "--out")
+    import_seconds = preload_optimizer()
+    print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, {len(test_pairs)} "
+          f"held out; vocabularies {len(src_vocab)} source and {len(tgt_vocab)} target tokens "
+          f"(min count {args.min_count}); model d_model={cfg.d_model}, {cfg.n_layers}+"
+          f"{cfg.n_layers} layers", flush=True)
+    set_seed(args.seed)
+    model = Transformer(cfg)
+    start = time.perf_counter()
+    history = train(model, train_pairs, src_vocab, tgt_vocab, device=args.device, seed=args.seed,
+                    progress=sys.stderr.isatty(), **recipe)
+    seconds = time.perf_counter() - start
+    print(f"trained {history.steps} steps on {history.device} in {seconds:.1f} s (+ "
+          f"{import_seconds:.1f} s torch.optim's one-time import); final loss "
+          f"{history.loss[-1]:.4f}")
+    predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
+    references = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in test_pairs]
+    match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
+    print(f"test ({len(test_pairs)} pairs): exact match {100 * match:.1f} %, BLEU "
+          f"{bleu(predictions, references):.2f}")
+    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), cfg)
+    for (source, _), prediction, target in list(zip(test_pairs, predictions, references))[:5]:
+        print(f"{'ok ' if prediction == target else 'XX '} {source}  ->  {prediction}")
+    print(f"saved {args.out}")
+
+
 def _train(args: argparse.Namespace) -> None:
+    if args.pairs is not None:
+        return _train_pairs(args)
+    if args.preset is not None:
+        raise ValueError(f"--preset: expected only with --pairs, got {args.preset!r} with "
+                         f"--corpus (a corpus has its own model)")
     from ._atomic import check_writable
     from .checkpoint import save_checkpoint
     from .data import load_corpus
@@ -89,6 +177,7 @@ def _train(args: argparse.Namespace) -> None:
                                          ("n_layers", args.n_layers)) if v is not None}
     train_overrides = {k: v for k, v in (("steps", args.steps), ("lr", args.lr),
                                          ("batch_size", args.batch_size),
+                                         ("warmup", args.warmup),
                                          ("label_smoothing", args.label_smoothing))
                        if v is not None}
     check_writable(args.out, "--out")  # before training, not after: nothing trained is lost

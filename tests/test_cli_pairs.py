@@ -1,0 +1,112 @@
+"""`python -m illustrated train --pairs FILE.tsv`: a reader's own corpus end to end, then
+`translate --model` on the checkpoint it wrote."""
+import re
+
+import pytest
+
+from illustrated import __main__ as cli
+from illustrated.checkpoint import load_checkpoint
+from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
+from illustrated.training import exact_match, translate
+
+SUBJECTS = {"je": "i", "il": "he", "elle": "she", "nous": "we"}
+VERBS = {"mange": "eat", "voit": "see", "aime": "like"}
+OBJECTS = {"la pomme": "the apple", "le chat": "the cat", "le livre": "the book"}
+
+
+def run(capsys, *args):
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exit_:  # argparse's usage errors
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pairs") / "mine.tsv"
+    lines = [f"{s} {v} {o} .\t{es} {ev} {eo} ." for s, es in SUBJECTS.items()
+             for v, ev in VERBS.items() for o, eo in OBJECTS.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_train_pairs_reports_and_saves_a_checkpoint_translate_uses(corpus, tmp_path, capsys):
+    out = tmp_path / "mine.pt"
+    code, stdout, stderr = run(capsys, "train", "--pairs", str(corpus), "--steps", "40",
+                               "--batch-size", "16", "--test-fraction", "0.25", "--seed", "1",
+                               "--min-count", "2", "--device", "cpu", "--out", str(out))
+    assert code == 0, stderr
+    assert f"{corpus}: 36 pairs, 27 to train on, 9 held out" in stdout
+    model, (src_vocab, tgt_vocab), cfg = load_checkpoint(out)
+    train_pairs, test_pairs = split_pairs(read_pairs(corpus), test_fraction=0.25, seed=1)
+    # every word of this corpus is seen at least twice in the 27 training pairs
+    assert len(src_vocab) == 4 + 4 + 3 + 3 + 2 + 1 and len(tgt_vocab) == 4 + 4 + 3 + 4 + 1
+    assert (cfg.d_model, cfg.n_layers, cfg.src_vocab_size) == (32, 2, len(src_vocab))
+    match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
+    predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
+    score = bleu(predictions, [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in test_pairs])
+    assert f"test (9 pairs): exact match {100 * match:.1f} %, BLEU {score:.2f}" in stdout
+    loss = float(re.search(r"final loss (\S+)", stdout).group(1))
+    assert loss < 1.5  # from ln(19) = 2.9 at the start
+    code, stdout, stderr = run(capsys, "translate", "--model", str(out), "je voit le chat .",
+                               "zorg mange")
+    assert code == 0, stderr
+    first, second = stdout.splitlines()
+    assert first.startswith("je voit le chat .  ->  ")
+    assert second.startswith("zorg mange  ->  ")  # an unknown word is <unk>, not an error
+
+
+def test_rare_words_become_unk(tmp_path, capsys):
+    path = tmp_path / "rare.tsv"
+    path.write_text("a b\tx\na c\tx\na b\tx y\n", encoding="utf-8")
+    out = tmp_path / "rare.pt"
+    code, stdout, stderr = run(capsys, "train", "--pairs", str(path), "--steps", "2",
+                               "--test-fraction", "0.3", "--min-count", "2", "--device", "cpu",
+                               "--out", str(out))
+    assert code == 0, stderr
+    _, (src_vocab, tgt_vocab), _ = load_checkpoint(out)
+    train_pairs, _ = split_pairs(read_pairs(path), test_fraction=0.3, seed=0)
+    words = {w for s, _ in train_pairs for w in s.split()}
+    assert set(src_vocab.tokens) - {"<pad>", "<bos>", "<eos>", "<unk>"} == \
+        {w for w in words if sum(s.split().count(w) for s, _ in train_pairs) >= 2}
+
+
+@pytest.mark.parametrize("content, code, message", [
+    (b"a\tb\nc d\n", 2, "error: {path}:2: expected 'source<TAB>target', got no tab"),
+    (b"a\tb\n\xff\tc\n", 2, "error: {path}:2: expected UTF-8 text, got the byte 0xff"),
+    (b"a\tb\n", 2, "error: {path}: expected at least 2 pairs"),
+    (None, 1, "error: [Errno 2] No such file or directory"),
+])
+def test_bad_files_are_one_line_with_the_line_number(tmp_path, capsys, content, code, message):
+    path = tmp_path / "bad.tsv"
+    if content is not None:
+        path.write_bytes(content)
+    result = run(capsys, "train", "--pairs", str(path), "--device", "cpu", "--out",
+                 str(tmp_path / "x.pt"))
+    assert result[0] == code
+    assert result[2].strip().startswith(message.format(path=path))
+    assert len(result[2].strip().splitlines()) == 1
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_argument_errors_name_the_argument(capsys, corpus, tmp_path):
+    code, _, stderr = run(capsys, "train", "--pairs", str(corpus), "--corpus", "post")
+    assert code == 2 and "argument --corpus: not allowed with argument --pairs" in stderr
+    code, _, stderr = run(capsys, "train", "--pairs", str(corpus), "--test-fraction", "1")
+    assert code == 2 and "argument --test-fraction: expected a value in (0, 1)" in stderr
+    code, _, stderr = run(capsys, "train", "--corpus", "post", "--preset", "base",
+                          "--out", str(tmp_path / "y.pt"))
+    assert code == 2 and "error: --preset: expected only with --pairs" in stderr
+    code, _, stderr = run(capsys, "train", "--steps", "3")
+    assert code == 2 and "one of the arguments --corpus --pairs is required" in stderr
+
+
+def test_base_preset_is_the_papers_model():
+    sizes, recipe = cli.PRESETS["base"]
+    assert sizes == {"d_model": 512, "n_heads": 8, "d_ff": 2048, "n_layers": 6, "dropout": 0.1,
+                     "max_len": 256}
+    assert recipe["warmup"] == 4000 and recipe["label_smoothing"] == 0.1
+    assert recipe["schedule"] == "noam"
+    assert recipe["lr"] == pytest.approx(512 ** -0.5 * 4000 ** -0.5)  # the peak of Eq. 3
