@@ -1,6 +1,7 @@
 """Our modules equal PyTorch's own layers once the weights are copied across (float64, dropout 0)."""
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -62,13 +63,19 @@ def test_multi_head_equals_nn_multihead_attention(float64):
     assert torch.allclose(w, ref_w, atol=1e-12)
 
 
-def test_layer_norm_equals_nn_layer_norm(float64):
+def test_layer_norm_equals_numpy_reference(float64):
+    """The layer's norm against the NumPy reference and the closed form, not torch against itself."""
     x = torch.randn(2, 3, 16) * 5 + 2
     layer = EncoderLayer(CFG)
-    ref = F.layer_norm(x, (16,), layer.norm1.weight, layer.norm1.bias, eps=1e-5)
-    assert torch.allclose(layer.norm1(x), ref)
-    mean, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
-    assert torch.allclose(layer.norm1(x), (x - mean) / torch.sqrt(var + 1e-5))  # biased variance
+    with torch.no_grad():  # a scale and shift that are not 1 and 0
+        layer.norm1.weight.uniform_(0.5, 1.5)
+        layer.norm1.bias.uniform_(-1.0, 1.0)
+    out = layer.norm1(x).detach().numpy()
+    gamma, beta = layer.norm1.weight.detach().numpy(), layer.norm1.bias.detach().numpy()
+    assert np.allclose(out, il.reference.layer_norm(x.numpy(), gamma, beta, eps=1e-5), atol=1e-12)
+    xn = x.numpy()
+    mean, var = xn.mean(-1, keepdims=True), xn.var(-1, keepdims=True)  # biased variance
+    assert np.allclose(out, gamma * (xn - mean) / np.sqrt(var + 1e-5) + beta, atol=1e-12)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -1,0 +1,92 @@
+"""Train mode: every dropout sits where the paper puts it (§5.4), checked against hand-written
+references that replay the same random stream (torch.manual_seed before both)."""
+from dataclasses import replace
+
+import pytest
+import torch
+from torch import nn
+
+import illustrated as il
+from illustrated.modules import DecoderLayer, EncoderLayer, PositionalEncoding
+from illustrated.modules.residual import add_and_norm
+
+CFG = replace(il.TINY, src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=4, d_ff=24,
+              n_layers=2, dropout=0.5)
+
+
+def randomize_norm(norm: nn.LayerNorm) -> nn.LayerNorm:
+    """A LayerNorm whose scale and shift are not 1 and 0, so that where dropout sits matters."""
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+        norm.bias.uniform_(-0.5, 0.5)
+    return norm
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_add_and_norm_train_mode_equals_hand_written(float64, norm_first):
+    x, sub = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
+    norm, dropout = randomize_norm(nn.LayerNorm(8)), nn.Dropout(0.5).train()
+    torch.manual_seed(1)
+    out = add_and_norm(x, sub, norm, dropout, norm_first)
+    torch.manual_seed(1)
+    dropped = nn.functional.dropout(sub, 0.5, training=True)
+    assert 0.3 < (dropped == 0).double().mean().item() < 0.7  # 80 values at rate 0.5
+    ref = x + dropped if norm_first else norm(x + dropped)  # post-LN: LayerNorm(x + Dropout(S(x)))
+    assert torch.allclose(out, ref, atol=1e-12)
+    assert not torch.allclose(out, add_and_norm(x, sub, norm, nn.Identity(), norm_first))
+
+
+def test_encoder_layer_train_mode_equals_hand_written(float64):
+    layer = EncoderLayer(CFG).train()
+    randomize_norm(layer.norm1), randomize_norm(layer.norm2)
+    x = torch.randn(2, 5, 16)
+    torch.manual_seed(3)
+    out = layer(x)
+    torch.manual_seed(3)  # the same draws in the same order: attention, dropout1, FFN, dropout2
+    h = layer.norm1(x + layer.dropout1(layer.self_attn(x, x, x)))
+    ref = layer.norm2(h + layer.dropout2(layer.feed_forward(h)))
+    assert torch.allclose(out, ref, atol=1e-12)
+    layer.eval()
+    assert not torch.allclose(out, layer(x))  # dropout did act in train mode
+
+
+def test_decoder_layer_train_mode_equals_hand_written(float64):
+    layer = DecoderLayer(CFG).train()
+    for norm in (layer.norm1, layer.norm2, layer.norm3):
+        randomize_norm(norm)
+    y, memory = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
+    mask = il.causal_mask(4)
+    torch.manual_seed(4)
+    out = layer(y, memory, tgt_mask=mask)
+    torch.manual_seed(4)
+    h = layer.norm1(y + layer.dropout1(layer.self_attn(y, y, y, mask)))
+    h = layer.norm2(h + layer.dropout2(layer.cross_attn(h, memory, memory)))
+    ref = layer.norm3(h + layer.dropout3(layer.feed_forward(h)))
+    assert torch.allclose(out, ref, atol=1e-12)
+
+
+def test_positional_dropout_in_train_mode(float64):
+    pe = PositionalEncoding(16, 10, dropout=0.5).train()
+    x = torch.randn(3, 10, 16)
+    torch.manual_seed(5)
+    out = pe(x)
+    torch.manual_seed(5)
+    ref = nn.functional.dropout(x + pe.pe[:10], 0.5, training=True)
+    assert torch.equal(out, ref)
+    zeros = (out == 0).double().mean().item()
+    assert 0.4 < zeros < 0.6  # 480 values at rate 0.5
+    kept = out != 0
+    assert torch.allclose(out[kept], 2 * (x + pe.pe[:10])[kept])  # survivors scaled by 1/(1-p)
+    assert torch.allclose(pe.eval()(x), x + pe.pe[:10])  # eval: no dropout
+
+
+def test_transformer_applies_positional_dropout(float64):
+    model = il.modules.Transformer(replace(CFG, dropout=0.3))
+    assert model.positional.dropout.p == 0.3
+    model.train()
+    src = torch.randint(1, 11, (2, 7))
+    emb = model.src_embed(src)
+    torch.manual_seed(6)
+    x = model.positional(emb)
+    zeros = (x == 0).double().mean().item()
+    assert 0.2 < zeros < 0.4  # 224 values at rate 0.3

@@ -1,0 +1,50 @@
+"""Decoding a padded batch equals decoding each sentence alone: the padding is masked everywhere
+(encoder self-attention and the decoder's cross attention), so it changes nothing."""
+from dataclasses import replace
+
+import pytest
+import torch
+
+import illustrated as il
+from illustrated.decoding import greedy_decode_batch
+
+BOS, EOS, PAD = 1, 2, 0
+CFG = replace(il.TINY, src_vocab_size=12, tgt_vocab_size=10, d_model=16, n_heads=2, d_ff=32,
+              n_layers=2, dropout=0.0, max_len=24)
+SENTENCES = [[3, 4, 5], [6], [7, 8, 9, 10, 11, 3, 4], [5, 5], [11, 10, 9, 8]]
+
+
+def tiny_model(seed: int) -> il.modules.Transformer:
+    torch.manual_seed(seed)
+    model = il.modules.Transformer(CFG).eval()
+    with torch.no_grad():
+        model.generator.proj.bias[EOS] = -3.0  # long outputs: many steps read the memory
+    return model
+
+
+def padded(sentences, extra):
+    width = max(map(len, sentences)) + extra
+    return torch.tensor([s + [PAD] * (width - len(s)) for s in sentences])  # (batch, width)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_padded_batch_equals_one_by_one(seed):
+    model = tiny_model(seed)
+    alone = [il.greedy_decode(model, s, bos_id=BOS, eos_id=EOS, max_len=12) for s in SENTENCES]
+    for extra in (0, 9):
+        batch = greedy_decode_batch(model, padded(SENTENCES, extra), bos_id=BOS, eos_id=EOS,
+                                    max_len=12)
+        assert batch == alone
+    assert len({tuple(a) for a in alone}) > 1  # the sources do lead to different outputs
+
+
+def test_padding_would_matter_without_the_mask():
+    """The setting above is one where unmasked padding changes the outputs: the test has teeth."""
+    model = tiny_model(1)
+    src = padded(SENTENCES, 9)
+    with torch.no_grad():
+        memory = model.encode(src)  # its mask made from the padding
+        tgt = torch.full((len(SENTENCES), 1), BOS)
+        masked = model.generator(model.decode(tgt, memory, (src != PAD)[:, None, None, :]))
+        unmasked = model.generator(model.decode(tgt, memory, None))
+    assert not torch.equal(masked.argmax(-1), unmasked.argmax(-1))
