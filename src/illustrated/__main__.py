@@ -111,13 +111,9 @@ def _train_pairs(args: argparse.Namespace) -> None:
     """``train --pairs``: read the file, build vocabularies, split, train, test, save."""
     from dataclasses import replace
 
-    from ._atomic import check_writable
-    from .checkpoint import save_checkpoint
     from .config import TINY
     from .data import tokenize
-    from .data.pairs_file import bleu, build_vocab, read_pairs, split_pairs
-    from .modules.transformer import Transformer
-    from .training import exact_match, preload_optimizer, set_seed, train, translate
+    from .data.pairs_file import build_vocab, read_pairs, split_pairs
     pairs = read_pairs(args.pairs)
     train_pairs, test_pairs = split_pairs(pairs, test_fraction=args.test_fraction,
                                           seed=args.seed)
@@ -136,6 +132,32 @@ def _train_pairs(args: argparse.Namespace) -> None:
                                              ("warmup", args.warmup),
                                              ("label_smoothing", args.label_smoothing))
                            if v is not None}}
+    from . import distributed
+    several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
+    device = distributed.init(args.device) if several else args.device
+    try:
+        _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
+                         device, several)
+    finally:
+        if several:
+            import torch.distributed as dist
+            dist.destroy_process_group()
+
+
+def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
+                     device, several) -> None:
+    """Train, test and save; under torchrun every rank trains and only rank 0 prints and saves."""
+    from .checkpoint import save_checkpoint
+    from .data.pairs_file import bleu
+    from .distributed import is_main, train_ddp
+    from .modules.transformer import Transformer
+    from .training import exact_match, preload_optimizer, set_seed, train, translate
+    if not is_main():
+        set_seed(args.seed)
+        train_ddp(Transformer(cfg).to(device), train_pairs, src_vocab, tgt_vocab,
+                  seed=args.seed, **recipe)
+        return
+    from ._atomic import check_writable
     check_writable(args.out, "--out")
     import_seconds = preload_optimizer()
     print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, {len(test_pairs)} "
@@ -145,8 +167,13 @@ def _train_pairs(args: argparse.Namespace) -> None:
     set_seed(args.seed)
     model = Transformer(cfg)
     start = time.perf_counter()
-    history = train(model, train_pairs, src_vocab, tgt_vocab, device=args.device, seed=args.seed,
-                    progress=sys.stderr.isatty(), **recipe)
+    if several:
+        history = train_ddp(model.to(device), train_pairs, src_vocab, tgt_vocab, seed=args.seed,
+                            **recipe)
+        model.cpu()
+    else:
+        history = train(model, train_pairs, src_vocab, tgt_vocab, device=device, seed=args.seed,
+                        progress=sys.stderr.isatty(), **recipe)
     seconds = time.perf_counter() - start
     print(f"trained {history.steps} steps on {history.device} in {seconds:.1f} s (+ "
           f"{import_seconds:.1f} s torch.optim's one-time import); final loss "
@@ -165,6 +192,9 @@ def _train_pairs(args: argparse.Namespace) -> None:
 def _train(args: argparse.Namespace) -> None:
     if args.pairs is not None:
         return _train_pairs(args)
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise ValueError(f"--corpus: expected --pairs under torchrun (data-parallel training is "
+                         f"for your own corpus), got {args.corpus!r}")
     if args.preset is not None:
         raise ValueError(f"--preset: expected only with --pairs, got {args.preset!r} with "
                          f"--corpus (a corpus has its own model)")
