@@ -72,3 +72,19 @@ def test_length_penalty_reorders_hypotheses():
     """The cases above are ones where alpha matters: the best sequence changes with it."""
     model = tiny_model(5)
     assert exhaustive(model, SRC, 0.0)[0][0] != exhaustive(model, SRC, 4.0)[0][0]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_beam_keeps_beam_size_live_hypotheses_besides_eos(seed):
+    """The best beam_size candidates that do not end with <eos> stay alive, even when <eos> is
+    among the best beam_size: 2 * beam_size candidates are looked at, not beam_size."""
+    model = tiny_model(seed)
+    with torch.no_grad():
+        model.generator.proj.bias[EOS] = 2.0  # <eos> often among the best
+    _, steps = il.beam_search(model, SRC, bos_id=BOS, eos_id=EOS, beam_size=2, top_beams=1,
+                              max_len=MAX_LEN, alpha=0.0, return_steps=True)
+    for step in steps[:-1]:
+        assert len(step.kept) == 2
+        best = [h for h, _ in step.candidates if h[-1] != EOS][:2]
+        assert step.kept == best
+    assert any(step.finished for step in steps[:-1])  # <eos> did take a place in the best two

@@ -14,11 +14,11 @@ CFG = replace(il.TINY, src_vocab_size=12, tgt_vocab_size=10, d_model=16, n_heads
 SENTENCES = [[3, 4, 5], [6], [7, 8, 9, 10, 11, 3, 4], [5, 5], [11, 10, 9, 8]]
 
 
-def tiny_model(seed: int) -> il.modules.Transformer:
+def tiny_model(seed: int, eos_bias: float = -3.0) -> il.modules.Transformer:
     torch.manual_seed(seed)
     model = il.modules.Transformer(CFG).eval()
-    with torch.no_grad():
-        model.generator.proj.bias[EOS] = -3.0  # long outputs: many steps read the memory
+    with torch.no_grad():  # -3: long outputs, many steps read the memory; higher: <eos> sooner
+        model.generator.proj.bias[EOS] = eos_bias
     return model
 
 
@@ -27,15 +27,18 @@ def padded(sentences, extra):
     return torch.tensor([s + [PAD] * (width - len(s)) for s in sentences])  # (batch, width)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_padded_batch_equals_one_by_one(seed):
-    model = tiny_model(seed)
+# The last two: some sentences end with <eos> long before the others (the batch must go on).
+@pytest.mark.parametrize("seed, eos_bias, ragged", [(1, -3.0, False), (2, -3.0, False),
+                                                    (1, -1.0, True), (2, 1.0, True)])
+def test_padded_batch_equals_one_by_one(seed, eos_bias, ragged):
+    model = tiny_model(seed, eos_bias)
     alone = [il.greedy_decode(model, s, bos_id=BOS, eos_id=EOS, max_len=12) for s in SENTENCES]
     for extra in (0, 9):
         batch = greedy_decode_batch(model, padded(SENTENCES, extra), bos_id=BOS, eos_id=EOS,
                                     max_len=12)
         assert batch == alone
     assert len({tuple(a) for a in alone}) > 1  # the sources do lead to different outputs
+    assert (len({len(a) for a in alone}) > 1) == ragged
 
 
 def test_padding_would_matter_without_the_mask():

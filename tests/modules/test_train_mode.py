@@ -7,7 +7,8 @@ import torch
 from torch import nn
 
 import illustrated as il
-from illustrated.modules import DecoderLayer, EncoderLayer, PositionalEncoding
+from illustrated.modules import (DecoderLayer, EncoderLayer, FeedForward, MultiHeadAttention,
+                                 PositionalEncoding)
 from illustrated.modules.residual import add_and_norm
 
 CFG = replace(il.TINY, src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=4, d_ff=24,
@@ -90,3 +91,28 @@ def test_transformer_applies_positional_dropout(float64):
     x = model.positional(emb)
     zeros = (x == 0).double().mean().item()
     assert 0.2 < zeros < 0.4  # 224 values at rate 0.3
+
+
+def test_attention_dropout_on_the_weights_in_train_mode(float64):
+    mha = MultiHeadAttention(16, 4, dropout=0.5).train()
+    x = torch.randn(2, 5, 16)
+    torch.manual_seed(7)
+    out, weights = mha(x, x, x, return_attention=True)
+    q, k, v = (mha.split_heads(w(x)) for w in (mha.w_q, mha.w_k, mha.w_v))
+    torch.manual_seed(7)
+    dropped = nn.functional.dropout((q @ k.transpose(-2, -1) / 2.0).softmax(-1), 0.5, training=True)
+    assert 0.3 < (dropped == 0).double().mean().item() < 0.7  # 200 weights at rate 0.5
+    assert torch.allclose(weights, dropped, atol=1e-12)
+    ref = mha.w_o((dropped @ v).transpose(1, 2).reshape(2, 5, 16))
+    assert torch.allclose(out, ref, atol=1e-12)
+
+
+def test_feed_forward_dropout_after_the_relu_in_train_mode(float64):
+    ff = FeedForward(16, 24, dropout=0.5).train()
+    x = torch.randn(2, 5, 16)
+    torch.manual_seed(8)
+    out = ff(x)
+    torch.manual_seed(8)
+    hidden = nn.functional.dropout(torch.relu(ff.linear1(x)), 0.5, training=True)
+    assert torch.allclose(out, ff.linear2(hidden), atol=1e-12)
+    assert not torch.allclose(out, ff.linear2(torch.relu(ff.linear1(x))))
