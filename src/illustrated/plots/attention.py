@@ -197,6 +197,7 @@ def plot_word_attention_panels(tokens: Sequence[Sequence[str]], weights: Sequenc
     if head_labels is not None and len(head_labels) != n_heads:
         raise ValueError(f"head_labels: expected {n_heads} labels, got {len(head_labels)}")
     ncols = n if ncols is None else max(1, min(int(ncols), n))
+    ncols = min(ncols, 2)  # 3.2 in per panel: two fit the page's content width
     nrows = -(-n // ncols)
     seq = max(len(words) for words, _, _ in panels)
     fig = fig if fig is not None else plt.figure()
@@ -340,7 +341,7 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
     annotate = rows <= 12 and cols <= 12 if annotate is None else annotate
     ncols = min(n, 4) if ncols is None else max(1, min(int(ncols), n))
     nrows = -(-n // ncols)
-    side = 0.32 * max(rows, cols) + 1.3
+    side = min(0.32 * max(rows, cols) + 1.3, 7.4 / ncols)  # fits the content width
     fig = fig if fig is not None else plt.figure()
     fig.clear()
     fig.set_size_inches(side * ncols + 0.8, side * nrows + (0.4 if suptitle else 0.1))
@@ -429,7 +430,7 @@ def plot_scaled_softmax(labels: Sequence[str], scores: object, scaled: object, w
                          f"label), got shapes {[a.shape for a in arrays]}")
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(9.0, 2.8)
+    fig.set_size_inches(8.0, 2.8)
     axes = fig.subplots(1, 3)
     _bars(axes[0], labels, arrays[0], COLORS["key"], "step 2: score = q · k", "score", 1)
     _bars(axes[1], labels, arrays[1], COLORS["query"], f"step 3: score / √d_k  (d_k = {d_k})",
@@ -500,7 +501,7 @@ def plot_saturation(example_unscaled: object, example_scaled: object, d_k: int,
                          f"positive d_k, got {x.shape} and {[c.shape for c in curves]}")
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(9.0, 5.6)
+    fig.set_size_inches(8.0, 5.6)
     (a, b), (c, d) = fig.subplots(2, 2)
     n_keys = unscaled.size
     positions = np.arange(n_keys)

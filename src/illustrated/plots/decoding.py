@@ -122,7 +122,7 @@ def plot_decoding_step(source_tokens: Sequence[str], input_tokens: Sequence[str]
     padded[:t] = weights
     labels = [f"{i + 1}: {w}" for i, w in enumerate(input_tokens)] + [""] * (n_rows - t)
     if fig is None:
-        fig = plt.figure(figsize=(11, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4)),
+        fig = plt.figure(figsize=(8.0, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4)),
                          constrained_layout=True)
     else:
         fig.clear()
@@ -200,7 +200,7 @@ def plot_decoding_grid(source_tokens: Sequence[str], input_tokens: Sequence[Sequ
         if len(seq) != n or n == 0:
             raise ValueError(f"{name}: expected {n} entries, one per step (at least one), "
                              f"got {len(seq)}")
-    fig, axes = plt.subplots(2, n, figsize=(2.3 * n + 0.6, 5.0), squeeze=False,
+    fig, axes = plt.subplots(2, n, figsize=(min(2.3, 7.4 / n) * n + 0.6, 5.0), squeeze=False,
                              constrained_layout=True)
     x = np.arange(len(source_tokens))
     for s in range(n):

@@ -186,7 +186,7 @@ def plot_distributions(rows: Mapping[str, object], tokens: Sequence[str], *,
         ylim = (1e-6, 1.5) if log else (0.0, 1.05)
     n_rows = len(arrays)
     if fig is None:
-        fig = plt.figure(figsize=(0.4 + min(2.2, 0.26 * len(tokens) + 0.3) * n_pos,
+        fig = plt.figure(figsize=(0.4 + min(2.2, 0.26 * len(tokens) + 0.3, 7.6 / n_pos) * n_pos,
                                   0.6 + 2.1 * n_rows), constrained_layout=True)
     else:
         fig.clear()
@@ -203,7 +203,7 @@ def plot_distributions(rows: Mapping[str, object], tokens: Sequence[str], *,
             if annotate:
                 for xi, h in zip(x, a[p]):
                     ax.text(xi, h + 0.02 * (ylim[1] - ylim[0]), f"{h:.2f}", ha="center",
-                            va="bottom", fontsize=7, rotation=90)
+                            va="bottom", fontsize=8, rotation=90)
             ax.set_xticks(x)
             ax.set_xticklabels(tokens, rotation=90, fontsize=8)
             if highlight is not None:

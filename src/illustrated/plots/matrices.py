@@ -36,6 +36,7 @@ __all__ = ["MatrixTerm", "StepRow", "format_value", "plot_equations", "plot_equa
 _INK = COLORS["text"]
 _OP_FONT = 15
 _GAP = 0.35          # space around an operator, in cells
+_MAX_WIDTH_IN = 8.2  # widest figure whose text stays legible at the content width (style.py)
 _ROW_GAP = 1.6       # vertical space between rows, in cells (room for the names)
 
 
@@ -163,8 +164,8 @@ def _draw_matrix(ax: Axes, term: MatrixTerm, x0: float, y_mid: float, gid: str,
 
 
 def _draw_panel(ax: Axes, rows: list[list[MatrixTerm | str]], panel: int, x_left: float,
-                decimals: int, fontsize: float, show_shapes: bool) -> None:
-    y = 0.0
+                decimals: int, fontsize: float, show_shapes: bool, y_top: float = 0.0) -> None:
+    y = y_top
     for r, row in enumerate(rows):
         height = max(_term_size(t)[1] for t in row)
         y_mid = y + height / 2
@@ -249,6 +250,11 @@ def plot_equation_panels(panels: Sequence[Sequence[Sequence[MatrixTerm | str]]],
     width = sum(w for w, _ in sizes) + gap * (len(sizes) - 1)
     top = 1.4 if panel_titles is not None else 0.4
     height = max(h for _, h in sizes) + top
+    # Panels side by side if that fits the page's content width, one under the other if not.
+    stacked = len(sizes) > 1 and width * scale + 0.4 > _MAX_WIDTH_IN
+    if stacked:
+        width = max(w for w, _ in sizes)
+        height = sum(h + top for _, h in sizes) + gap * (len(sizes) - 1)
     fig = fig if fig is not None else plt.figure()
     fig.clear()
     fig.set_size_inches(max(3.0, width * scale + 0.4), max(1.6, height * scale + (0.4 if title
@@ -259,13 +265,16 @@ def plot_equation_panels(panels: Sequence[Sequence[Sequence[MatrixTerm | str]]],
     ax.set_aspect("equal")
     ax.axis("off")
     fontsize = 8 if scale >= 0.35 else 6.5
-    x = 0.0
-    for p, (panel, (w, _)) in enumerate(zip(checked, sizes)):
+    x = y = 0.0
+    for p, (panel, (w, h)) in enumerate(zip(checked, sizes)):
         if panel_titles is not None:
-            ax.text(x + w / 2, -0.9, panel_titles[p], ha="center", va="center", fontsize=11,
+            ax.text(x + w / 2, y - 0.9, panel_titles[p], ha="center", va="center", fontsize=11,
                     fontweight="bold", color=_INK, gid=f"{p}/title")
-        _draw_panel(ax, panel, p, x, decimals, fontsize, show_shapes)
-        x += w + gap
+        _draw_panel(ax, panel, p, x, decimals, fontsize, show_shapes, y_top=y)
+        if stacked:
+            y += h + top + gap
+        else:
+            x += w + gap
     if title:
         fig.suptitle(title, fontsize=12, color=_INK)
     return fig

@@ -15,6 +15,10 @@ from matplotlib.figure import Figure
 
 __all__ = ["frames_player"]
 
+#: Lowest resolution of a player's frames: the page shows a frame at its own pixel size (up to the
+#: content width), so text of MIN_FONT_PT needs about 81 dpi to read at MIN_TEXT_PX (style.py).
+PLAYER_MIN_DPI = 90
+
 
 def frames_player(fig: Figure, draw_frame: Callable[[int], None], n_frames: int, *,
                   interval_ms: int = 800, default_mode: str = "once") -> str:
@@ -38,6 +42,7 @@ def frames_player(fig: Figure, draw_frame: Callable[[int], None], n_frames: int,
     """
     if n_frames < 1:
         raise ValueError(f"n_frames: expected at least one frame, got {n_frames}")
+    fig.set_dpi(max(fig.dpi, PLAYER_MIN_DPI))
     animation = FuncAnimation(fig, lambda i: draw_frame(int(i)), frames=n_frames,
                               interval=interval_ms, repeat=False)
     html = animation.to_jshtml(default_mode=default_mode)

@@ -268,7 +268,7 @@ def plot_positional_heatmap(pe: object, *, title: str = "", split: bool = False,
     pe = _matrix("pe", pe)
     n, d = pe.shape
     if fig is None:
-        fig = plt.figure(figsize=(9, 3.4), layout="constrained")
+        fig = plt.figure(figsize=(8.0, 3.4), layout="constrained")
     else:
         fig.clear()
         fig.set_layout_engine("constrained")
@@ -328,7 +328,9 @@ def plot_layout_difference(concatenated: object, regrouped: object, difference: 
     if len({t.shape for t in tables}) != 1:
         raise ValueError(f"regrouped, difference: expected the shape of concatenated "
                          f"{tables[0].shape}, got {tables[1].shape} and {tables[2].shape}")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), constrained_layout=True)
+    fig = plt.figure(figsize=(8.0, 5.6), constrained_layout=True)
+    grid = fig.add_gridspec(2, 2)
+    axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
     names = ["post (tensor2tensor): sin | cos", "paper, columns regrouped: sin | cos",
              "difference (post - paper)"]
     for ax, table, name in zip(axes[:2], tables[:2], names[:2]):
@@ -394,7 +396,7 @@ def plot_frequency_spacing(frequencies: Mapping[str, object], *, ratio: object =
         raise ValueError(f"frequencies: expected arrays of one length, got lengths "
                          f"{sorted(lengths)}")
     n_axes = 1 if ratio is None else 2
-    fig, axes = plt.subplots(1, n_axes, figsize=(4.6 * n_axes, 3.2), squeeze=False,
+    fig, axes = plt.subplots(1, n_axes, figsize=(4.0 * n_axes, 3.2), squeeze=False,
                              constrained_layout=True)
     ax = axes[0, 0]
     for label, curve in curves.items():

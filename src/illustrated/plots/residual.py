@@ -403,7 +403,7 @@ def plot_layer_norm_bars(before: object, after: object, *, mean: float, std: flo
         raise ValueError(f"after: expected the shape of before {before.shape} (non-empty), "
                          f"got {after.shape}")
     d = before.size
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3), sharex=True, constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3), sharex=True, constrained_layout=True)
     name = f" ('{label}')" if label else ""
     axes[0].bar(np.arange(d), before, color=COLORS["z"])
     for value, style in ((mean, "-"), (mean + std, "--"), (mean - std, "--")):
@@ -453,7 +453,8 @@ def plot_gradient_norms(norms: Mapping[str, Mapping[str, object]], *,
     """
     if not norms:
         raise ValueError("norms: expected at least one panel, got none")
-    fig, axes = plt.subplots(1, len(norms), figsize=(4.6 * len(norms), 3.1), squeeze=False,
+    fig, axes = plt.subplots(1, len(norms), figsize=(min(8.0, 4.0 * len(norms)), 3.1),
+                             squeeze=False,
                              sharey=True, constrained_layout=True)
     palette = [COLORS["z"], COLORS["value"], COLORS["key"], COLORS["query"]]
     for ax, (panel, runs) in zip(axes[0], norms.items()):

@@ -30,7 +30,7 @@ def plot_training_curves(runs: Mapping[str, Mapping[str, Sequence[float]]], *,
     """
     if not runs:
         raise ValueError("runs: expected at least one run to plot, got none")
-    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.2), constrained_layout=True)
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8.0, 3.2), constrained_layout=True)
     for label, run in runs.items():
         steps = range(1, len(run["loss"]) + 1)
         ax_loss.plot(steps, run["loss"], label=label)
