@@ -51,3 +51,15 @@ def test_padding_would_matter_without_the_mask():
         masked = model.generator(model.decode(tgt, memory, (src != PAD)[:, None, None, :]))
         unmasked = model.generator(model.decode(tgt, memory, None))
     assert not torch.equal(masked.argmax(-1), unmasked.argmax(-1))
+
+
+def test_masked_key_gets_no_weight_even_below_large_negative_scores():
+    """Masked scores are -inf, not a large negative number: a masked key gets no weight even when
+    every allowed score is lower still."""
+    q = torch.tensor([[[1.0]]])  # (1, seq_q=1, d_k=1)
+    k = torch.tensor([[[-2e4], [0.0]]])  # (1, seq_k=2, d_k=1): the allowed key scores -2e4
+    v = torch.tensor([[[1.0], [-1.0]]])
+    mask = torch.tensor([[[True, False]]])
+    z, weights = il.modules.scaled_dot_product_attention(q, k, v, mask)
+    assert weights.tolist() == [[[1.0, 0.0]]]
+    assert z.tolist() == [[[1.0]]]

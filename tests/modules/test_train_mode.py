@@ -116,3 +116,22 @@ def test_feed_forward_dropout_after_the_relu_in_train_mode(float64):
     hidden = nn.functional.dropout(torch.relu(ff.linear1(x)), 0.5, training=True)
     assert torch.allclose(out, ff.linear2(hidden), atol=1e-12)
     assert not torch.allclose(out, ff.linear2(torch.relu(ff.linear1(x))))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first):
+    """The stack replays its layers' draws; pre-LN closes with a LayerNorm (scale 1, shift 0 at
+    initialisation: the closed form), post-LN's last layer has already normalised."""
+    encoder = il.modules.Encoder(replace(CFG, norm_first=norm_first)).train()
+    x = torch.randn(2, 5, 16) * 3 + 1
+    torch.manual_seed(9)
+    out = encoder(x)
+    torch.manual_seed(9)
+    h = x
+    for layer in encoder.layers:
+        h = layer(h)
+    if norm_first:
+        mean, var = h.mean(-1, keepdim=True), h.var(-1, unbiased=False, keepdim=True)
+        h = (h - mean) / torch.sqrt(var + 1e-5)
+    assert torch.allclose(out, h, atol=1e-10)
+    assert torch.allclose(out.mean(-1), torch.zeros(2, 5), atol=1e-10)  # normalised either way
