@@ -110,7 +110,4 @@ FIGURES_NOT_YET_REDRAWN: dict[str, set[str]] = {
     "chapters/09_decoding": {
         "player 1",
     },
-    "chapters/10_playground": {
-        "fig-10-loss-curve", "output 1",
-    },
 }
