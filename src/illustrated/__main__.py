@@ -11,12 +11,11 @@ __all__ = ["main", "build_parser"]
 #: Exit code after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2).
 INTERRUPTED = 130
 
-#: ``il.train``'s names of the arguments the command line passes, and the options they come from:
-#: an error from ``il.train`` names the option the user typed.
-OPTION_OF = {"grad_accum_steps": "--grad-accum", "batch_size": "--batch-size",
-             "precision": "--precision", "checkpoint_path": "--out", "resume": "--resume",
-             "steps": "--steps", "lr": "--lr", "warmup": "--warmup", "device": "--device",
-             "label_smoothing": "--label-smoothing", "seed": "--seed"}
+#: ``il.train``'s names of the loop options the command line passes, and the options they come
+#: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
+#: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
+OPTION_OF = {"grad_accum_steps": "--grad-accum", "precision": "--precision",
+             "checkpoint_path": "--out", "resume": "--resume"}
 
 
 def _number(kind: str, low: float | None = None, high: float | None = None,
