@@ -467,7 +467,8 @@ def _loop(model: Transformer, encoded: list, src_vocab: Vocab, tgt_vocab: Vocab,
     before = [p.detach().clone() for p in params]  # weights before the latest step
     generator = torch.Generator().manual_seed(recipe["seed"])
     order: list[int] = []
-    history = History(device=f"{device} x {world} processes" if several else str(device))
+    history = History(device=f"{device} x {world} process{'es' if world > 1 else ''}"
+                      if several else str(device))
     first = 1
     if resumed is not None:
         optimizer.load_state_dict(resumed["optimizer"])
