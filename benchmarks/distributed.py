@@ -5,7 +5,8 @@
 Each run is ``torchrun --standalone --nproc_per_node=N`` on this file with ``--worker``: the
 "small" preset of ``train --pairs`` (d_model 128, 3+3 layers) on the fr-en corpus's training
 pairs, gloo on the CPU (NCCL on CUDA), one thread per process, the same global batch for every N.
-The first 5 steps are not timed. Writes benchmarks/results/distributed.json.
+The first 5 steps are not timed. The training loop is ``il.train``'s (DDP under the process
+group, also with N = 1). Writes benchmarks/results/distributed.json with the load average.
 """
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ def worker(args: argparse.Namespace) -> None:
     cfg = replace(il.TINY, **sizes, src_vocab_size=len(src), tgt_vocab_size=len(tgt))
     il.set_seed(0)
     model = il.modules.Transformer(cfg).to(device)
-    history = distributed.train_ddp(model, pairs, src, tgt, **{**recipe, "steps": args.steps,
-                                                              "batch_size": args.batch_size})
+    # il.train wraps the model in DDP: torchrun's process group is running (also for N = 1)
+    history = il.train(model, pairs, src, tgt, progress=False, **{
+        **recipe, "steps": args.steps, "batch_size": args.batch_size})
     per_pair = sum(len(il.data.tokenize(t)) + 1 for _, t in pairs) / len(pairs)
     timed = history.seconds[-1] - history.seconds[SKIP - 1]
     tokens = per_pair * args.batch_size * (args.steps - SKIP)
@@ -73,6 +75,7 @@ def main() -> None:
               flush=True)
     RESULTS.write_text(json.dumps({"machine": f"{platform.processor() or platform.machine()}, "
                                               f"{os.cpu_count()} CPUs",
+                                   "load_average_1min_at_end": round(os.getloadavg()[0], 1),
                                    "steps": args.steps, "batch_size": args.batch_size,
                                    "preset": "small", "corpus": "fr-en", "runs": rows},
                                   indent=2) + "\n")

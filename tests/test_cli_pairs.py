@@ -3,6 +3,7 @@
 import re
 
 import pytest
+import torch
 
 from illustrated import __main__ as cli
 from illustrated.checkpoint import load_checkpoint
@@ -110,3 +111,51 @@ def test_base_preset_is_the_papers_model():
     assert recipe["warmup"] == 4000 and recipe["label_smoothing"] == 0.1
     assert recipe["schedule"] == "noam"
     assert recipe["lr"] == pytest.approx(512 ** -0.5 * 4000 ** -0.5)  # the peak of Eq. 3
+
+
+@pytest.mark.parametrize("option, value, shown", [("--min-count", "2", "2"),
+                                                   ("--test-fraction", "0.2", "0.2")])
+def test_pairs_only_options_are_refused_with_a_corpus(capsys, tmp_path, option, value, shown):
+    code, _, stderr = run(capsys, "train", "--corpus", "post", option, value,
+                          "--out", str(tmp_path / "z.pt"))
+    assert code == 2
+    assert f"error: {option}: expected only with --pairs, got {shown} with --corpus" in stderr
+    assert not (tmp_path / "z.pt").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--grad-accum", "0"), "argument --grad-accum: expected a value >= 1, got '0'"),
+    (("--grad-accum", "two"), "argument --grad-accum: expected an integer, got 'two'"),
+    (("--precision", "fp16"), "argument --precision: invalid choice: 'fp16'"),
+    (("--checkpoint-every", "0"), "argument --checkpoint-every: expected a value >= 1"),
+    (("--grad-accum", "9", "--batch-size", "8"),
+     "error: --grad-accum: expected at most 8 micro-batches"),
+])
+def test_bad_loop_options_name_the_option(capsys, corpus, tmp_path, args, message):
+    code, _, stderr = run(capsys, "train", "--pairs", str(corpus), "--steps", "2", "--device",
+                          "cpu", "--out", str(tmp_path / "w.pt"), *args)
+    assert code == 2 and message in stderr.strip().splitlines()[-1], stderr
+    assert "Traceback" not in stderr and not (tmp_path / "w.pt").exists()
+
+
+def test_checkpoint_every_then_resume_continues_the_run(capsys, corpus, tmp_path):
+    out, straight = tmp_path / "run.pt", tmp_path / "straight.pt"
+    common = ("train", "--pairs", str(corpus), "--batch-size", "8", "--device", "cpu",
+              "--preset", "tiny", "--seed", "2")
+    code, _, stderr = run(capsys, *common, "--steps", "4", "--out", str(straight))
+    assert code == 0, stderr
+    code, _, stderr = run(capsys, *common, "--steps", "2", "--checkpoint-every", "1",
+                          "--out", str(out))
+    assert code == 0, stderr
+    code, stdout, stderr = run(capsys, *common, "--steps", "4", "--resume", str(out),
+                               "--out", str(out), "--checkpoint-every", "2")
+    assert code == 0, stderr
+    assert "trained 4 steps" in stdout
+    resumed, _, _ = load_checkpoint(out)
+    reference, _, _ = load_checkpoint(straight)
+    for name, weight in reference.state_dict().items():
+        assert torch.equal(resumed.state_dict()[name], weight), name
+    # a finished model has no state to resume with: the message names --resume
+    code, _, stderr = run(capsys, *common, "--steps", "9", "--resume", str(straight),
+                          "--out", str(out))
+    assert code == 2 and "error: --resume: " in stderr and "holds no training state" in stderr

@@ -11,6 +11,12 @@ __all__ = ["main", "build_parser"]
 #: Exit code after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2).
 INTERRUPTED = 130
 
+#: ``il.train``'s names of the loop options the command line passes, and the options they come
+#: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
+#: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
+OPTION_OF = {"grad_accum_steps": "--grad-accum", "precision": "--precision",
+             "checkpoint_path": "--out", "resume": "--resume"}
+
 
 def _number(kind: str, low: float | None = None, high: float | None = None,
             low_open: bool = False, high_open: bool = False):
@@ -68,9 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "reverse, or the post's 'it' coreference sentences")
     source.add_argument("--pairs", metavar="FILE.tsv",
                         help="your own corpus: one 'source<TAB>target' pair per line, UTF-8")
-    tr.add_argument("--min-count", type=POSITIVE, default=1,
+    tr.add_argument("--min-count", type=POSITIVE,
                     help="with --pairs: words seen fewer times become <unk> (default 1)")
-    tr.add_argument("--test-fraction", type=_number("float", 0, 1, True, True), default=0.1,
+    tr.add_argument("--test-fraction", type=_number("float", 0, 1, True, True),
                     help="with --pairs: share of pairs held out for testing, split with --seed "
                          "(default 0.1)")
     tr.add_argument("--preset", choices=tuple(PRESETS),
@@ -94,6 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
     tr.add_argument("--warmup", type=_number("int", 0),
                     help="linear warm-up steps (default: the corpus's or the preset's own)")
+    tr.add_argument("--grad-accum", type=POSITIVE, default=1, metavar="N",
+                    help="split each batch into N micro-batches whose gradients add up before "
+                         "one update: the same step in less memory (default 1)")
+    tr.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                    help="fp32 (default) or bf16: torch.autocast to bfloat16 for the forward "
+                         "pass (weights and Adam stay float32); for CUDA GPUs, allowed on CPUs")
+    tr.add_argument("--checkpoint-every", type=POSITIVE, metavar="N",
+                    help="rewrite --out (atomically) every N steps and at the end, with the "
+                         "optimizer, step, batch order and RNG states, so --resume can go on")
+    tr.add_argument("--resume", metavar="PATH",
+                    help="continue the run saved in PATH by --checkpoint-every up to --steps "
+                         "(same data, model and recipe)")
     tl = sub.add_parser("translate", help="translate sentences with a saved model",
                         description="Translate each sentence with a checkpoint from 'train'.")
     tl.add_argument("--model", required=True, help="checkpoint written by 'train'")
@@ -114,6 +132,8 @@ def _train_pairs(args: argparse.Namespace) -> None:
     from .config import TINY
     from .data import tokenize
     from .data.pairs_file import build_vocab, read_pairs, split_pairs
+    args.min_count = 1 if args.min_count is None else args.min_count
+    args.test_fraction = 0.1 if args.test_fraction is None else args.test_fraction
     pairs = read_pairs(args.pairs)
     train_pairs, test_pairs = split_pairs(pairs, test_fraction=args.test_fraction,
                                           seed=args.seed)
@@ -131,7 +151,7 @@ def _train_pairs(args: argparse.Namespace) -> None:
                                              ("batch_size", args.batch_size),
                                              ("warmup", args.warmup),
                                              ("label_smoothing", args.label_smoothing))
-                           if v is not None}}
+                           if v is not None}, **_loop_options(args)}
     from . import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
     device = distributed.init(args.device) if several else args.device
@@ -144,37 +164,43 @@ def _train_pairs(args: argparse.Namespace) -> None:
             dist.destroy_process_group()
 
 
+def _loop_options(args: argparse.Namespace) -> dict:
+    """Keywords of ``il.train`` from --grad-accum, --precision, --checkpoint-every, --resume."""
+    options = {"grad_accum_steps": args.grad_accum, "precision": args.precision}
+    if args.checkpoint_every is not None:
+        options.update(checkpoint_every=args.checkpoint_every, checkpoint_path=args.out)
+    if args.resume is not None:
+        options["resume"] = args.resume
+    return options
+
+
 def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
                      device, several) -> None:
     """Train, test and save; under torchrun every rank trains and only rank 0 prints and saves."""
     from .checkpoint import save_checkpoint
     from .data.pairs_file import bleu
-    from .distributed import is_main, train_ddp
+    from .distributed import is_main
     from .modules.transformer import Transformer
     from .training import exact_match, preload_optimizer, set_seed, train, translate
-    if not is_main():
-        set_seed(args.seed)
-        train_ddp(Transformer(cfg).to(device), train_pairs, src_vocab, tgt_vocab,
-                  seed=args.seed, **recipe)
-        return
-    from ._atomic import check_writable
-    check_writable(args.out, "--out")
-    import_seconds = preload_optimizer()
-    print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, {len(test_pairs)} "
-          f"held out; vocabularies {len(src_vocab)} source and {len(tgt_vocab)} target tokens "
-          f"(min count {args.min_count}); model d_model={cfg.d_model}, {cfg.n_layers}+"
-          f"{cfg.n_layers} layers", flush=True)
+    main = is_main()
+    if main:
+        from ._atomic import check_writable
+        check_writable(args.out, "--out")
+        import_seconds = preload_optimizer()
+        print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, "
+              f"{len(test_pairs)} held out; vocabularies {len(src_vocab)} source and "
+              f"{len(tgt_vocab)} target tokens (min count {args.min_count}); model d_model="
+              f"{cfg.d_model}, {cfg.n_layers}+{cfg.n_layers} layers", flush=True)
     set_seed(args.seed)
     model = Transformer(cfg)
     start = time.perf_counter()
-    if several:
-        history = train_ddp(model.to(device), train_pairs, src_vocab, tgt_vocab, seed=args.seed,
-                            **recipe)
-        model.cpu()
-    else:
-        history = train(model, train_pairs, src_vocab, tgt_vocab, device=device, seed=args.seed,
-                        progress=sys.stderr.isatty(), **recipe)
+    # one loop for one process and several: train() wraps the model in DDP under torchrun
+    history = train(model, train_pairs, src_vocab, tgt_vocab, device=device, seed=args.seed,
+                    progress=main and sys.stderr.isatty(), **recipe)
+    if not main:
+        return
     seconds = time.perf_counter() - start
+    model.cpu()
     print(f"trained {history.steps} steps on {history.device} in {seconds:.1f} s (+ "
           f"{import_seconds:.1f} s torch.optim's one-time import); final loss "
           f"{history.loss[-1]:.4f}")
@@ -183,7 +209,8 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
     print(f"test ({len(test_pairs)} pairs): exact match {100 * match:.1f} %, BLEU "
           f"{bleu(predictions, references):.2f}")
-    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), cfg)
+    if args.checkpoint_every is None:  # otherwise train() wrote it, with the state to resume
+        save_checkpoint(args.out, model, (src_vocab, tgt_vocab), cfg)
     for (source, _), prediction, target in list(zip(test_pairs, predictions, references))[:5]:
         print(f"{'ok ' if prediction == target else 'XX '} {source}  ->  {prediction}")
     print(f"saved {args.out}")
@@ -198,6 +225,10 @@ def _train(args: argparse.Namespace) -> None:
     if args.preset is not None:
         raise ValueError(f"--preset: expected only with --pairs, got {args.preset!r} with "
                          f"--corpus (a corpus has its own model)")
+    for flag, value in (("--min-count", args.min_count), ("--test-fraction", args.test_fraction)):
+        if value is not None:
+            raise ValueError(f"{flag}: expected only with --pairs, got {value!r} with --corpus "
+                             f"(a corpus has its own vocabularies and test split)")
     from ._atomic import check_writable
     from .checkpoint import save_checkpoint
     from .data import load_corpus
@@ -210,6 +241,7 @@ def _train(args: argparse.Namespace) -> None:
                                          ("warmup", args.warmup),
                                          ("label_smoothing", args.label_smoothing))
                        if v is not None}
+    train_overrides.update(_loop_options(args))
     check_writable(args.out, "--out")  # before training, not after: nothing trained is lost
     import_seconds = preload_optimizer()
     print(f"training {args.corpus}; the checkpoint goes to {args.out} (Ctrl-C stops without "
@@ -225,7 +257,8 @@ def _train(args: argparse.Namespace) -> None:
           f" (+ {import_seconds:.1f} s torch.optim's one-time import); final loss"
           f" {history.loss[-1]:.4f}")
     print("test: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in metrics.items()))
-    save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
+    if args.checkpoint_every is None:  # otherwise train() wrote it, with the state to resume
+        save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
     pairs, _, _ = load_corpus(args.corpus, "test")
     for (source, target), prediction in zip(pairs[:5], translate(
             model, [s for s, _ in pairs[:5]], src_vocab, tgt_vocab)):
@@ -268,15 +301,20 @@ def main(argv: list[str] | None = None) -> int:
         _train(args) if args.command == "train" else _translate(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
     except KeyboardInterrupt:
-        what = (f"training stopped; {args.out} was not written (any previous file is unchanged)"
-                if args.command == "train" else "translation stopped")
+        what = ("translation stopped" if args.command != "train" else
+                f"training stopped; {args.out} holds the latest checkpoint of every "
+                f"{args.checkpoint_every} steps, if one was written (go on with --resume)"
+                if args.checkpoint_every else
+                f"training stopped; {args.out} was not written (any previous file is unchanged)")
         print(f"interrupted: {what}", file=sys.stderr)
         return INTERRUPTED
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own advice
         return 0
     except ValueError as error:  # includes TrainingDiverged and the argument TypeErrors
-        print(f"error: {error}", file=sys.stderr)
+        name, colon, rest = str(error).partition(":")
+        message = f"{OPTION_OF[name]}:{rest}" if colon and name in OPTION_OF else str(error)
+        print(f"error: {message}", file=sys.stderr)
         return 2
     except (TypeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -23,7 +23,8 @@ from .data import Vocab
 from .modules._checks import param_count
 from .modules.transformer import Transformer
 
-__all__ = ["save_checkpoint", "load_checkpoint", "FORMAT", "MAX_POSITION_TABLE"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_training_state", "FORMAT",
+           "MAX_POSITION_TABLE", "TRAINING_KEYS"]
 
 FORMAT = "illustrated-transformer-checkpoint/1"
 
@@ -87,8 +88,13 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
             raise ValueError(f"has non-finite weights: {key!r} holds NaN or infinity")
 
 
+#: What a checkpoint written during training (``il.train(checkpoint_every=...)``) holds besides
+#: the model, under the key "training": see :func:`load_training_state`.
+TRAINING_KEYS = ("step", "recipe", "optimizer", "generator", "order", "rng", "history")
+
+
 def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[Vocab, Vocab],
-                    cfg: TransformerConfig) -> None:
+                    cfg: TransformerConfig, *, training: dict | None = None) -> None:
     """Write the model's weights, both vocabularies and the configuration to ``path``, atomically.
 
     The file is first written in full to a temporary file beside ``path``, then renamed over
@@ -98,6 +104,9 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
     ----------
     path : file to write (its directory must exist).   model : Transformer.
     vocabs : (src_vocab, tgt_vocab).   cfg : the model's TransformerConfig (``model.cfg``).
+    training : dict or None, the state that lets ``il.train(resume=path)`` continue the run
+        (written by ``il.train`` itself; keys :data:`TRAINING_KEYS`; tensors, numbers, strings
+        and lists only). :func:`load_checkpoint` ignores it.
 
     Raises
     ------
@@ -137,6 +146,11 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
         raise ValueError(f"model: {str(error).removeprefix('has ')}") from None
     data = {"format": FORMAT, "config": asdict(cfg), "src_vocab": list(src_vocab.tokens),
             "tgt_vocab": list(tgt_vocab.tokens), "state_dict": state}
+    if training is not None:
+        if not isinstance(training, dict) or sorted(training) != sorted(TRAINING_KEYS):
+            raise ValueError(f"training: expected a dict with the keys {TRAINING_KEYS}, got "
+                             f"{sorted(training) if isinstance(training, dict) else training!r}")
+        data["training"] = training
     try:
         atomic_save(data, path)
     except OSError as error:
@@ -196,6 +210,12 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
         weights that disagree, vocabularies and config that disagree, non-finite weights, or
         sizes out of range (a positional table above :data:`MAX_POSITION_TABLE` numbers).
     """
+    model, vocabs, cfg, _ = _load(path)
+    return model, vocabs, cfg
+
+
+def _load(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfig, dict]:
+    """:func:`load_checkpoint`'s work; also returns the whole dict read from the file."""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise ArgumentTypeError(f"path: expected a file path (str or os.PathLike), "
                                 f"got {type(path).__name__}")
@@ -232,4 +252,47 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
         raise ValueError(f"path: {name!r} {error}") from None
     model.load_state_dict(state)
     model.eval()
-    return model, (src_vocab, tgt_vocab), cfg
+    return model, (src_vocab, tgt_vocab), cfg, data
+
+
+def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
+                                                          TransformerConfig, dict]:
+    """Read a checkpoint written during training, for ``il.train(resume=path)``.
+
+    Returns
+    -------
+    (model, (src_vocab, tgt_vocab), cfg, training): as :func:`load_checkpoint`, plus the dict
+    of :data:`TRAINING_KEYS`: ``step`` (int, steps done), ``recipe`` (the training keywords
+    that must stay the same), ``optimizer`` (Adam's state_dict), ``generator`` (the shuffling
+    generator's state), ``order`` (pair indices left in the current epoch), ``rng`` (the global
+    RNG states: torch CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy,
+    seconds per step so far).
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or os.PathLike (the error is also a ValueError).
+    ValueError
+        As :func:`load_checkpoint`, and if the file holds no training state (a checkpoint saved
+        after training, e.g. by ``save_checkpoint`` alone) or a malformed one.
+    """
+    model, vocabs, cfg, data = _load(path)
+    name = str(path)
+    training = data.get("training")
+    if training is None:
+        raise ValueError(f"path: {name!r} holds no training state (it is a finished model; "
+                         f"resume needs a checkpoint written with checkpoint_every / "
+                         f"--checkpoint-every)")
+    if not isinstance(training, dict) or sorted(training) != sorted(TRAINING_KEYS):
+        raise ValueError(f"path: {name!r} has a malformed training state (expected the keys "
+                         f"{TRAINING_KEYS})")
+    step, history = training["step"], training["history"]
+    if not isinstance(step, int) or step < 1 or not isinstance(history, dict) \
+            or any(len(history.get(k, ())) != step for k in ("loss", "lr", "accuracy", "seconds")) \
+            or not isinstance(training["recipe"], dict) \
+            or not isinstance(training["optimizer"], dict) \
+            or not isinstance(training["generator"], torch.Tensor) \
+            or not isinstance(training["order"], list):
+        raise ValueError(f"path: {name!r} has a malformed training state (step, history, "
+                         f"recipe, optimizer, generator or order of the wrong type or length)")
+    return model, vocabs, cfg, training

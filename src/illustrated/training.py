@@ -5,27 +5,31 @@ schedule) and §5.4 (label smoothing).
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from ._args import (ArgumentTypeError, check_bool, check_choice, check_instance, check_int,
                     check_real, describe)
+from ._atomic import check_writable
 from .data import Vocab, collate, encode_pairs
 from .decoding import beam_search, check_model, greedy_decode_batch
 from .modules.transformer import Transformer
 
 SCHEDULES = ("constant", "noam", "cosine")
 
-__all__ = ["SCHEDULES", "set_seed", "pick_device", "learning_rate", "History", "TrainingDiverged", "train",
-           "exact_match", "translate", "preload_optimizer"]
+__all__ = ["SCHEDULES", "PRECISIONS", "set_seed", "pick_device", "learning_rate", "History",
+           "TrainingDiverged", "train", "exact_match", "translate", "preload_optimizer"]
 
 
 #: Seeds NumPy accepts: integers in [0, 2**32 - 1].
@@ -203,33 +207,138 @@ def _check_vocabs(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> Non
                              f"model expects {size} tokens and pad id {pad}")
 
 
+PRECISIONS = ("fp32", "bf16")
+
+
+@contextlib.contextmanager
+def _global_rng_kept(device: torch.device) -> Iterator[None]:
+    """Restore Python's, NumPy's and torch's global RNG states (CPU, CUDA, MPS) on the way out.
+
+    :func:`train` seeds them (dropout draws from torch's global generator) and leaves the
+    caller's streams as they were, whatever happens inside.
+    """
+    python, numpy_state, cpu = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    cuda = torch.cuda.get_rng_state_all() if device.type == "cuda" or (
+        torch.cuda.is_available() and torch.cuda.is_initialized()) else None
+    mps = torch.mps.get_rng_state() if device.type == "mps" else None
+    try:
+        yield
+    finally:
+        random.setstate(python)
+        np.random.set_state(numpy_state)
+        torch.set_rng_state(cpu)
+        if cuda is not None:
+            torch.cuda.set_rng_state_all(cuda)
+        if mps is not None:
+            torch.mps.set_rng_state(mps)
+
+
+def _rng_state(device: torch.device) -> dict:
+    """The global RNG states a resumed run needs, as tensors, numbers and lists (weights_only)."""
+    version, keys, gauss = random.getstate()
+    name, mt, pos, has_gauss, cached = np.random.get_state()
+    return {"torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state(device) if device.type == "cuda" else None,
+            "python": [version, list(keys), gauss],
+            "numpy": [name, torch.from_numpy(mt.astype(np.int64)), pos, has_gauss, cached]}
+
+
+def _set_rng_state(state: dict, device: torch.device) -> None:
+    torch.set_rng_state(state["torch"])
+    if device.type == "cuda" and state["cuda"] is not None:
+        torch.cuda.set_rng_state(state["cuda"], device)
+    version, keys, gauss = state["python"]
+    random.setstate((version, tuple(keys), gauss))
+    name, mt, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, mt.numpy().astype(np.uint32), pos, has_gauss, cached))
+
+
+def _to_cpu(value: object) -> object:
+    """A copy of a nest of dicts/lists/tuples whose tensors are moved to the CPU."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        return {k: _to_cpu(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_cpu(v) for v in value)
+    return value
+
+
+def _process_group(distributed: bool | None) -> tuple[int, int, bool]:
+    """(rank, world_size, True) under a running process group, (0, 1, False) when alone."""
+    if distributed is not None:
+        check_bool("distributed", distributed)
+    running = dist.is_available() and dist.is_initialized()
+    if distributed and not running:
+        raise ValueError("distributed: expected a running process group (launch with torchrun "
+                         "and call illustrated.distributed.init() first), got none")
+    if running and distributed is not False:
+        return dist.get_rank(), dist.get_world_size(), True
+    return 0, 1, False
+
+
 def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab,
           *, steps: int = 300, lr: float = 3e-3, warmup: int = 20, schedule: str = "constant",
           label_smoothing: float = 0.0, batch_size: int = 64, clip_grad: float = 1.0,
           device: str | torch.device = "auto", seed: int = 0,
           callback: Callable[[int, History], None] | None = None,
-          progress: bool = True) -> History:
+          progress: bool = True, grad_accum_steps: int = 1, precision: str = "fp32",
+          distributed: bool | None = None, checkpoint_every: int = 0,
+          checkpoint_path: str | os.PathLike | None = None,
+          resume: str | os.PathLike | None = None) -> History:
     """Train the model in place with Adam on teacher-forced cross-entropy.
 
     Each step takes a batch of pairs (shuffled epochs), feeds the target shifted right by one
     (<bos> first) to the decoder, and compares the logits with the target followed by <eos>.
+    The global RNGs (Python, NumPy, torch) are seeded with ``seed`` for the run and given back
+    to the caller as they were.
+
+    One loop serves one process and several: under a running ``torch.distributed`` process
+    group (``torchrun``, :func:`illustrated.distributed.init`) the model is wrapped in
+    ``DistributedDataParallel``; every process draws the same shuffled global batch of
+    ``batch_size`` pairs and takes pairs ``rank, rank + world_size, ...`` of it (a
+    DistributedSampler-style split), and only rank 0 shows progress and writes checkpoints.
+    With several processes or ``grad_accum_steps`` > 1, each micro-batch's loss is its summed
+    cross-entropy divided by the whole global batch's target tokens, so that the accumulated
+    (and DDP-averaged) gradient is the gradient of the global batch's mean loss. Alone and
+    without accumulation, the loss is ``F.cross_entropy``'s mean, as it always was.
 
     Parameters
     ----------
     model : Transformer, trained in place (and moved to ``device``).
     pairs : (source, target) sentences.   src_vocab, tgt_vocab : their vocabularies.
-    steps : int, optimiser steps.   lr : float, peak learning rate.
-    warmup : int, linear warm-up steps.
+    steps : int, optimiser steps (in all, counting those of a resumed run).
+    lr : float, peak learning rate.   warmup : int, linear warm-up steps.
     schedule : "constant", "noam" (paper Eq. 3) or "cosine" (decays to 0 at ``steps``).
     label_smoothing : float in [0, 1), paper §5.4 (same convention as ``F.cross_entropy``).
-    batch_size : int.   clip_grad : float, max gradient norm (0 = no clipping).
-    device : "auto", "cpu", "cuda", "mps" or a torch.device.   seed : int, seeds everything.
-    callback : called as ``callback(step, history)`` after every step.
-    progress : bool, show a tqdm progress bar (works in terminals and notebooks).
+    batch_size : int, pairs per optimiser step (the global batch, over all processes).
+    clip_grad : float, max gradient norm (0 = no clipping).
+    device : "auto", "cpu", "cuda", "mps" or a torch.device; under a process group "auto" is
+        this rank's GPU with NCCL, the CPU with gloo.
+    seed : int, seeds the global RNGs for the run and the batch order.
+    callback : called as ``callback(step, history)`` after every step (on every process).
+    progress : bool, show a tqdm progress bar (works in terminals and notebooks; rank 0 only).
+    grad_accum_steps : int, micro-batches per step; their gradients add up before one update
+        (a big batch in the memory of a small one).
+    precision : "fp32" or "bf16" (``torch.autocast`` with bfloat16 for the forward pass and the
+        loss; weights, gradients and Adam's state stay float32). CUDA (bf16-capable) or CPU.
+    distributed : None (default: use DDP when a process group is running), True (require one)
+        or False (train alone even so).
+    checkpoint_every : int, write ``checkpoint_path`` every that many steps and after the last
+        one (0 = never): the model, vocabularies and config as :func:`il.save_checkpoint`, plus
+        Adam's state, the step, the batch order, the global RNG states and the history,
+        atomically (a crash mid-write leaves the previous checkpoint).
+    checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0).
+    resume : a checkpoint written with ``checkpoint_every``: load its weights into ``model``
+        and continue its run up to ``steps``. On one process in fp32, training 20 steps equals
+        training 10, checkpointing and resuming to 20, bit for bit. The recipe (lr, warmup,
+        schedule, label_smoothing, batch_size, clip_grad, seed, grad_accum_steps, precision,
+        number of processes) must be the checkpoint's.
 
     Returns
     -------
-    History.
+    History (a resumed run's includes the steps done before it). Under DDP: the global batch's
+    loss per target token and token accuracy, the same on every process.
 
     Raises
     ------
@@ -240,7 +349,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         For an out-of-range argument (``steps``/``batch_size`` below 1, ``lr`` not finite and
         positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
         ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
-        available), vocabularies that do not fit the model, or an empty ``pairs``.
+        available, ``grad_accum_steps`` giving a micro-batch no pair, ``precision`` unknown or
+        unsupported on the device, ``checkpoint_every`` without ``checkpoint_path``), a
+        ``resume`` file that is not a training checkpoint of this model, vocabularies and recipe,
+        vocabularies that do not fit the model, or an empty ``pairs``.
     TrainingDiverged (a ValueError)
         When the loss or the gradients stop being finite (e.g. a learning rate far too high);
         the model is first restored to its weights from before the step that broke it.
@@ -248,7 +360,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     References
     ----------
     Post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam β=(0.9, 0.98), ε=1e-9)
-    and §5.4.
+    and §5.4; Li et al. 2020 (PyTorch DDP); Micikevicius et al. 2018 (mixed precision).
     """
     check_model("model", model)
     pairs = _check_pairs(pairs)
@@ -264,38 +376,135 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         raise ArgumentTypeError(f"callback: expected a function callback(step, history) or "
                                 f"None, got {type(callback).__name__}")
     check_bool("progress", progress)
+    check_int("grad_accum_steps", grad_accum_steps, low=1, what="a number of micro-batches")
+    check_choice("precision", precision, PRECISIONS)
+    check_int("checkpoint_every", checkpoint_every, low=0, what="a number of steps (0 = never)")
     learning_rate(1, lr, warmup, schedule, steps)  # validates schedule
     _check_vocabs(model, src_vocab, tgt_vocab)
+    rank, world, several = _process_group(distributed)
+    if several and device == "auto":  # this rank's GPU with NCCL, the CPU with gloo
+        device = torch.device("cuda", torch.cuda.current_device()) \
+            if dist.get_backend() == "nccl" else torch.device("cpu")
     device = pick_device(device)
-    set_seed(seed)
+    if precision == "bf16" and not (device.type == "cpu" or (
+            device.type == "cuda" and torch.cuda.is_bf16_supported())):
+        raise ValueError(f"precision: expected 'fp32' on {device} ('bf16' needs a CPU or a "
+                         f"bfloat16-capable CUDA GPU), got 'bf16'")
+    if checkpoint_every and checkpoint_path is None:
+        raise ValueError(f"checkpoint_path: expected a file path when checkpoint_every="
+                         f"{checkpoint_every}, got None")
+    if checkpoint_path is not None and rank == 0:
+        check_writable(checkpoint_path, "checkpoint_path")
     encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
     longest = max(max(len(s), len(t) + 1) for s, t in encoded)
     if longest > model.cfg.max_len:
         raise ValueError(f"pairs: a sentence needs {longest} positions, more than the model's "
                          f"max_len={model.cfg.max_len}")
+    smallest = min(batch_size, len(encoded))  # a batch holds at least this many pairs
+    if smallest < world * grad_accum_steps:
+        raise ValueError(
+            f"grad_accum_steps: expected at most {max(smallest // world, 1)} micro-batches "
+            f"(batches of {smallest} pairs, batch_size={batch_size} and {len(encoded)} training "
+            f"pairs, over {world} process{'es' if world > 1 else ''}: every micro-batch needs a "
+            f"pair), got {grad_accum_steps}")
+    recipe = {"lr": lr, "warmup": warmup, "schedule": schedule,
+              "label_smoothing": label_smoothing, "batch_size": batch_size,
+              "clip_grad": clip_grad, "seed": seed, "grad_accum_steps": grad_accum_steps,
+              "precision": precision, "processes": world}
+    resumed = _read_resume(resume, model, src_vocab, tgt_vocab, recipe, steps)
+    with _global_rng_kept(device):
+        set_seed(seed)
+        return _loop(model, encoded, src_vocab, tgt_vocab, steps=steps, recipe=recipe,
+                     device=device, rank=rank, world=world, several=several, callback=callback,
+                     progress=progress and rank == 0, checkpoint_every=checkpoint_every,
+                     checkpoint_path=checkpoint_path, resumed=resumed)
+
+
+def _read_resume(resume, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab, recipe: dict,
+                 steps: int) -> dict | None:
+    """The training state of ``resume`` after checking it continues this run, or None."""
+    if resume is None:
+        return None
+    from .checkpoint import load_training_state
+    try:
+        loaded, (src, tgt), cfg, training = load_training_state(resume)
+    except ValueError as error:
+        raise ValueError(f"resume: {str(error).removeprefix('path: ')}") from None
+    name = str(resume)
+    if cfg != model.cfg:
+        raise ValueError(f"resume: {name!r} holds a model of another config than model "
+                         f"({cfg} vs {model.cfg})")
+    if src != src_vocab or tgt != tgt_vocab:
+        raise ValueError(f"resume: {name!r} was trained with other vocabularies than "
+                         f"src_vocab/tgt_vocab (same data, --min-count and --seed?)")
+    for key, value in recipe.items():
+        if training["recipe"].get(key) != value:
+            raise ValueError(f"{key}: expected {training['recipe'].get(key)!r} as in the run "
+                             f"being resumed ({name!r}), got {value!r}")
+    if training["step"] >= steps:
+        raise ValueError(f"steps: expected more than the {training['step']} steps {name!r} "
+                         f"has already done, got {steps}")
+    return {**training, "state_dict": loaded.state_dict()}
+
+
+def _loop(model: Transformer, encoded: list, src_vocab: Vocab, tgt_vocab: Vocab, *, steps: int,
+          recipe: dict, device: torch.device, rank: int, world: int, several: bool,
+          callback, progress: bool, checkpoint_every: int, checkpoint_path, resumed) -> History:
+    """:func:`train`'s loop, its arguments checked and the global RNGs seeded."""
+    lr, warmup, schedule = recipe["lr"], recipe["warmup"], recipe["schedule"]
+    label_smoothing, batch_size = recipe["label_smoothing"], recipe["batch_size"]
+    clip_grad, accum = recipe["clip_grad"], recipe["grad_accum_steps"]
+    if resumed is not None:
+        model.load_state_dict(resumed["state_dict"])
     model.to(device).train()
+    net = torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[device.index] if device.type == "cuda" else None) if several else model
     # The fused kernel updates every parameter in one call: much less overhead on small models.
     fused = device.type in ("cpu", "cuda")
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9,
                                  fused=fused)
     params = [p for p in model.parameters()]
     before = [p.detach().clone() for p in params]  # weights before the latest step
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(recipe["seed"])
     order: list[int] = []
-    history = History(device=str(device))
-    start = time.perf_counter()
+    history = History(device=f"{device} x {world} process{'es' if world > 1 else ''}"
+                      if several else str(device))
+    first = 1
+    if resumed is not None:
+        optimizer.load_state_dict(resumed["optimizer"])
+        generator.set_state(resumed["generator"])
+        order = list(resumed["order"])
+        _set_rng_state(resumed["rng"], device)
+        for key in ("loss", "lr", "accuracy", "seconds"):
+            getattr(history, key).extend(resumed["history"][key])
+        first = resumed["step"] + 1
+    simple = world == 1 and accum == 1 and not several  # the book's path, kept bit for bit
+    bf16 = recipe["precision"] == "bf16"
+    start = time.perf_counter() - (history.seconds[-1] if history.seconds else 0.0)
     # As a context manager the bar is closed however training ends (Ctrl-C, an error).
-    with tqdm(range(1, steps + 1), desc="training", disable=not progress, leave=False) as bar:
+    with tqdm(range(first, steps + 1), desc="training", disable=not progress, leave=False,
+              initial=first - 1, total=steps) as bar:
         for step in bar:
-            if len(order) < batch_size:  # a new shuffled epoch
+            if len(order) < batch_size:  # a new shuffled epoch, the same on every process
                 order += torch.randperm(len(encoded), generator=generator).tolist()
             idx, order = order[:batch_size], order[batch_size:]
-            batch = collate([encoded[i] for i in idx], src_vocab, tgt_vocab, device=device)
-            logits = model(batch.src, batch.tgt_in)  # (batch, tgt_len, tgt_vocab_size)
-            loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                                   ignore_index=tgt_vocab.pad_id, label_smoothing=label_smoothing)
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            if simple:
+                batch = collate([encoded[i] for i in idx], src_vocab, tgt_vocab, device=device)
+                with _autocast(device, bf16):
+                    logits = model(batch.src, batch.tgt_in)  # (batch, tgt_len, tgt_vocab_size)
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                                           ignore_index=tgt_vocab.pad_id,
+                                           label_smoothing=label_smoothing)
+                loss.backward()
+                with torch.no_grad():
+                    keep = batch.tgt_out != tgt_vocab.pad_id
+                    correct = (logits.argmax(-1) == batch.tgt_out) & keep
+                    accuracy = float(correct.sum() / keep.sum())
+            else:
+                loss, accuracy = _accumulate(net, encoded, idx, src_vocab, tgt_vocab, rank=rank,
+                                             world=world, accum=accum, device=device, bf16=bf16,
+                                             label_smoothing=label_smoothing, several=several)
             grad_norm = torch.nn.utils.clip_grad_norm_(params,
                                                        clip_grad if clip_grad > 0 else math.inf)
             if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
@@ -313,20 +522,73 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             for group in optimizer.param_groups:
                 group["lr"] = rate
             optimizer.step()
-            with torch.no_grad():
-                keep = batch.tgt_out != tgt_vocab.pad_id
-                correct = (logits.argmax(-1) == batch.tgt_out) & keep
-                history.accuracy.append(float(correct.sum() / keep.sum()))
+            history.accuracy.append(accuracy)
             history.loss.append(loss.item())
             history.lr.append(rate)
             history.seconds.append(time.perf_counter() - start)
             if progress:
                 bar.set_postfix(loss=f"{history.loss[-1]:.3f}",
                                 acc=f"{history.accuracy[-1]:.2f}")
+            if checkpoint_every and rank == 0 and (step % checkpoint_every == 0 or step == steps):
+                _write_checkpoint(checkpoint_path, model, src_vocab, tgt_vocab, step=step,
+                                  recipe=recipe, optimizer=optimizer, generator=generator,
+                                  order=order, device=device, history=history)
             if callback is not None:
                 callback(step, history)
     model.eval()
     return history
+
+
+def _autocast(device: torch.device, bf16: bool):
+    """``torch.autocast`` to bfloat16 when asked, else nothing at all (fp32 as it always was)."""
+    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+
+def _accumulate(net, encoded: list, idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab, *,
+                rank: int, world: int, accum: int, device: torch.device, bf16: bool,
+                label_smoothing: float, several: bool) -> tuple[torch.Tensor, float]:
+    """Forward and backward this process's micro-batches of the global batch ``idx``.
+
+    Each micro-batch's summed cross-entropy is scaled by ``world / tokens`` (``tokens``: target
+    tokens of the whole global batch), so the gradients add up, and DDP's average over the
+    processes makes them, the gradient of the global batch's mean loss. Returns (that mean loss
+    as a float64 tensor, token accuracy), both the same on every process.
+    """
+    tokens = sum(len(encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
+    shard = idx[rank::world]
+    totals = torch.zeros(2, dtype=torch.float64, device=device)  # summed loss, correct tokens
+    for m in range(accum):
+        batch = collate([encoded[i] for i in shard[m::accum]], src_vocab, tgt_vocab,
+                        device=device)
+        # DDP all-reduces the gradients once, after the last micro-batch's backward
+        sync = contextlib.nullcontext() if not several or m == accum - 1 else net.no_sync()
+        with sync:
+            with _autocast(device, bf16):
+                logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
+                summed = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                                         reduction="sum", ignore_index=tgt_vocab.pad_id,
+                                         label_smoothing=label_smoothing)
+            (summed * (world / tokens)).backward()
+        with torch.no_grad():
+            keep = batch.tgt_out != tgt_vocab.pad_id
+            correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
+            totals += torch.stack([summed.detach().double(), correct.double()])
+    if several:
+        dist.all_reduce(totals)
+    return totals[0] / tokens, float(totals[1]) / tokens
+
+
+def _write_checkpoint(path, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab, *, step: int,
+                      recipe: dict, optimizer: torch.optim.Optimizer, generator: torch.Generator,
+                      order: list[int], device: torch.device, history: History) -> None:
+    """Save the model and everything :func:`train` needs to continue after ``step``, atomically."""
+    from .checkpoint import save_checkpoint
+    training = {"step": step, "recipe": dict(recipe), "optimizer": _to_cpu(optimizer.state_dict()),
+                "generator": generator.get_state(), "order": list(order),
+                "rng": _rng_state(device),
+                "history": {k: list(getattr(history, k)) for k in ("loss", "lr", "accuracy",
+                                                                   "seconds")}}
+    save_checkpoint(path, model, (src_vocab, tgt_vocab), model.cfg, training=training)
 
 
 def translate(model: Transformer, sentences: Sequence[str], src_vocab: Vocab, tgt_vocab: Vocab,
