@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from .style import CMAP, COLORS, DIVERGING_CMAP
+from .style import CMAP, COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN
 
 __all__ = ["plot_decoding_step", "plot_decoding_grid", "plot_causal_mask", "plot_leak_test",
            "plot_output_softmax"]
@@ -121,11 +121,10 @@ def plot_decoding_step(source_tokens: Sequence[str], input_tokens: Sequence[str]
     padded = np.full((n_rows, len(source_tokens)), np.nan)  # (n_rows, src_len)
     padded[:t] = weights
     labels = [f"{i + 1}: {w}" for i, w in enumerate(input_tokens)] + [""] * (n_rows - t)
-    if fig is None:
-        fig = plt.figure(figsize=(8.0, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4)),
-                         constrained_layout=True)
-    else:
-        fig.clear()
+    fig = fig if fig is not None else plt.figure()
+    fig.clear()
+    fig.set_size_inches(MAX_FIGURE_WIDTH_IN, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4))
+    fig.set_layout_engine("constrained")
     axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.3, 1.2]})
     ax = axes[0]
     for i in range(n_rows):

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from .style import COLORS
+from .style import COLORS, MIN_FONT_PT
 
 __all__ = ["MAX_DRAWN_LAYERS", "black_box", "encoders_decoders", "encoder_decoder_stack",
            "encoder_diagram", "decoder_diagram"]
@@ -55,7 +55,7 @@ def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str
                 fontweight="bold", color=_INK, gid=f"{gid}-label")
     if subtitle:
         ax.text(x + w / 2, y + h / 2 - 0.2 * h, subtitle, ha="center", va="center",
-                fontsize=fontsize * 0.75, color=_INK, gid=f"{gid}-subtitle")
+                fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK, gid=f"{gid}-subtitle")
     return patch
 
 
@@ -122,7 +122,7 @@ def black_box(source: str, target: str, *, title: str = "", fig: Figure | None =
     Post "A High-Level Look" (first figure); paper §1 (translation as the task).
     """
     source, target = _check_text("source", source), _check_text("target", target)
-    fig, ax = _canvas(fig, (8.5, 2.0), (0, 17), (0, 4))
+    fig, ax = _canvas(fig, (8.0, 2.0), (0, 17), (0, 4))
     _box(ax, 6.0, 0.8, 5.0, 2.4, "THE TRANSFORMER", COLORS["attention"], gid="transformer",
          fontsize=13)
     _arrow(ax, (4.6, 2.0), (6.0, 2.0), gid="input-arrow")
@@ -237,7 +237,7 @@ def encoder_decoder_stack(n_layers: int, *, source: str = "", target: str = "",
     bottom, top = 1.3, 8.9
     slot = (top - bottom) / n_layers
     h = slot * 0.64
-    fontsize = min(11.0, 4.0 + 40.0 / (n_layers + 3))
+    fontsize = max(MIN_FONT_PT, min(11.0, 4.0 + 40.0 / (n_layers + 3)))
     enc_x, dec_x, w = 0.9, 7.3, 3.8
     centers = []
     for i in range(n_layers):

@@ -20,7 +20,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .player import frames_player
-from .style import COLORS, DIVERGING_CMAP
+from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["MAX_WRITTEN", "format_value", "plot_vector_rows", "plot_position_boxes",
            "plot_positional_heatmap", "plot_layout_difference", "plot_frequency_spacing",
@@ -155,8 +155,8 @@ def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title:
     scale = scale or 1.0
     norm = Normalize(-scale, scale)
     n_rows = len(arrays)
-    cell = 0.7 if write else 0.1
-    width = min(max(2.2, cell * d) * seq + 1.8, 12.0)  # at most a page wide
+    cell = 0.5 if write else 0.1  # inches per cell: a written number of MIN_FONT_PT needs 0.5
+    width = min(max(2.2, cell * d) * seq + 1.8, MAX_FIGURE_WIDTH_IN)  # at most a page wide
     fig, axes = plt.subplots(n_rows, seq, figsize=(width, 0.95 * n_rows + 0.8),
                              squeeze=False, constrained_layout=True)
     if title:
@@ -171,7 +171,7 @@ def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title:
             if write:
                 for j, v in enumerate(array[i]):
                     ax.text(j, 0, format_value(v, decimals), ha="center", va="center",
-                            fontsize=9, color=_ink(v, scale))
+                            fontsize=MIN_FONT_PT, color=_ink(v, scale))
             if label in names:
                 ax.set_xlabel(names[label][i], fontsize=9)
             if r == 0:
@@ -421,7 +421,7 @@ def _column(ax, values: np.ndarray, title: str, write: bool) -> None:
     ax.set_title(title, fontsize=10)
     if write:
         for i, v in enumerate(values):
-            ax.text(0, i, format_value(v, 2), ha="center", va="center", fontsize=7,
+            ax.text(0, i, format_value(v, 2), ha="center", va="center", fontsize=8,
                     color=_ink(v, 1.0))
 
 

@@ -20,7 +20,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from .player import frames_player
 from .positional import plot_vector_rows
-from .style import COLORS
+from .style import COLORS, MAX_FIGURE_WIDTH_IN
 
 __all__ = ["plot_add_norm_layer", "plot_add_norm_stack", "plot_add_norm_vectors",
            "plot_layer_norm_bars", "plot_gradient_norms", "plot_training_race",
@@ -267,7 +267,7 @@ def plot_add_norm_stack(encoder: Sequence[Sequence[str]], decoder: Sequence[Sequ
     dec_h = sum(_layer_height(layer, norm_first) + 0.4 for layer in decoder)
     extra = (_NORM_H + _GAP) if (encoder_final_norm or decoder_final_norm) else 0.0
     top = base + max(enc_h, dec_h) + extra + 2 * (_NORM_H + _GAP) + 0.6
-    fig, ax = _canvas(fig, (10.5, 0.62 * top + 0.6))
+    fig, ax = _canvas(fig, (MAX_FIGURE_WIDTH_IN, 0.62 * top + 0.6))  # 10.5 units wide
     # Encoder side.
     _inputs(ax, enc_x, w, 0.35, source_words, "x", COLORS["input"])
     _up(ax, enc_x + w / 2, 0.85, base)

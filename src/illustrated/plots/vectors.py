@@ -219,7 +219,9 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     seq, d = x.shape
     words = _check_labels("words", words, seq)
     write = _write(show_values, d)
-    sx = 0.55 if write else min(0.3, 8.0 / (seq * d))  # inches per box
+    # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
+    # the names between the columns (0.5 in each) and the colour bar
+    sx = 0.55 if write else min(0.3, max(0.01, 8.4 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
@@ -347,7 +349,7 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
             if totals.shape != (seq,):
                 raise ValueError(f"row_change[{name!r}]: expected shape ({seq},), "
                                  f"got {totals.shape}")
-            ax.text(d - 0.5 + 0.03 * d, -0.75, "row", ha="left", va="bottom", fontsize=7,
+            ax.text(d - 0.5 + 0.03 * d, -0.75, "row", ha="left", va="bottom", fontsize=8,
                     color=_INK, clip_on=False)
             for i, t in enumerate(totals):
                 ax.text(d - 0.5 + 0.03 * d, i, f"{t:.2g}", ha="left", va="center", fontsize=8,
