@@ -26,6 +26,8 @@ __all__ = ["MAX_WRITTEN_VALUES", "vector_rows", "encoder_flow", "change_heatmaps
 
 MAX_WRITTEN_VALUES = 8
 """Vectors up to this length get their numbers written in the boxes by default."""
+_MARGIN = 0.03                 # left and right margins of the figure, as a share of its width
+_AXES_SHARE = 1 - 2 * _MARGIN
 
 _INK = COLORS["text"]
 
@@ -120,13 +122,14 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
     labels = _check_labels("labels", labels, seq)
     names = _check_labels("names", names, seq) if names is not None else None
     write = _write(show_values, d)
-    sx = 0.55 if write else min(0.3, 7.0 / d)  # inches per box
+    sx = 0.55 if write else min(0.3, 5.6 / d)  # inches per box: the page's width at most
     label_w = max(4.0 if names else 3.0, (1.5 if names else 1.1) / sx)  # room for the words
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(4.0, (label_w + d + 0.5) * sx + (1.2 if not write else 0)),
+    fig.set_size_inches(max(4.0, (label_w + d + 0.5) * sx / _AXES_SHARE + (0.8 if not write else 0)),
                         0.6 + 0.5 * seq * 1.5)
     ax = fig.add_subplot(1, 1, 1)
+    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
     ax.set_xlim(-label_w, d + 0.5)
     ax.set_ylim(-0.3, seq * 1.5)
     ax.axis("off")
@@ -221,14 +224,15 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     write = _write(show_values, d)
     # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
     # the names between the columns (0.5 in each) and the colour bar
-    sx = 0.55 if write else min(0.3, max(0.01, 8.4 - 0.5 * seq) / (seq * d))
+    sx = 0.55 if write else min(0.3, max(0.01, 6.8 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(5.0, width * sx + (1.0 if not write else 0.0)), 5.6)
+    fig.set_size_inches(max(5.0, width * sx / _AXES_SHARE + (0.8 if not write else 0.0)), 5.6)
     ax = fig.add_subplot(1, 1, 1)
+    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
     ax.set_xlim(-0.2, width)
     ax.set_ylim(-0.6, 11.0)
     ax.axis("off")
