@@ -9,12 +9,12 @@ References: post "A High-Level Look" (its first five figures); paper §3.1 and F
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
+from .primitives import box, canvas
 from .style import COLORS, MIN_FONT_PT
 
 __all__ = ["MAX_DRAWN_LAYERS", "black_box", "encoders_decoders", "encoder_decoder_stack",
@@ -29,35 +29,15 @@ _MUTED = "#78909c"
 
 def _canvas(fig: Figure | None, figsize: tuple[float, float], xlim: tuple[float, float],
             ylim: tuple[float, float]) -> tuple[Figure, Axes]:
-    """A figure with one frameless axes spanning it, data limits ``xlim`` x ``ylim``."""
-    if fig is None:
-        fig = plt.figure(figsize=figsize)
-    else:
-        fig.clear()
-    ax = fig.add_axes((0.0, 0.0, 1.0, 0.92))
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.axis("off")
-    return fig, ax
-
+    """A figure with one frameless axes spanning it below a title band, limits ``xlim`` x ``ylim``."""
+    return canvas(fig, figsize, rect=(0.0, 0.0, 1.0, 0.92), xlim=xlim, ylim=ylim)
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
          gid: str, fontsize: float = 11, subtitle: str = "", dashed: bool = False,
          alpha: float = 1.0) -> FancyBboxPatch:
     """A rounded box with a bold label (and an optional smaller line under it)."""
-    patch = FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.12",
-                           facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
-                           linestyle="--" if dashed else "-", gid=gid)
-    ax.add_patch(patch)
-    if text:
-        ty = y + h / 2 + (0.16 * h if subtitle else 0.0)
-        ax.text(x + w / 2, ty, text, ha="center", va="center", fontsize=fontsize,
-                fontweight="bold", color=_INK, gid=f"{gid}-label")
-    if subtitle:
-        ax.text(x + w / 2, y + h / 2 - 0.2 * h, subtitle, ha="center", va="center",
-                fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK, gid=f"{gid}-subtitle")
-    return patch
-
+    return box(ax, x, y, w, h, text, color, gid=gid, fontsize=fontsize, subtitle=subtitle,
+               dashed=dashed, alpha=alpha, rounding=0.12, linewidth=1.2)
 
 def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, gid: str,
            color: str = _INK) -> FancyArrowPatch:

@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .attention import head_colors as default_head_colors
+from .primitives import format_value as _format_value
 from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["MatrixTerm", "StepRow", "format_value", "plot_equations", "plot_equation_panels",
@@ -70,40 +71,16 @@ class StepRow(NamedTuple):
 
 
 def format_value(value: float, decimals: int = 2) -> str:
-    """How a number is written in a cell: integers without decimals, others rounded.
-
-    Parameters
-    ----------
-    value : float
-        The number.
-    decimals : int
-        Digits after the point for non-integers.
-
-    Returns
-    -------
-    str
-        E.g. ``"112"``, ``"0.88"``, ``"-1"``.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    ValueError
-        If ``decimals`` is negative.
+    """How a number is written in a matrix cell: integers without decimals, others rounded to
+    ``decimals`` digits, trailing zeros kept (``"112"``, ``"0.88"``, ``"0.10"``, ``"-1"``); see
+    :func:`illustrated.plots.primitives.format_value`, which raises ValueError for negative
+    ``decimals``.
 
     References
     ----------
     Post "Self-Attention in Detail" (numbers written in the boxes).
     """
-    if decimals < 0:
-        raise ValueError(f"decimals: expected a non-negative integer, got {decimals}")
-    value = float(value)
-    if np.isfinite(value) and abs(value - round(value)) < 1e-9:
-        return f"{int(round(value))}"
-    text = f"{value:.{decimals}f}"
-    return "0" if text in ("-0." + "0" * decimals, "0." + "0" * decimals) else text
+    return _format_value(value, decimals)
 
 
 def _as_values(name: str, values: object) -> np.ndarray:

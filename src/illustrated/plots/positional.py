@@ -20,6 +20,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .player import frames_player
+from .primitives import format_value as _format_value
 from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["MAX_WRITTEN", "format_value", "plot_vector_rows", "plot_position_boxes",
@@ -53,35 +54,15 @@ def _ink(value: float, scale: float) -> str:
 
 
 def format_value(value: float, decimals: int = 4) -> str:
-    """A number as the post writes it: rounded, trailing zeros dropped (0.8415, 0.0001, 1, -0.4161).
-
-    Parameters
-    ----------
-    value : float.   decimals : int, digits kept after the point.
-
-    Returns
-    -------
-    str, with "-0" written as "0".
-
-    Shapes
-    ------
-    Scalar in, text out.
-
-    Raises
-    ------
-    ValueError
-        If ``decimals`` is negative.
+    """A number as the post writes it: rounded, trailing zeros dropped (0.8415, 0.0001, 1, -0.4161),
+    never "-0"; see :func:`illustrated.plots.primitives.format_value` (``trim_zeros=True``),
+    which raises ValueError for negative ``decimals``.
 
     References
     ----------
     Post "Representing The Order of The Sequence Using Positional Encoding" (the d=4 example).
     """
-    if decimals < 0:
-        raise ValueError(f"decimals: expected an integer >= 0, got {decimals!r}")
-    text = f"{value:.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    return _format_value(value, decimals, trim_zeros=True)
 
 
 def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title: str = "",

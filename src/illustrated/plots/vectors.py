@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from .primitives import box
 from .style import CMAP, COLORS, DIVERGING_CMAP
 
 __all__ = ["MAX_WRITTEN_VALUES", "vector_rows", "encoder_flow", "change_heatmaps"]
@@ -154,12 +155,8 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, gid: str,
          fontsize: float) -> None:
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.2",
-                                facecolor=color, edgecolor=_INK, linewidth=1.0, gid=gid))
-    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize,
-            fontweight="bold", color=_INK, gid=f"{gid}-label",
-            bbox={"facecolor": color, "edgecolor": "none", "pad": 1.0})
-
+    box(ax, x, y, w, h, text, color, gid=gid, fontsize=fontsize, rounding=0.2, linewidth=1.0,
+        label_background=True)
 
 def _up(ax: Axes, x: float, y0: float, y1: float, gid: str) -> None:
     ax.add_patch(FancyArrowPatch((x, y0), (x, y1), arrowstyle="-|>", mutation_scale=10,
