@@ -169,21 +169,25 @@ def _panel_size(rows: list[list[MatrixTerm | str]]) -> tuple[float, float]:
 
 
 def _wrap_row(row: list[MatrixTerm | str], max_cells: float) -> list[list[MatrixTerm | str]]:
-    """Split a row wider than ``max_cells`` into lines that fit: at a gap ("") first, else
-    before an operator (the next line starts with it). A single term wider than the page
-    stays on a line of its own."""
+    """Split a row wider than ``max_cells`` into lines that fit. An operator that does not fit
+    starts the next line; a matrix that does not fit moves to the next line with what follows
+    the line's last gap (""), else its last "=", else its last operator. A single term wider
+    than the page stays on a line of its own."""
     lines: list[list[MatrixTerm | str]] = [[]]
     for term in row:
         line = lines[-1]
         width = sum(_term_size(t)[0] for t in line) + _term_size(term)[0]
         if line and width > max_cells:
-            gaps = [i for i, t in enumerate(line) if t == ""]
-            ops = [i for i, t in enumerate(line) if isinstance(t, str) and t and i > 0]
-            equals = [i for i in ops if line[i] == "="]
-            cut = gaps[-1] if gaps else (equals or ops or [len(line)])[-1]
-            rest = line[cut + 1:] if gaps else line[cut:]
-            del line[cut:]
-            lines.append(rest)
+            if isinstance(term, str):
+                lines.append([])  # break before the operator; a gap is dropped
+            else:
+                gaps = [i for i, t in enumerate(line) if t == ""]
+                ops = [i for i, t in enumerate(line) if isinstance(t, str) and t and i > 0]
+                equals = [i for i in ops if line[i] == "="]
+                cut = gaps[-1] if gaps else (equals or ops or [len(line)])[-1]
+                rest = line[cut + 1:] if gaps else line[cut:]
+                del line[cut:]
+                lines.append(rest)
             line = lines[-1]
         if not (term == "" and not line):  # no gap at the start of a line
             line.append(term)
