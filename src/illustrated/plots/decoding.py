@@ -199,7 +199,7 @@ def plot_decoding_grid(source_tokens: Sequence[str], input_tokens: Sequence[Sequ
         if len(seq) != n or n == 0:
             raise ValueError(f"{name}: expected {n} entries, one per step (at least one), "
                              f"got {len(seq)}")
-    fig, axes = plt.subplots(2, n, figsize=(min(2.3, 7.4 / n) * n + 0.6, 5.0), squeeze=False,
+    fig, axes = plt.subplots(2, n, figsize=(min(2.3, 7.2 / n) * n + 0.6, 5.0), squeeze=False,
                              constrained_layout=True)
     x = np.arange(len(source_tokens))
     for s in range(n):

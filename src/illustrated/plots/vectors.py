@@ -221,7 +221,7 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     write = _write(show_values, d)
     # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
     # the names between the columns (0.5 in each) and the colour bar
-    sx = 0.55 if write else min(0.3, max(0.01, 6.8 - 0.5 * seq) / (seq * d))
+    sx = 0.55 if write else min(0.3, max(0.01, 6.6 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
