@@ -141,7 +141,8 @@ def _cases():
             ["i", "am", "a", "student", "<eos>"]),
         "decoding.plot_causal_mask": lambda: decoding.plot_causal_mask(
             ["<bos>", "i", "am", "a", "student"], np.tril(np.ones((5, 5), bool)),
-            np.tril(_probs(5, 5)), weights_title="self-attention weights (decoder layer 1)"),
+            np.tril(_probs(5, 5)),
+            weights_title="self-attention weights (decoder layer 1, mean over heads)"),
         "decoding.plot_leak_test": lambda: decoding.plot_leak_test(
             ["<bos>", "i", "am", "a→the", "student"], np.abs(_rand(5)), np.abs(_rand(5)),
             position=3, fig=plt.figure(figsize=(7, 3.4), dpi=72)),

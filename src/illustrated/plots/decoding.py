@@ -255,7 +255,7 @@ def plot_causal_mask(tokens: Sequence[str], mask: object, weights: object | None
     n = len(tokens)
     allowed = _matrix("mask", mask, (n, n))
     panels = 1 if weights is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(0.8 + 3.6 * panels, 3.4), squeeze=False,
+    fig, axes = plt.subplots(1, panels, figsize=(0.6 + 3.5 * panels, 3.4), squeeze=False,
                              constrained_layout=True)
     ax = axes[0, 0]
     ax.imshow(allowed, cmap="Greys_r", vmin=-0.6, vmax=1.0)
