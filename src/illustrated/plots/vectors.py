@@ -331,7 +331,7 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
     fig = fig if fig is not None else plt.figure()
     fig.clear()
     n = len(arrays)
-    fig.set_size_inches(min(3.6, 7.2 / n) * n + 0.8, 1.0 + 0.42 * seq)
+    fig.set_size_inches(min(3.6, 7.0 / n) * n + 0.8, 1.0 + 0.42 * seq)
     axes = fig.subplots(1, n, squeeze=False)[0]
     top = 0.78 if title else 0.86
     fig.subplots_adjust(left=0.09, right=0.88, bottom=0.14, top=top, wspace=0.4)
