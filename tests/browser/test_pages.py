@@ -24,8 +24,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from builtbook import (FIGURES_NOT_YET_REDRAWN, HTML, KNOWN_HARMLESS_CONSOLE_ERRORS,
-                       LOCAL_SCHEMES, chapter_number, figure_names, html_path, toc_pages)
+from builtbook import (HTML, KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_number,
+                       figure_names, html_path, toc_pages)
 
 PAGES = toc_pages()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -142,6 +142,11 @@ return {{
              src: src.startsWith('data:') ? src : i.src, natural: i.naturalWidth,
              shown: i.getBoundingClientRect().width}};
   }}),
+  // Text outputs (printed text, shown source code, HTML tables) wider than the column: their
+  // right part is cut off or hidden behind a sideways scroll bar (issue 13).
+  scrolledOutputs: Array.from(article.querySelectorAll('.cell_output pre, .cell_output table'))
+      .filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+      .map(e => ({{text: text(e).slice(0, 60), scroll: e.scrollWidth, shown: e.clientWidth}})),
   widgetViews: views.length,
   widgetsRendered: views.filter(v => {{
     const area = v.previousElementSibling;
@@ -370,20 +375,23 @@ def figure_text_px(page: str, images: list[dict]) -> list[dict]:
 @pages
 def test_figure_text_is_legible_at_the_content_width(page, report):
     """No figure is drawn so much wider than the page shows it that its smallest text (the
-    plots' MIN_FONT_PT) renders below MIN_TEXT_PX: draw for the content width instead. The
-    figures not yet redrawn are listed in FIGURES_NOT_YET_REDRAWN (issue 13); a listed figure
-    that became legible must leave the list."""
+    plots' MIN_FONT_PT) renders below MIN_TEXT_PX: every figure is drawn for the content width
+    (plots.style.MAX_WIDTH_IN; tests/test_plot_fonts.py checks each plot function)."""
     from illustrated.plots.style import MIN_TEXT_PX
 
     sizes = figure_text_px(page, report.facts["figureImages"])
-    small = {s["figure"]: s for s in sizes if s["text_px"] < MIN_TEXT_PX}
-    known = FIGURES_NOT_YET_REDRAWN.get(page, set())
-    new = [s for name, s in small.items() if name not in known]
-    assert not new, (f"{page}: figures whose text renders below {MIN_TEXT_PX} px at the "
-                     f"content width (draw them narrower or with larger text): {new}")
-    fixed = sorted(known - set(small))
-    assert not fixed, (f"{page}: now legible, remove from FIGURES_NOT_YET_REDRAWN in "
-                       f"tests/browser/builtbook.py: {fixed}")
+    small = [s for s in sizes if s["text_px"] < MIN_TEXT_PX]
+    assert not small, (f"{page}: figures whose text renders below {MIN_TEXT_PX} px at the "
+                       f"content width (draw them narrower or with larger text): {small}")
+
+
+@pages
+def test_no_text_output_is_clipped(page, report):
+    """Every line of a cell's text output can be read at 1280 px without scrolling sideways:
+    long lines wrap at the content column (_static/outputs.css), none runs out of view."""
+    scrolled = report.facts["scrolledOutputs"]
+    assert not scrolled, (f"{page}: text outputs wider than the content column (their right "
+                          f"part is hidden): {scrolled}")
 
 
 @pages

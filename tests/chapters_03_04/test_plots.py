@@ -142,6 +142,49 @@ def _recap_args(n_heads=2, d_model=8, seq=2):
             r.concat, ex.W_O, r.output)
 
 
+def test_a_row_too_wide_for_the_page_wraps_before_its_equals_sign():
+    from illustrated.plots.style import MAX_WIDTH_IN
+
+    concat, W_O = np.arange(16.0).reshape(2, 8), np.eye(8)
+    fig = M.plot_equations([[M.MatrixTerm("concat", concat), "×", M.MatrixTerm("W_O", W_O), "=",
+                             M.MatrixTerm("Z", concat @ W_O)]], scale=0.42)
+    gids = by_gid(fig)
+    # 8 + 8 + 8 cells and two operators at 0.42 in: 11 in on one line; concat × W_O, then = Z.
+    assert [gids[g].get_text() for g in ("0/0/0/name", "0/0/1/operator", "0/0/2/name",
+                                         "0/1/0/operator", "0/1/1/name")] == \
+        ["concat", "×", "W_O", "=", "Z"]
+    assert "0/0/3/operator" not in gids and gids["0/1/1/value-1-7"].get_text() == "15"
+    assert fig.get_figwidth() <= MAX_WIDTH_IN
+
+
+def test_a_row_of_two_equations_wraps_at_the_gap_between_them():
+    x, w = np.ones((1, 4)), np.ones((4, 3))
+    row = [M.MatrixTerm("x1", x), "×", M.MatrixTerm("W", w), "=", M.MatrixTerm("q1", x @ w), "",
+           M.MatrixTerm("x2", x), "×", M.MatrixTerm("W", w), "=", M.MatrixTerm("q2", x @ w)]
+    gids = by_gid(M.plot_equations([row], scale=0.34))  # below 0.35 in: raised, and wrapped
+    assert gids["0/0/4/name"].get_text() == "q1" and gids["0/1/0/name"].get_text() == "x2"
+    assert gids["0/1/0/value-0-0"].get_fontsize() >= 8
+    narrow = by_gid(M.plot_equations([row[:5]], scale=0.42))  # fits: one line
+    assert "0/1/0/name" not in narrow
+
+
+def test_recap_is_two_rows_within_the_page():
+    from illustrated.plots.style import MAX_WIDTH_IN
+
+    fig = M.plot_multi_head_recap(*_recap_args(2))
+    gids = by_gid(fig)
+
+    def top(gid):  # y grows downward: the frame's upper edge
+        return gids[gid].get_y()
+
+    assert fig.get_figwidth() <= MAX_WIDTH_IN
+    # steps 1-3 (X, the heads' weights, Q/K/V) above steps 4-5 (Z_h, concat, W_O, the result)
+    lowest_first_row = max(top("W_Q^1/frame") + 8, top("V_1/frame") + 2)
+    assert all(top(g) > lowest_first_row for g in ("Z_0/frame", "concat/frame", "W_O/frame",
+                                                    "Z/frame"))
+    assert top("X/frame") < top("Z_0/frame")
+
+
 @pytest.mark.parametrize("n_heads", [1, 2, 4])
 def test_recap_draws_every_matrix_with_its_shape(n_heads):
     fig = M.plot_multi_head_recap(*_recap_args(n_heads))

@@ -341,7 +341,7 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
     annotate = rows <= 12 and cols <= 12 if annotate is None else annotate
     ncols = min(n, 4) if ncols is None else max(1, min(int(ncols), n))
     nrows = -(-n // ncols)
-    side = min(0.32 * max(rows, cols) + 1.3, 7.4 / ncols)  # fits the content width
+    side = min(0.32 * max(rows, cols) + 1.3, 7.2 / ncols)  # fits the content width
     fig = fig if fig is not None else plt.figure()
     fig.clear()
     fig.set_size_inches(side * ncols + 0.8, side * nrows + (0.4 if suptitle else 0.1))
@@ -363,7 +363,7 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
             for i in range(rows):
                 for j in range(cols):
                     value = array[p, i, j]
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
                             color="white" if value < middle else "black")
     if suptitle:
         fig.suptitle(suptitle, fontsize=11, color=_INK)

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from .style import COLORS
+from .style import COLORS, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["STATUS_STYLE", "tree_layout", "plot_beam_tree", "plot_step_scores", "plot_beam_step",
            "plot_length_penalty", "plot_alpha_scores"]
@@ -107,7 +107,7 @@ def _draw_tree(ax: Axes, parents: np.ndarray, steps: np.ndarray, labels: Sequenc
             ax.add_line(Line2D([steps[p] + 0.32, steps[i] - 0.32], [y[p], y[i]], color=style["ec"],
                                lw=1.0, ls=style["ls"], zorder=1, gid=f"edge-{i}"))
         text = labels[i] if statuses[i] == "start" else f"{labels[i]}\n{log_probs[i]:.2f}"
-        ax.text(steps[i], y[i], text, ha="center", va="center", fontsize=7.5, color=style["color"],
+        ax.text(steps[i], y[i], text, ha="center", va="center", fontsize=MIN_FONT_PT, color=style["color"],
                 fontweight="bold" if returned[i] else "normal", zorder=3, gid=f"node-{i}",
                 bbox={"boxstyle": "round,pad=0.3", "fc": style["fc"], "ec": style["ec"],
                       "lw": 2.4 if returned[i] else style["lw"], "ls": style["ls"]})
@@ -121,8 +121,13 @@ def _draw_tree(ax: Axes, parents: np.ndarray, steps: np.ndarray, labels: Sequenc
     handles = [Patch(fc=STATUS_STYLE[s]["fc"], ec=STATUS_STYLE[s]["ec"], ls=STATUS_STYLE[s]["ls"],
                      label=label) for s, label in _LEGEND.items()]
     handles.append(Patch(fc="white", ec=_INK, lw=2.4, label="returned (top_beams)"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=7.5,
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=4, fontsize=MIN_FONT_PT,
               frameon=False)
+
+
+def _tree_width(steps: np.ndarray) -> float:
+    """Inches for a tree of ``steps.max()`` steps: 1.25 per step, within the page."""
+    return min(MAX_FIGURE_WIDTH_IN, max(4.0, 1.25 * (int(steps.max()) + 1)))
 
 
 def plot_beam_tree(parents: Sequence[int], steps: Sequence[int], labels: Sequence[str],
@@ -168,7 +173,7 @@ def plot_beam_tree(parents: Sequence[int], steps: Sequence[int], labels: Sequenc
     column = np.bincount(steps_arr).max()
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(4.0, 1.25 * (steps_arr.max() + 1)), 0.5 * column + 1.3)
+    fig.set_size_inches(_tree_width(steps_arr), 0.5 * column + 1.3)
     ax = fig.add_subplot(1, 1, 1)
     _draw_tree(ax, parents_arr, steps_arr, labels, values, statuses, returned, upto,
                None if upto_step is None else upto)
@@ -284,8 +289,14 @@ def plot_beam_step(parents: Sequence[int], steps: Sequence[int], labels: Sequenc
     column = np.bincount(steps_arr).max()
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(4.0, 1.25 * (steps_arr.max() + 1)) + 4.2, 0.5 * column + 1.5)
-    grid = fig.add_gridspec(1, 2, width_ratios=[max(4.0, 1.25 * (steps_arr.max() + 1)), 3.4])
+    tree_w = _tree_width(steps_arr)
+    if tree_w + 4.2 <= MAX_FIGURE_WIDTH_IN:  # side by side
+        fig.set_size_inches(tree_w + 4.2, 0.5 * column + 1.5)
+        grid = fig.add_gridspec(1, 2, width_ratios=[tree_w, 3.4])
+    else:  # the scores under the tree: the same size at every step, for players
+        tree_h, bar_h = 0.5 * column + 1.3, 0.32 * column + 1.0
+        fig.set_size_inches(max(tree_w, 5.5), tree_h + bar_h + 0.4)
+        grid = fig.add_gridspec(2, 1, height_ratios=[tree_h, bar_h])
     tree_ax, bar_ax = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
     _draw_tree(tree_ax, parents_arr, steps_arr, labels, values, statuses,
                [bool(r) for r in returned], step, step)
@@ -393,7 +404,7 @@ def plot_alpha_scores(alphas: Sequence[float], scores: Sequence[Sequence[float]]
                 f"score {table[current, best_arr[current]]:.3f}")
         heading = f"{title}\n{line}" if title else line
     ax.set(xlabel="length-penalty exponent α", ylabel="log-prob / ((5 + len) / 6)^α")
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend(fontsize=MIN_FONT_PT, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     if heading:
         ax.set_title(heading, fontsize=9, color=_INK)
     fig.tight_layout()

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
-from .style import CMAP, COLORS, DIVERGING_CMAP
+from .style import CMAP, COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN
 
 __all__ = ["plot_decoding_step", "plot_decoding_grid", "plot_causal_mask", "plot_leak_test",
            "plot_output_softmax"]
@@ -121,11 +121,10 @@ def plot_decoding_step(source_tokens: Sequence[str], input_tokens: Sequence[str]
     padded = np.full((n_rows, len(source_tokens)), np.nan)  # (n_rows, src_len)
     padded[:t] = weights
     labels = [f"{i + 1}: {w}" for i, w in enumerate(input_tokens)] + [""] * (n_rows - t)
-    if fig is None:
-        fig = plt.figure(figsize=(8.0, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4)),
-                         constrained_layout=True)
-    else:
-        fig.clear()
+    fig = fig if fig is not None else plt.figure()
+    fig.clear()
+    fig.set_size_inches(MAX_FIGURE_WIDTH_IN, 0.9 + 0.42 * max(n_rows, len(top_tokens), 4))
+    fig.set_layout_engine("constrained")
     axes = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.0, 1.3, 1.2]})
     ax = axes[0]
     for i in range(n_rows):
@@ -200,7 +199,7 @@ def plot_decoding_grid(source_tokens: Sequence[str], input_tokens: Sequence[Sequ
         if len(seq) != n or n == 0:
             raise ValueError(f"{name}: expected {n} entries, one per step (at least one), "
                              f"got {len(seq)}")
-    fig, axes = plt.subplots(2, n, figsize=(min(2.3, 7.4 / n) * n + 0.6, 5.0), squeeze=False,
+    fig, axes = plt.subplots(2, n, figsize=(min(2.3, 7.2 / n) * n + 0.6, 5.0), squeeze=False,
                              constrained_layout=True)
     x = np.arange(len(source_tokens))
     for s in range(n):
@@ -256,7 +255,7 @@ def plot_causal_mask(tokens: Sequence[str], mask: object, weights: object | None
     n = len(tokens)
     allowed = _matrix("mask", mask, (n, n))
     panels = 1 if weights is None else 2
-    fig, axes = plt.subplots(1, panels, figsize=(0.8 + 3.6 * panels, 3.4), squeeze=False,
+    fig, axes = plt.subplots(1, panels, figsize=(0.6 + 3.5 * panels, 3.4), squeeze=False,
                              constrained_layout=True)
     ax = axes[0, 0]
     ax.imshow(allowed, cmap="Greys_r", vmin=-0.6, vmax=1.0)

@@ -9,13 +9,13 @@ References: post "A High-Level Look" (its first five figures); paper §3.1 and F
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from .style import COLORS
+from .primitives import box, canvas
+from .style import COLORS, MIN_FONT_PT
 
 __all__ = ["MAX_DRAWN_LAYERS", "black_box", "encoders_decoders", "encoder_decoder_stack",
            "encoder_diagram", "decoder_diagram"]
@@ -29,35 +29,15 @@ _MUTED = "#78909c"
 
 def _canvas(fig: Figure | None, figsize: tuple[float, float], xlim: tuple[float, float],
             ylim: tuple[float, float]) -> tuple[Figure, Axes]:
-    """A figure with one frameless axes spanning it, data limits ``xlim`` x ``ylim``."""
-    if fig is None:
-        fig = plt.figure(figsize=figsize)
-    else:
-        fig.clear()
-    ax = fig.add_axes((0.0, 0.0, 1.0, 0.92))
-    ax.set_xlim(*xlim)
-    ax.set_ylim(*ylim)
-    ax.axis("off")
-    return fig, ax
-
+    """A figure with one frameless axes spanning it below a title band, limits ``xlim`` x ``ylim``."""
+    return canvas(fig, figsize, rect=(0.0, 0.0, 1.0, 0.92), xlim=xlim, ylim=ylim)
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
          gid: str, fontsize: float = 11, subtitle: str = "", dashed: bool = False,
          alpha: float = 1.0) -> FancyBboxPatch:
     """A rounded box with a bold label (and an optional smaller line under it)."""
-    patch = FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.12",
-                           facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
-                           linestyle="--" if dashed else "-", gid=gid)
-    ax.add_patch(patch)
-    if text:
-        ty = y + h / 2 + (0.16 * h if subtitle else 0.0)
-        ax.text(x + w / 2, ty, text, ha="center", va="center", fontsize=fontsize,
-                fontweight="bold", color=_INK, gid=f"{gid}-label")
-    if subtitle:
-        ax.text(x + w / 2, y + h / 2 - 0.2 * h, subtitle, ha="center", va="center",
-                fontsize=fontsize * 0.75, color=_INK, gid=f"{gid}-subtitle")
-    return patch
-
+    return box(ax, x, y, w, h, text, color, gid=gid, fontsize=fontsize, subtitle=subtitle,
+               dashed=dashed, alpha=alpha, rounding=0.12, linewidth=1.2)
 
 def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, gid: str,
            color: str = _INK) -> FancyArrowPatch:
@@ -122,7 +102,7 @@ def black_box(source: str, target: str, *, title: str = "", fig: Figure | None =
     Post "A High-Level Look" (first figure); paper §1 (translation as the task).
     """
     source, target = _check_text("source", source), _check_text("target", target)
-    fig, ax = _canvas(fig, (8.5, 2.0), (0, 17), (0, 4))
+    fig, ax = _canvas(fig, (8.0, 2.0), (0, 17), (0, 4))
     _box(ax, 6.0, 0.8, 5.0, 2.4, "THE TRANSFORMER", COLORS["attention"], gid="transformer",
          fontsize=13)
     _arrow(ax, (4.6, 2.0), (6.0, 2.0), gid="input-arrow")
@@ -237,7 +217,7 @@ def encoder_decoder_stack(n_layers: int, *, source: str = "", target: str = "",
     bottom, top = 1.3, 8.9
     slot = (top - bottom) / n_layers
     h = slot * 0.64
-    fontsize = min(11.0, 4.0 + 40.0 / (n_layers + 3))
+    fontsize = max(MIN_FONT_PT, min(11.0, 4.0 + 40.0 / (n_layers + 3)))
     enc_x, dec_x, w = 0.9, 7.3, 3.8
     centers = []
     for i in range(n_layers):

@@ -185,11 +185,11 @@ def plot_distributions(rows: Mapping[str, object], tokens: Sequence[str], *,
     if ylim is None:
         ylim = (1e-6, 1.5) if log else (0.0, 1.05)
     n_rows = len(arrays)
-    if fig is None:
-        fig = plt.figure(figsize=(0.4 + min(2.2, 0.26 * len(tokens) + 0.3, 7.6 / n_pos) * n_pos,
-                                  0.6 + 2.1 * n_rows), constrained_layout=True)
-    else:
-        fig.clear()
+    fig = fig if fig is not None else plt.figure()
+    fig.clear()  # the figure's size is this function's, also in a player's figure
+    fig.set_size_inches(0.4 + min(2.2, 0.26 * len(tokens) + 0.3, 7.6 / n_pos) * n_pos,
+                        0.6 + 2.1 * n_rows)
+    fig.set_layout_engine("constrained")
     axes = fig.subplots(n_rows, n_pos, squeeze=False, sharey=True)
     x = np.arange(len(tokens))
     for r, (label, a) in enumerate(arrays.items()):

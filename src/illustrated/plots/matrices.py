@@ -28,7 +28,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .attention import head_colors as default_head_colors
-from .style import COLORS, DIVERGING_CMAP
+from .primitives import format_value as _format_value
+from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["MatrixTerm", "StepRow", "format_value", "plot_equations", "plot_equation_panels",
            "plot_self_attention_steps", "plot_multi_head_recap"]
@@ -36,7 +37,9 @@ __all__ = ["MatrixTerm", "StepRow", "format_value", "plot_equations", "plot_equa
 _INK = COLORS["text"]
 _OP_FONT = 15
 _GAP = 0.35          # space around an operator, in cells
-_MAX_WIDTH_IN = 8.2  # widest figure whose text stays legible at the content width (style.py)
+_MAX_WIDTH_IN = MAX_FIGURE_WIDTH_IN  # widest figure legible at the content width (style.py)
+_MIN_SCALE = 0.35    # inches per cell that a number of MIN_FONT_PT such as "-0.13" needs
+_MARGIN_IN = 0.4     # the figure's width beyond its cells
 _ROW_GAP = 1.6       # vertical space between rows, in cells (room for the names)
 
 
@@ -68,40 +71,16 @@ class StepRow(NamedTuple):
 
 
 def format_value(value: float, decimals: int = 2) -> str:
-    """How a number is written in a cell: integers without decimals, others rounded.
-
-    Parameters
-    ----------
-    value : float
-        The number.
-    decimals : int
-        Digits after the point for non-integers.
-
-    Returns
-    -------
-    str
-        E.g. ``"112"``, ``"0.88"``, ``"-1"``.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    ValueError
-        If ``decimals`` is negative.
+    """How a number is written in a matrix cell: integers without decimals, others rounded to
+    ``decimals`` digits, trailing zeros kept (``"112"``, ``"0.88"``, ``"0.10"``, ``"-1"``); see
+    :func:`illustrated.plots.primitives.format_value`, which raises ValueError for negative
+    ``decimals``.
 
     References
     ----------
     Post "Self-Attention in Detail" (numbers written in the boxes).
     """
-    if decimals < 0:
-        raise ValueError(f"decimals: expected a non-negative integer, got {decimals}")
-    value = float(value)
-    if np.isfinite(value) and abs(value - round(value)) < 1e-9:
-        return f"{int(round(value))}"
-    text = f"{value:.{decimals}f}"
-    return "0" if text in ("-0." + "0" * decimals, "0." + "0" * decimals) else text
+    return _format_value(value, decimals)
 
 
 def _as_values(name: str, values: object) -> np.ndarray:
@@ -189,6 +168,32 @@ def _panel_size(rows: list[list[MatrixTerm | str]]) -> tuple[float, float]:
     return width, height
 
 
+def _wrap_row(row: list[MatrixTerm | str], max_cells: float) -> list[list[MatrixTerm | str]]:
+    """Split a row wider than ``max_cells`` into lines that fit. An operator that does not fit
+    starts the next line; a matrix that does not fit moves to the next line with what follows
+    the line's last gap (""), else its last "=", else its last operator. A single term wider
+    than the page stays on a line of its own."""
+    lines: list[list[MatrixTerm | str]] = [[]]
+    for term in row:
+        line = lines[-1]
+        width = sum(_term_size(t)[0] for t in line) + _term_size(term)[0]
+        if line and width > max_cells:
+            if isinstance(term, str):
+                lines.append([])  # break before the operator; a gap is dropped
+            else:
+                gaps = [i for i, t in enumerate(line) if t == ""]
+                ops = [i for i, t in enumerate(line) if isinstance(t, str) and t and i > 0]
+                equals = [i for i in ops if line[i] == "="]
+                cut = gaps[-1] if gaps else (equals or ops or [len(line)])[-1]
+                rest = line[cut + 1:] if gaps else line[cut:]
+                del line[cut:]
+                lines.append(rest)
+            line = lines[-1]
+        if not (term == "" and not line):  # no gap at the start of a line
+            line.append(term)
+    return [line for line in lines if line]
+
+
 def plot_equation_panels(panels: Sequence[Sequence[Sequence[MatrixTerm | str]]], *,
                          panel_titles: Sequence[str] | None = None, title: str = "",
                          decimals: int = 2, show_shapes: bool = False, scale: float = 0.42,
@@ -209,16 +214,18 @@ def plot_equation_panels(panels: Sequence[Sequence[Sequence[MatrixTerm | str]]],
     show_shapes : bool
         Write each matrix's shape after its name, e.g. ``Q  (2×4)``.
     scale : float
-        Inches per cell.
+        Inches per cell; at least 0.35 (the room a number of MIN_FONT_PT needs). A row wider
+        than the page (style.MAX_FIGURE_WIDTH_IN) wraps: at a gap ``""``, else before its last
+        fitting ``=`` or other operator; panels too wide side by side go one under the other.
     fig : Figure, optional
         A figure to clear and redraw into (for players); a new one by default.
 
     Returns
     -------
     Figure
-        One axes holding every panel; cells have gids ``"p/r/t/cell-i-j"`` (panel p, row r,
-        term t), written numbers ``"p/r/t/value-i-j"``, names ``"p/r/t/name"``, operators
-        ``"p/r/t/operator"`` and panel titles ``"p/title"``.
+        One axes holding every panel; cells have gids ``"p/r/t/cell-i-j"`` (panel p, line r,
+        term t; a wrapped row's lines count as rows), written numbers ``"p/r/t/value-i-j"``,
+        names ``"p/r/t/name"``, operators ``"p/r/t/operator"`` and panel titles ``"p/title"``.
 
     Shapes
     ------
@@ -245,26 +252,30 @@ def plot_equation_panels(panels: Sequence[Sequence[Sequence[MatrixTerm | str]]],
                         for r, row in enumerate(panel)])
     if panel_titles is not None and len(panel_titles) != len(checked):
         raise ValueError(f"panel_titles: expected {len(checked)} titles, got {len(panel_titles)}")
+    # Cells big enough for their numbers at MIN_FONT_PT; rows too wide for the page wrap.
+    scale = max(float(scale), _MIN_SCALE)
+    max_cells = (_MAX_WIDTH_IN - _MARGIN_IN) / scale
+    checked = [[line for row in panel for line in _wrap_row(row, max_cells)] for panel in checked]
     sizes = [_panel_size(panel) for panel in checked]
     gap = 2.5
     width = sum(w for w, _ in sizes) + gap * (len(sizes) - 1)
     top = 1.4 if panel_titles is not None else 0.4
     height = max(h for _, h in sizes) + top
     # Panels side by side if that fits the page's content width, one under the other if not.
-    stacked = len(sizes) > 1 and width * scale + 0.4 > _MAX_WIDTH_IN
+    stacked = len(sizes) > 1 and width * scale + _MARGIN_IN > _MAX_WIDTH_IN
     if stacked:
         width = max(w for w, _ in sizes)
         height = sum(h + top for _, h in sizes) + gap * (len(sizes) - 1)
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(3.0, width * scale + 0.4), max(1.6, height * scale + (0.4 if title
-                                                                                 else 0.1)))
+    fig.set_size_inches(max(3.0, width * scale + _MARGIN_IN),
+                        max(1.6, height * scale + (0.4 if title else 0.1)))
     ax = fig.add_axes((0.01, 0.01, 0.98, 0.98 if not title else 0.88))
     ax.set_xlim(-0.3, width + 0.3)
     ax.set_ylim(height - top + 0.2, -top)
     ax.set_aspect("equal")
     ax.axis("off")
-    fontsize = 8 if scale >= 0.35 else 6.5
+    fontsize = MIN_FONT_PT
     x = y = 0.0
     for p, (panel, (w, h)) in enumerate(zip(checked, sizes)):
         if panel_titles is not None:
@@ -417,7 +428,9 @@ def plot_multi_head_recap(words: Sequence[str], X: object, head_weights: Sequenc
     """Multi-headed self-attention in one picture: words, X, each head's W and Q/K/V and Z, concat × W_O.
 
     Every matrix is drawn with its real shape (one cell per number, coloured by value unless
-    ``show_values``) and its shape written under it.
+    ``show_values``) and its shape written under it. Two rows, to fit the page's width: steps
+    1-3 (words, X, each head's weights and Q/K/V), then steps 4-5 (each head's Z, the
+    concatenation, W_O, the result).
 
     Parameters
     ----------
@@ -440,7 +453,8 @@ def plot_multi_head_recap(words: Sequence[str], X: object, head_weights: Sequenc
     show_values : bool
         Write the numbers instead of colouring the cells by value.
     scale : float
-        Inches per cell.
+        Inches per cell at most; smaller when the figure would be wider than the page
+        (style.MAX_FIGURE_WIDTH_IN).
     fig : Figure, optional
         A figure to clear and redraw into; a new one by default.
 
@@ -505,74 +519,85 @@ def plot_multi_head_recap(words: Sequence[str], X: object, head_weights: Sequenc
     elif len(head_colors) != n_heads:
         raise ValueError(f"head_colors: expected {n_heads} colours, got {len(head_colors)}")
 
-    gap = 2.0
-    block = max(d_model, seq) + 2.5            # height of one head's block
-    height = n_heads * block + 3.0
-    col_x = {"words": 0.0, "X": 7.0}
-    col_x["W"] = col_x["X"] + d_model + 3 * gap
-    col_x["QKV"] = col_x["W"] + 3 * d_k + 2 + 3 * gap
-    col_x["Z"] = col_x["QKV"] + 3 * d_k + 2 + 3 * gap
-    col_x["concat"] = col_x["Z"] + d_k + 3 * gap
+    # Two rows, to fit the page: (1-3) words, X, each head's W and Q/K/V; below them
+    # (4-5) each head's Z, the concatenation, W_O and the result.
+    gap = 3.6                                  # between columns, in cells
+    block = max(d_model, seq) + 3.0            # height of one head's block in the first row
+    col_x = {"words": 0.0, "X": 5.5}
+    col_x["W"] = col_x["X"] + d_model + gap
+    col_x["QKV"] = col_x["W"] + 3 * d_k + 2 + gap
+    width_a = col_x["QKV"] + 3 * d_k + 2 + 1.0
+    col_x["Z"] = col_x["X"]
+    col_x["concat"] = col_x["Z"] + max(d_k + gap, 13.5)   # room for caption 4
     col_x["W_O"] = col_x["concat"] + n_heads * d_k + 2.5
     col_x["out"] = col_x["W_O"] + d_model + 2.5
-    width = col_x["out"] + d_model + 1.0
+    width = max(width_a, col_x["out"] + d_model + 1.0)
+    block_b = seq + 3.0                        # height of one head's Z in the second row
+    top_b = n_heads * block + 4.0              # where the second row starts
+    height_b = max(n_heads * block_b, n_heads * d_k + 3.0, d_model + 3.0)
+    height = top_b + height_b
+    scale = min(float(scale), (MAX_FIGURE_WIDTH_IN - 0.3) / width)
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(width * scale + 0.3, height * scale + 0.6)
+    fig.set_size_inches(width * scale + 0.3, (height + 3.6) * scale)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.set_xlim(-0.5, width)
     ax.set_ylim(height, -3.6)
     ax.set_aspect("equal")
     ax.axis("off")
-    fontsize = 6 if show_values else 7
+    fontsize = MIN_FONT_PT
     middle = n_heads * block / 2
+    middle_b = top_b + height_b / 2
 
     def draw(name: str, gid: str, values: np.ndarray, x0: float, y_mid: float, color) -> None:
         term = MatrixTerm(name, values, color, show_values=show_values)
-        _draw_matrix(ax, term, x0, y_mid, gid, 2, fontsize - 1, show_shape=False)
+        _draw_matrix(ax, term, x0, y_mid, gid, 2, fontsize, show_shape=False)
         rows, cols = values.shape
         ax.texts[-1].set_text(f"{name}\n{rows}×{cols}")
         ax.texts[-1].set_fontsize(fontsize)
 
-    captions = ["1) input\nwords", "2) embed\neach word",
-                "3) per head: X times\nits $W^Q_h$, $W^K_h$, $W^V_h$",
-                "4) attention in each head\nwith $Q_h$, $K_h$, $V_h$ gives $Z_h$",
-                "5) concatenate the $Z_h$,\nmultiply by $W^O$"]
-    caption_x = [col_x["words"], col_x["X"], col_x["W"], col_x["QKV"], col_x["concat"]]
-    for i, (text, x) in enumerate(zip(captions, caption_x), start=1):
-        ax.text(x, -2.0, text, ha="left", va="center", fontsize=fontsize + 1, color=_INK,
+    captions = [("1) input\nwords", col_x["words"], -2.0),
+                ("2) embed\neach word", col_x["X"], -2.0),
+                ("3) per head: X times its $W^Q_h$, $W^K_h$, $W^V_h$\ngives $Q_h$, $K_h$, $V_h$",
+                 col_x["W"], -2.0),
+                ("4) attention in each\nhead gives its $Z_h$", col_x["Z"], top_b - 2.0),
+                ("5) concatenate the $Z_h$,\nmultiply by $W^O$", col_x["concat"], top_b - 2.0)]
+    for i, (text, x, y) in enumerate(captions, start=1):
+        ax.text(x, y, text, ha="left", va="center", fontsize=fontsize + 1, color=_INK,
                 fontweight="bold", gid=f"step-{i}")
     for i, word in enumerate(words):
-        ax.text(col_x["words"] + 4.5, middle - seq / 2 + i + 0.5, word, ha="right", va="center",
+        ax.text(col_x["X"] - 1.0, middle - seq / 2 + i + 0.5, word, ha="right", va="center",
                 fontsize=fontsize + 2, color=_INK, gid=f"word-{i}")
     draw("X", "X", X, col_x["X"], middle, COLORS["input"])
+    rows_b = n_heads * block_b
     for h in range(n_heads):
         y_mid = h * block + block / 2
+        y_b = top_b + (height_b - rows_b) / 2 + h * block_b + block_b / 2
         color = head_colors[h]
         ax.text(col_x["W"] - 1.0, y_mid, f"head {h}", ha="right", va="center", rotation=90,
                 fontsize=fontsize + 1, color=color, fontweight="bold", gid=f"head-{h}")
+        ax.text(col_x["Z"] - 1.0, y_b, f"head {h}", ha="right", va="center",
+                fontsize=fontsize + 1, color=color, fontweight="bold", gid=f"head-{h}-z")
         for m, (letter, role) in enumerate((("Q", "query"), ("K", "key"), ("V", "value"))):
             draw(f"$W^{letter}_{{{h}}}$", f"W_{letter}^{h}", weights[h][m],
                  col_x["W"] + m * (d_k + 1), y_mid, COLORS[role])
             draw(f"${letter}_{{{h}}}$", f"{letter}_{h}", per_head[letter.lower()][h],
                  col_x["QKV"] + m * (d_k + 1), y_mid, COLORS[role])
-        draw(f"$Z_{{{h}}}$", f"Z_{h}", per_head["z"][h], col_x["Z"], y_mid, color)
-        for x_from, x_to in ((col_x["X"] + d_model + 0.3, col_x["W"] - 0.3),
-                             (col_x["W"] + 3 * d_k + 2.3, col_x["QKV"] - 0.3),
-                             (col_x["QKV"] + 3 * d_k + 2.3, col_x["Z"] - 0.3),
-                             (col_x["Z"] + d_k + 0.3, col_x["concat"] - 0.3)):
-            y_from = middle if x_from < col_x["W"] else y_mid
-            y_to = middle if x_to > col_x["Z"] + d_k else y_mid
+        draw(f"$Z_{{{h}}}$", f"Z_{h}", per_head["z"][h], col_x["Z"], y_b, color)
+        for (x_from, y_from), (x_to, y_to) in (
+                ((col_x["X"] + d_model + 0.3, middle), (col_x["W"] - 0.3, y_mid)),
+                ((col_x["W"] + 3 * d_k + 2.3, y_mid), (col_x["QKV"] - 0.3, y_mid)),
+                ((col_x["Z"] + d_k + 0.3, y_b), (col_x["concat"] - 0.3, middle_b))):
             ax.annotate("", (x_to, y_to), (x_from, y_from),
                         arrowprops={"arrowstyle": "-|>", "color": color, "linewidth": 0.8})
-    draw("concat", "concat", concat, col_x["concat"], middle, COLORS["z"])
+    draw("concat", "concat", concat, col_x["concat"], middle_b, COLORS["z"])
     for h in range(n_heads):  # which columns of the concatenation came from which head
-        ax.add_patch(Rectangle((col_x["concat"] + h * d_k, middle - seq / 2 - 0.5), d_k, 0.35,
+        ax.add_patch(Rectangle((col_x["concat"] + h * d_k, middle_b - seq / 2 - 0.5), d_k, 0.35,
                                facecolor=head_colors[h], edgecolor="none", gid=f"concat/head-{h}"))
-    ax.text(col_x["W_O"] - 1.25, middle, "×", ha="center", va="center", fontsize=_OP_FONT,
+    ax.text(col_x["W_O"] - 1.25, middle_b, "×", ha="center", va="center", fontsize=_OP_FONT,
             color=_INK)
-    draw("$W^O$", "W_O", W_O, col_x["W_O"], middle, COLORS["output"])
-    ax.text(col_x["out"] - 1.25, middle, "=", ha="center", va="center", fontsize=_OP_FONT,
+    draw("$W^O$", "W_O", W_O, col_x["W_O"], middle_b, COLORS["output"])
+    ax.text(col_x["out"] - 1.25, middle_b, "=", ha="center", va="center", fontsize=_OP_FONT,
             color=_INK)
-    draw("Z", "Z", output, col_x["out"], middle, COLORS["z"])
+    draw("Z", "Z", output, col_x["out"], middle_b, COLORS["z"])
     return fig

@@ -110,7 +110,7 @@ def plot_cross_attention(weights: object, source_tokens: Sequence[str],
     if annotate:
         for i in range(rows):
             for j in range(cols):
-                ax.text(j, i, f"{array[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                ax.text(j, i, f"{array[i, j]:.2f}", ha="center", va="center", fontsize=8,
                         color="white" if array[i, j] < 0.5 else "black")
     if title:
         ax.set_title(title, fontsize=10, color=_INK)

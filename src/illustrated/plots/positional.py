@@ -20,7 +20,8 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .player import frames_player
-from .style import COLORS, DIVERGING_CMAP
+from .primitives import format_value as _format_value
+from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 __all__ = ["MAX_WRITTEN", "format_value", "plot_vector_rows", "plot_position_boxes",
            "plot_positional_heatmap", "plot_layout_difference", "plot_frequency_spacing",
@@ -53,35 +54,15 @@ def _ink(value: float, scale: float) -> str:
 
 
 def format_value(value: float, decimals: int = 4) -> str:
-    """A number as the post writes it: rounded, trailing zeros dropped (0.8415, 0.0001, 1, -0.4161).
-
-    Parameters
-    ----------
-    value : float.   decimals : int, digits kept after the point.
-
-    Returns
-    -------
-    str, with "-0" written as "0".
-
-    Shapes
-    ------
-    Scalar in, text out.
-
-    Raises
-    ------
-    ValueError
-        If ``decimals`` is negative.
+    """A number as the post writes it: rounded, trailing zeros dropped (0.8415, 0.0001, 1, -0.4161),
+    never "-0"; see :func:`illustrated.plots.primitives.format_value` (``trim_zeros=True``),
+    which raises ValueError for negative ``decimals``.
 
     References
     ----------
     Post "Representing The Order of The Sequence Using Positional Encoding" (the d=4 example).
     """
-    if decimals < 0:
-        raise ValueError(f"decimals: expected an integer >= 0, got {decimals!r}")
-    text = f"{value:.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    return _format_value(value, decimals, trim_zeros=True)
 
 
 def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title: str = "",
@@ -155,8 +136,8 @@ def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title:
     scale = scale or 1.0
     norm = Normalize(-scale, scale)
     n_rows = len(arrays)
-    cell = 0.7 if write else 0.1
-    width = min(max(2.2, cell * d) * seq + 1.8, 12.0)  # at most a page wide
+    cell = 0.5 if write else 0.1  # inches per cell: a written number of MIN_FONT_PT needs 0.5
+    width = min(max(2.2, cell * d) * seq + 1.8, MAX_FIGURE_WIDTH_IN)  # at most a page wide
     fig, axes = plt.subplots(n_rows, seq, figsize=(width, 0.95 * n_rows + 0.8),
                              squeeze=False, constrained_layout=True)
     if title:
@@ -171,7 +152,7 @@ def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title:
             if write:
                 for j, v in enumerate(array[i]):
                     ax.text(j, 0, format_value(v, decimals), ha="center", va="center",
-                            fontsize=9, color=_ink(v, scale))
+                            fontsize=MIN_FONT_PT, color=_ink(v, scale))
             if label in names:
                 ax.set_xlabel(names[label][i], fontsize=9)
             if r == 0:
@@ -421,7 +402,7 @@ def _column(ax, values: np.ndarray, title: str, write: bool) -> None:
     ax.set_title(title, fontsize=10)
     if write:
         for i, v in enumerate(values):
-            ax.text(0, i, format_value(v, 2), ha="center", va="center", fontsize=7,
+            ax.text(0, i, format_value(v, 2), ha="center", va="center", fontsize=8,
                     color=_ink(v, 1.0))
 
 

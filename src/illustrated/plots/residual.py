@@ -16,11 +16,12 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from .player import frames_player
 from .positional import plot_vector_rows
-from .style import COLORS
+from .primitives import box, canvas
+from .style import COLORS, MAX_FIGURE_WIDTH_IN
 
 __all__ = ["plot_add_norm_layer", "plot_add_norm_stack", "plot_add_norm_vectors",
            "plot_layer_norm_bars", "plot_gradient_norms", "plot_training_race",
@@ -35,12 +36,8 @@ _SUB_COLORS = {"Self-Attention": COLORS["attention"], "Encoder-Decoder Attention
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, gid: str,
          fontsize: float = 9) -> None:
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.08",
-                                facecolor=color, edgecolor=_INK, linewidth=1.0, gid=gid,
-                                zorder=3))
-    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize,
-            color=_INK, zorder=4, gid=f"{gid}-label")
-
+    box(ax, x, y, w, h, text, color, gid=gid, fontsize=fontsize, bold=False, rounding=0.08,
+        linewidth=1.0, zorder=3)
 
 def _up(ax: Axes, x: float, y0: float, y1: float, gid: str = "flow") -> None:
     ax.add_patch(FancyArrowPatch((x, y0), (x, y1), arrowstyle="-|>", mutation_scale=9,
@@ -109,14 +106,7 @@ def _draw_layer(ax: Axes, x: float, y: float, w: float, sublayers: Sequence[str]
 
 
 def _canvas(fig: Figure | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
-    if fig is None:
-        fig = plt.figure(figsize=figsize)
-    else:
-        fig.clear()
-    ax = fig.add_axes([0, 0, 1, 1])
-    ax.set_axis_off()
-    return fig, ax
-
+    return canvas(fig, figsize)
 
 def _check_words(name: str, words: Sequence[str]) -> list[str]:
     words = [str(w) for w in words]
@@ -267,7 +257,7 @@ def plot_add_norm_stack(encoder: Sequence[Sequence[str]], decoder: Sequence[Sequ
     dec_h = sum(_layer_height(layer, norm_first) + 0.4 for layer in decoder)
     extra = (_NORM_H + _GAP) if (encoder_final_norm or decoder_final_norm) else 0.0
     top = base + max(enc_h, dec_h) + extra + 2 * (_NORM_H + _GAP) + 0.6
-    fig, ax = _canvas(fig, (10.5, 0.62 * top + 0.6))
+    fig, ax = _canvas(fig, (MAX_FIGURE_WIDTH_IN, 0.62 * top + 0.6))  # 10.5 units wide
     # Encoder side.
     _inputs(ax, enc_x, w, 0.35, source_words, "x", COLORS["input"])
     _up(ax, enc_x + w / 2, 0.85, base)

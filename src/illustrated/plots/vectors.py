@@ -20,12 +20,15 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from .primitives import box
 from .style import CMAP, COLORS, DIVERGING_CMAP
 
 __all__ = ["MAX_WRITTEN_VALUES", "vector_rows", "encoder_flow", "change_heatmaps"]
 
 MAX_WRITTEN_VALUES = 8
 """Vectors up to this length get their numbers written in the boxes by default."""
+_MARGIN = 0.03                 # left and right margins of the figure, as a share of its width
+_AXES_SHARE = 1 - 2 * _MARGIN
 
 _INK = COLORS["text"]
 
@@ -120,13 +123,14 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
     labels = _check_labels("labels", labels, seq)
     names = _check_labels("names", names, seq) if names is not None else None
     write = _write(show_values, d)
-    sx = 0.55 if write else min(0.3, 7.0 / d)  # inches per box
+    sx = 0.55 if write else min(0.3, 5.6 / d)  # inches per box: the page's width at most
     label_w = max(4.0 if names else 3.0, (1.5 if names else 1.1) / sx)  # room for the words
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(4.0, (label_w + d + 0.5) * sx + (1.2 if not write else 0)),
+    fig.set_size_inches(max(4.0, (label_w + d + 0.5) * sx / _AXES_SHARE + (0.8 if not write else 0)),
                         0.6 + 0.5 * seq * 1.5)
     ax = fig.add_subplot(1, 1, 1)
+    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
     ax.set_xlim(-label_w, d + 0.5)
     ax.set_ylim(-0.3, seq * 1.5)
     ax.axis("off")
@@ -151,12 +155,8 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
 
 def _box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, gid: str,
          fontsize: float) -> None:
-    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0,rounding_size=0.2",
-                                facecolor=color, edgecolor=_INK, linewidth=1.0, gid=gid))
-    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fontsize,
-            fontweight="bold", color=_INK, gid=f"{gid}-label",
-            bbox={"facecolor": color, "edgecolor": "none", "pad": 1.0})
-
+    box(ax, x, y, w, h, text, color, gid=gid, fontsize=fontsize, rounding=0.2, linewidth=1.0,
+        label_background=True)
 
 def _up(ax: Axes, x: float, y0: float, y1: float, gid: str) -> None:
     ax.add_patch(FancyArrowPatch((x, y0), (x, y1), arrowstyle="-|>", mutation_scale=10,
@@ -219,14 +219,17 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     seq, d = x.shape
     words = _check_labels("words", words, seq)
     write = _write(show_values, d)
-    sx = 0.55 if write else min(0.3, 8.0 / (seq * d))  # inches per box
+    # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
+    # the names between the columns (0.5 in each) and the colour bar
+    sx = 0.55 if write else min(0.3, max(0.01, 6.6 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(5.0, width * sx + (1.0 if not write else 0.0)), 5.6)
+    fig.set_size_inches(max(5.0, width * sx / _AXES_SHARE + (0.8 if not write else 0.0)), 5.6)
     ax = fig.add_subplot(1, 1, 1)
+    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
     ax.set_xlim(-0.2, width)
     ax.set_ylim(-0.6, 11.0)
     ax.axis("off")
@@ -328,7 +331,7 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
     fig = fig if fig is not None else plt.figure()
     fig.clear()
     n = len(arrays)
-    fig.set_size_inches(min(3.6, 7.2 / n) * n + 0.8, 1.0 + 0.42 * seq)
+    fig.set_size_inches(min(3.6, 7.0 / n) * n + 0.8, 1.0 + 0.42 * seq)
     axes = fig.subplots(1, n, squeeze=False)[0]
     top = 0.78 if title else 0.86
     fig.subplots_adjust(left=0.09, right=0.88, bottom=0.14, top=top, wspace=0.4)
@@ -347,7 +350,7 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
             if totals.shape != (seq,):
                 raise ValueError(f"row_change[{name!r}]: expected shape ({seq},), "
                                  f"got {totals.shape}")
-            ax.text(d - 0.5 + 0.03 * d, -0.75, "row", ha="left", va="bottom", fontsize=7,
+            ax.text(d - 0.5 + 0.03 * d, -0.75, "row", ha="left", va="bottom", fontsize=8,
                     color=_INK, clip_on=False)
             for i, t in enumerate(totals):
                 ax.text(d - 0.5 + 0.03 * d, i, f"{t:.2g}", ha="left", va="center", fontsize=8,
