@@ -169,3 +169,19 @@ def test_bad_input_is_a_clear_error(post_ln):
         il.trace(model, [1, 10_000], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     with pytest.raises(ValueError, match="sentence: expected a non-empty str"):
         il.trace(model, "  ", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+
+
+def test_encoder_only_trace_and_the_memorys_keys_and_values(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    full = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    encoder = il.trace(model, SENTENCE, src_vocab=src_vocab)
+    np.testing.assert_array_equal(encoder.memory, full.memory)
+    np.testing.assert_array_equal(encoder.encoder_attention(), full.encoder_attention())
+    assert encoder.logits is None and encoder.decoder_layers == [] and encoder.target_ids == []
+    for keys, values, layer in zip(full.memory_keys, full.memory_values, full.decoder_layers):
+        np.testing.assert_array_equal(keys, layer.cross_attn.k)  # the same at every step
+        np.testing.assert_array_equal(values, layer.cross_attn.v)
+    with pytest.raises(ValueError, match="tgt_vocab"):
+        encoder.cross_attention()
+    with pytest.raises(ValueError, match="target: a target needs tgt_vocab"):
+        il.trace(model, SENTENCE, "i am", src_vocab=src_vocab)

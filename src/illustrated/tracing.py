@@ -15,7 +15,7 @@ and Softmax Layer"; paper §3 and Figure 1.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -165,20 +165,32 @@ class Trace:
     encoder_layers: list[EncoderLayerTrace]
     memory: np.ndarray
     """The encoder stack's output (after the final norm in pre-LN), (src_len, d_model)."""
-    tgt_lookup: np.ndarray
-    tgt_embeddings: np.ndarray
-    tgt_positions: np.ndarray
-    decoder_input: np.ndarray
+    memory_keys: list[np.ndarray]
+    """Per decoder layer, the keys its encoder-decoder attention makes from ``memory``,
+    (n_heads, src_len, d_k): computed once per sentence, the same at every decoding step."""
+    memory_values: list[np.ndarray]
+    """Per decoder layer, the values, (n_heads, src_len, d_k)."""
+    # The decoder side; None (and no decoder layers) when only the encoder was traced.
+    tgt_lookup: np.ndarray | None = None
+    tgt_embeddings: np.ndarray | None = None
+    tgt_positions: np.ndarray | None = None
+    decoder_input: np.ndarray | None = None
     """(tgt_len, d_model)."""
-    decoder_layers: list[DecoderLayerTrace]
-    decoder_output: np.ndarray
+    decoder_layers: list[DecoderLayerTrace] = field(default_factory=list)
+    decoder_output: np.ndarray | None = None
     """The decoder stack's output, (tgt_len, d_model)."""
-    logits: np.ndarray
+    logits: np.ndarray | None = None
     """The final linear layer's output, (tgt_len, tgt_vocab_size)."""
+
+    def _decoded(self) -> None:
+        if self.logits is None:
+            raise ValueError("trace: only the encoder was traced (tgt_vocab=None); pass the "
+                             "target vocabulary to trace the decoder")
 
     @property
     def probs(self) -> np.ndarray:
         """softmax(logits), (tgt_len, tgt_vocab_size)."""
+        self._decoded()
         shifted = np.exp(self.logits - self.logits.max(axis=-1, keepdims=True))
         return shifted / shifted.sum(axis=-1, keepdims=True)
 
@@ -188,10 +200,12 @@ class Trace:
 
     def decoder_self_attention(self) -> np.ndarray:
         """Decoder self-attention weights, (n_layers, n_heads, tgt_len, tgt_len)."""
+        self._decoded()
         return np.stack([layer.self_attn.weights for layer in self.decoder_layers])
 
     def cross_attention(self) -> np.ndarray:
         """Encoder-decoder attention weights, (n_layers, n_heads, tgt_len, src_len)."""
+        self._decoded()
         return np.stack([layer.cross_attn.weights for layer in self.decoder_layers])
 
 
@@ -243,11 +257,12 @@ def _embed(embed: torch.nn.Module, positional: torch.nn.Module, ids: torch.Tenso
     return to_numpy(lookup), to_numpy(scaled[0]), to_numpy(positions), x
 
 
-def _run(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
-    """Every intermediate of ``model(src, tgt_in)`` for a batch of one, under EvalMode."""
+def _run(model, src: torch.Tensor, tgt_in: torch.Tensor | None) -> dict:
+    """Every intermediate of ``model(src, tgt_in)`` for a batch of one, under EvalMode.
+
+    ``tgt_in`` None: the encoder only (and the memory's keys and values)."""
     cfg = model.cfg
     src_mask = (src != cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
-    tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
     fields: dict = {}
     lookup, emb, pos, x = _embed(model.src_embed, model.positional, src)
     fields.update(src_lookup=lookup, src_embeddings=emb, src_positions=pos,
@@ -261,7 +276,14 @@ def _run(model, src: torch.Tensor, tgt_in: torch.Tensor) -> dict:
                                          _feed_forward(layer.feed_forward))
         encoder_layers.append(EncoderLayerTrace(attn, attn_block, hidden, ffn_block))
     memory = model.encoder.norm(x)  # (1, src_len, d_model); identity in post-LN
-    fields.update(encoder_layers=encoder_layers, memory=to_numpy(memory[0]))
+    fields.update(encoder_layers=encoder_layers, memory=to_numpy(memory[0]),
+                  memory_keys=[to_numpy(layer.cross_attn.split_heads(
+                      layer.cross_attn.w_k(memory))[0]) for layer in model.decoder.layers],
+                  memory_values=[to_numpy(layer.cross_attn.split_heads(
+                      layer.cross_attn.w_v(memory))[0]) for layer in model.decoder.layers])
+    if tgt_in is None:
+        return fields
+    tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
 
     lookup, emb, pos, y = _embed(model.tgt_embed, model.positional, tgt_in)
     fields.update(tgt_lookup=lookup, tgt_embeddings=emb, tgt_positions=pos,
@@ -305,25 +327,30 @@ def _ids(vocab: Vocab, value: object, name: str) -> list[int]:
 
 
 def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | None = None, *,
-          src_vocab: Vocab, tgt_vocab: Vocab, max_len: int | None = None) -> Trace:
+          src_vocab: Vocab, tgt_vocab: Vocab | None = None, max_len: int | None = None) -> Trace:
     """Run the model on one sentence and keep every intermediate result, as float64 NumPy.
 
     The model's sub-modules are called in the order of its ``forward`` (embeddings, positions,
     each encoder layer's self-attention and feed-forward network with their Add & Norm, the
     same for the decoder with its encoder-decoder attention, the final linear layer), in eval
-    mode without gradients; the model's mode is restored afterwards.
+    mode without gradients (:class:`~illustrated.decoding.EvalMode`); the model's mode is
+    restored afterwards.
 
     Parameters
     ----------
     model : illustrated.modules.Transformer
     sentence : str or sequence of int
-        The source sentence, or its token ids. Words the vocabulary does not know are an error.
+        The source sentence, or its token ids. A word the vocabulary does not know is an error
+        (pass ids to trace ``<unk>`` on purpose).
     target : str or sequence of int, optional
         The translation to trace (teacher forcing), without ``<bos>``; a str gets ``<eos>``
         appended. None (default): the model's own greedy translation
         (:func:`illustrated.greedy_decode`), ``<eos>`` included when produced.
-    src_vocab, tgt_vocab : Vocab, keyword-only
-        The model's vocabularies.
+    src_vocab : Vocab, keyword-only
+        The model's source vocabulary.
+    tgt_vocab : Vocab, optional, keyword-only
+        The model's target vocabulary; None traces the encoder side only (embeddings, encoder
+        layers, memory and the memory's keys and values), with ``target`` None.
     max_len : int, optional, keyword-only
         Longest greedy translation (only when ``target`` is None); default ``cfg.max_len``.
 
@@ -342,8 +369,9 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     ------
     ValueError
         If the model is not a Transformer, a vocabulary does not fit it, the sentence or target
-        is empty, has unknown words or ids outside the vocabulary, or is longer than the
-        model's ``max_len`` (TypeErrors of :func:`illustrated.greedy_decode` are ValueErrors).
+        is empty, has unknown words or ids outside the vocabulary, is longer than the model's
+        ``max_len``, or a target is given without ``tgt_vocab`` (TypeErrors of
+        :func:`illustrated.greedy_decode` are ValueErrors too).
 
     References
     ----------
@@ -354,6 +382,8 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     cfg = model.cfg
     for name, vocab, size in (("src_vocab", src_vocab, cfg.src_vocab_size),
                               ("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size)):
+        if vocab is None and name == "tgt_vocab":
+            continue
         if not isinstance(vocab, Vocab):
             raise ValueError(f"{name}: expected an illustrated.data.Vocab, "
                              f"got {type(vocab).__name__}")
@@ -361,6 +391,16 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
             raise ValueError(f"{name}: has {len(vocab)} tokens but the model expects {size}")
     source_ids = _ids(src_vocab, sentence, "sentence")
     src = prepare_source(model, source_ids)  # (1, src_len)
+    source = {"source_ids": source_ids,
+              "source_tokens": [src_vocab.tokens[i] for i in source_ids],
+              "norm_first": cfg.norm_first}
+    if tgt_vocab is None:
+        if target is not None:
+            raise ValueError("target: a target needs tgt_vocab (the model's target vocabulary)")
+        with EvalMode(model):
+            fields = _run(model, src, None)
+        return Trace(**source, target_ids=[], target_tokens=[], decoder_input_ids=[],
+                     decoder_input_tokens=[], **fields)
     if target is None:
         target_ids = greedy_decode(model, source_ids, bos_id=tgt_vocab.bos_id,
                                    eos_id=tgt_vocab.eos_id, max_len=max_len or cfg.max_len)
@@ -374,9 +414,7 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     tgt_in = torch.tensor([decoder_ids], device=src.device)  # (1, tgt_len)
     with EvalMode(model):
         fields = _run(model, src, tgt_in)
-    return Trace(source_ids=source_ids, source_tokens=[src_vocab.tokens[i] for i in source_ids],
-                 target_ids=list(target_ids),
+    return Trace(**source, target_ids=list(target_ids),
                  target_tokens=[tgt_vocab.tokens[i] for i in target_ids],
                  decoder_input_ids=decoder_ids,
-                 decoder_input_tokens=[tgt_vocab.tokens[i] for i in decoder_ids],
-                 norm_first=cfg.norm_first, **fields)
+                 decoder_input_tokens=[tgt_vocab.tokens[i] for i in decoder_ids], **fields)
