@@ -10,13 +10,9 @@ import numpy as np
 import torch
 
 from .modules import DecoderLayer, EncoderLayer, MultiHeadAttention
+from .tracing import to_numpy
 
 __all__ = ["to_numpy", "attention_params", "encoder_layer_params", "decoder_layer_params"]
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    """A detached float64 NumPy copy of a tensor."""
-    return t.detach().cpu().to(torch.float64).numpy().copy()
 
 
 def attention_params(mha: MultiHeadAttention, prefix: str = "") -> dict[str, np.ndarray]:
