@@ -7,7 +7,6 @@ Used by the parity tests and by chapters that redo a module's computation by han
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from .modules import DecoderLayer, EncoderLayer, MultiHeadAttention
 from .tracing import to_numpy

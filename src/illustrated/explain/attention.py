@@ -183,8 +183,8 @@ def cross_attention_at(model: nn.Module, src_vocab, tgt_vocab, sentence: str,
     """Translate the sentence, then show where the decoder looked while it wrote a given word.
 
     A selection from :func:`illustrated.trace` of the model's greedy translation: the
-    encoder-decoder attention of the step that produced the first of ``words`` found in it. For the coreference corpus the
-    default looks at the step that writes ``il`` or ``elle``.
+    encoder-decoder attention of the step that produced the first of ``words`` found in it.
+    For the coreference corpus the default looks at the step that writes ``il`` or ``elle``.
 
     Parameters
     ----------
