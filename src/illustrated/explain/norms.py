@@ -32,7 +32,7 @@ from ..modules.multi_head import MultiHeadAttention
 from ..modules.transformer import Transformer
 from ..tracing import trace
 from ..training import History, TrainingDiverged, set_seed, train, translate
-from ._checks import to_numpy
+from ._checks import encode_sentence, to_numpy
 
 __all__ = ["SUBLAYER_NAMES", "StackPlan", "describe_stack", "AddNormVectors", "add_norm_vectors",
            "NormRun", "norm_placement_experiment", "GradientNorms", "gradient_norms_at_init"]
@@ -283,7 +283,7 @@ def norm_placement_experiment(corpus: str = "reverse", *, n_layers: int = 3,
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     test, _, _ = load_corpus(corpus, "test")
     sample = test[0][0] if sample is None else sample
-    sample_ids = src_vocab.encode(sample)
+    sample_ids = encode_sentence(src_vocab, sample, name="sample")
     runs: dict[str, NormRun] = {}
     with _one_thread():
         for label, norm_first in (("post-LN", False), ("pre-LN", True)):
@@ -317,9 +317,9 @@ def _train_once(pairs, test, src_vocab: Vocab, tgt_vocab: Vocab, sample_ids: lis
         diverged = False
     except TrainingDiverged as error:
         history, diverged = error.history, True
-    model.eval()
-    # Greedy translations, at most two words longer than the longest source (the outputs of a
-    # corpus like "reverse" are as long as their inputs): much cheaper than decoding to max_len.
+    # Greedy translations (decoding runs in eval mode itself), at most two words longer than
+    # the longest source (the outputs of a corpus like "reverse" are as long as their inputs):
+    # much cheaper than decoding to max_len.
     longest = max(len(src_vocab.encode(source)) for source, _ in test)
     predictions = translate(model, [source for source, _ in test], src_vocab, tgt_vocab,
                             max_len=longest + 2)
