@@ -185,3 +185,34 @@ def test_encoder_only_trace_and_the_memorys_keys_and_values(model_and_vocabs):
         encoder.cross_attention()
     with pytest.raises(ValueError, match="target: a target needs tgt_vocab"):
         il.trace(model, SENTENCE, "i am", src_vocab=src_vocab)
+
+
+def test_encode_sentence_is_the_one_validator():
+    vocab = il.data.Vocab.build(["je suis étudiant"])
+    assert il.data.encode_sentence(vocab, "je suis") == vocab.encode("je suis")
+    with pytest.raises(ValueError, match=r"sentence: has words the vocabulary does not know "
+                                         r"\['très', 'fatigué'\]|\(\['très', 'fatigué'\]\)"):
+        il.data.encode_sentence(vocab, "je suis très fatigué")
+    assert il.data.encode_sentence(vocab, "je zut", allow_unk=True) == [vocab.index("je"),
+                                                                       vocab.unk_id]
+    with pytest.raises(ValueError, match="target: expected a non-empty str"):
+        il.data.encode_sentence(vocab, "", name="target")
+    with pytest.raises(ValueError, match="vocab: expected an illustrated.data.Vocab"):
+        il.data.encode_sentence(["je"], "je")
+    # every explain function refuses unknown words alike, naming them
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    from illustrated.explain import attention, decoding, norms, positional
+    for call in (lambda: attention.word_attention(model, src_vocab, "je suis zzz", "je"),
+                 lambda: decoding.decoding_trace(model, "je suis zzz", src_vocab, tgt_vocab),
+                 lambda: norms.add_norm_vectors(model, src_vocab, "je suis zzz"),
+                 lambda: positional.embed_with_positions(model, src_vocab, "je suis zzz")):
+        with pytest.raises(ValueError, match=r"sentence: .*\['zzz'\]"):
+            call()
+
+
+def test_float_or_bool_ids_are_refused_not_truncated(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    with pytest.raises(ValueError, match="sentence: .*float ids would be truncated"):
+        il.trace(model, [4.0, 5.7], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match="target: .*int token ids"):
+        il.trace(model, [4, 5], [True], src_vocab=src_vocab, tgt_vocab=tgt_vocab)

@@ -14,6 +14,7 @@ import torch
 
 from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
                     describe)
+from ._numpy import to_numpy
 from .config import TransformerConfig
 from .modules.transformer import Transformer
 
@@ -319,7 +320,7 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
         return outputs[0]
     steps = []
     for step, (token, log_probs) in enumerate(zip(outputs[0], step_log_probs), start=1):
-        row = log_probs[0].detach().cpu().to(torch.float64).numpy().copy()  # (vocab,)
+        row = to_numpy(log_probs[0])  # (vocab,)
         steps.append(GreedyStep(step, token, float(row[token]), row))
     return outputs[0], steps
 

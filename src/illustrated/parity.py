@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numpy import to_numpy
 from .modules import DecoderLayer, EncoderLayer, MultiHeadAttention
-from .tracing import to_numpy
 
 __all__ = ["to_numpy", "attention_params", "encoder_layer_params", "decoder_layer_params"]
 

@@ -21,17 +21,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from ._numpy import to_numpy
 from .data import Vocab, encode_sentence
-from .decoding import EvalMode, check_model, greedy_decode, prepare_source
+from ._args import ArgumentTypeError
+from .decoding import EvalMode, _source_tensor, check_model, greedy_decode, prepare_source
 from .masks import causal_mask
 
 __all__ = ["to_numpy", "AttentionTrace", "SublayerTrace", "EncoderLayerTrace",
            "DecoderLayerTrace", "Trace", "trace"]
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    """A detached float64 NumPy copy of a tensor (the one conversion the package uses)."""
-    return t.detach().cpu().to(torch.float64).numpy().copy()
 
 
 @dataclass(frozen=True)
@@ -311,19 +308,17 @@ def _ids(vocab: Vocab, value: object, name: str) -> list[int]:
     """A sentence (str, unknown words refused) or a sequence of ids, as a list of ids."""
     if isinstance(value, str):
         return encode_sentence(vocab, value, name=name)
-    if isinstance(value, torch.Tensor):
-        value = value.tolist()
     try:
-        ids = [int(i) for i in value]
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a sentence (str) or a sequence of token ids, "
-                         f"got {value!r:.60}") from None
-    if not ids:
-        raise ValueError(f"{name}: expected at least one token, got none")
-    bad = [i for i in ids if not 0 <= i < len(vocab)]
+        ids = _source_tensor(value)  # refuses floats and bools instead of truncating them
+    except ValueError as error:  # its message names src_ids
+        raise ArgumentTypeError(str(error).replace("src_ids", name, 1)) from None
+    if ids.dim() != 1 or ids.numel() == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D sequence of token ids, "
+                         f"got shape {tuple(ids.shape)}")
+    bad = [i for i in ids.tolist() if not 0 <= i < len(vocab)]
     if bad:
         raise ValueError(f"{name}: token id {bad[0]} is outside the vocabulary [0, {len(vocab)})")
-    return ids
+    return ids.tolist()
 
 
 def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | None = None, *,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numpy import to_numpy
 from ..data import Vocab, encode_sentence
 from ..modules.transformer import Transformer
-from ..tracing import to_numpy
 
 __all__ = ["check_model", "check_vocab", "check_layer", "check_head", "pick_heads",
            "encode_sentence", "to_numpy"]
