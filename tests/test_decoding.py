@@ -2,6 +2,7 @@
 import itertools
 from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 
@@ -131,3 +132,27 @@ def test_beam_search_bad_arguments(model, kwargs, match):
 def test_bad_sources(model, src, match):
     with pytest.raises(ValueError, match=match):
         il.greedy_decode(model, src, bos_id=BOS, eos_id=EOS)
+
+
+def test_greedy_return_steps_mirror_the_output():
+    import illustrated as il
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    ids = src_vocab.encode("je suis étudiant")
+    out, steps = il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                                  return_steps=True)
+    assert out == il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    assert [s.token for s in steps] == out and [s.step for s in steps] == [1, 2, 3, 4, 5]
+    for s in steps:
+        assert s.log_probs.shape == (len(tgt_vocab),)
+        assert s.log_probs[tgt_vocab.bos_id] == s.log_probs[tgt_vocab.pad_id] == float("-inf")
+        assert int(np.argmax(s.log_probs)) == s.token and s.log_prob == s.log_probs[s.token]
+        # the ban comes after the log_softmax: the allowed probabilities sum to at most 1
+        assert np.exp(s.log_probs).sum() <= 1 + 1e-6
+    # summed log-probs equal beam search's score with beam_size 1
+    beam = il.beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                          beam_size=1)[0]
+    assert beam[0] == out
+    assert abs(sum(s.log_prob for s in steps) - beam[1]) < 1e-4
+    with pytest.raises(ValueError, match="return_steps"):
+        il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                         return_steps="yes")

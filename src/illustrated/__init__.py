@@ -25,16 +25,17 @@ _LAZY_NAMES = {
     "History": "training", "TrainingDiverged": "training", "exact_match": "training",
     "pick_device": "training", "set_seed": "training", "train": "training",
     "translate": "training",
+    "Trace": "tracing", "trace": "tracing",
 }
 # submodules reachable as attributes (``il.presets.make_config``) before anything imported them
 _LAZY_MODULES = {"checkpoint", "decoding", "explain", "masks", "modules", "parity", "plots",
-                 "presets", "shipped", "training", "widgets"}
+                 "presets", "shipped", "tracing", "training", "widgets"}
 
-__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "TrainingDiverged", "TransformerConfig",
+__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",
            "greedy_decode", "length_penalty", "load_checkpoint", "modules", "padding_mask",
            "pick_device", "pretrained", "reference", "save_checkpoint", "set_seed", "shipped",
-           "train", "train_corpus", "translate"]
+           "trace", "train", "train_corpus", "translate"]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,11 +14,12 @@ import torch
 
 from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
                     describe)
+from ._numpy import to_numpy
 from .config import TransformerConfig
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
-           "length_penalty", "BeamStep",
+           "length_penalty", "BeamStep", "GreedyStep",
            "prepare_source"]
 
 
@@ -230,6 +231,13 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
     _check_source_batch(model, src)
+    return _greedy(model, src, bos_id, eos_id, max_len)[0]
+
+
+def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int,
+            keep_steps: bool = False) -> tuple[list[list[int]], list[torch.Tensor]]:
+    """Greedy decoding of a checked batch; also each step's (batch, vocab) log-probs if asked."""
+    step_log_probs: list[torch.Tensor] = []
     with EvalMode(model):
         src = src.to(next(model.parameters()).device)
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
@@ -237,7 +245,10 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
         tgt = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(max_len):
-            next_ids = _next_log_probs(model, tgt, memory, src_mask, bos_id).argmax(dim=-1)  # (batch,)
+            log_probs = _next_log_probs(model, tgt, memory, src_mask, bos_id)  # (batch, vocab)
+            if keep_steps:
+                step_log_probs.append(log_probs)
+            next_ids = log_probs.argmax(dim=-1)  # (batch,)
             tgt = torch.cat([tgt, next_ids[:, None]], dim=1)  # (batch, t + 1)
             done |= next_ids == eos_id
             if bool(done.all()):
@@ -245,11 +256,29 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
     results = []
     for row in tgt[:, 1:].tolist():
         results.append(row[:row.index(eos_id) + 1] if eos_id in row else row)
-    return results
+    return results, step_log_probs
+
+
+class GreedyStep(NamedTuple):
+    """One step of greedy decoding, the counterpart of :class:`BeamStep`.
+
+    Attributes
+    ----------
+    step : 1-based step number (number of generated tokens after this step).
+    token : the id chosen, the argmax of ``log_probs``.
+    log_prob : its log-probability, ``log_probs[token]``.
+    log_probs : (tgt_vocab_size,) float64, the model's log_softmax over the whole target
+        vocabulary for this position, with <bos> and <pad> set to -inf afterwards.
+    """
+
+    step: int
+    token: int
+    log_prob: float
+    log_probs: np.ndarray
 
 
 def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bos_id: int,
-                  eos_id: int, max_len: int = 50) -> list[int]:
+                  eos_id: int, max_len: int = 50, return_steps: bool = False):
     """Pick the most probable word at every step, feeding each choice back in, until <eos>.
 
     Parameters
@@ -258,10 +287,14 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
     bos_id, eos_id : target vocabulary ids of <bos> and <eos>.
     max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
 
+    return_steps : bool, also return one :class:`GreedyStep` per generated token (its
+        log-prob distribution), as ``beam_search(..., return_steps=True)`` returns its beam.
+
     Returns
     -------
     list[int]: generated ids, without the leading <bos>, ending with <eos> when it was produced.
-    <bos> and <pad> are never generated.
+    <bos> and <pad> are never generated. With ``return_steps=True``: (that list, list of
+    GreedyStep), one step per generated id.
 
     Raises
     ------
@@ -280,7 +313,16 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
     Post "The Final Linear and Softmax Layer" and "The Loss Function" ("greedy decoding").
     """
     src = prepare_source(model, src_ids)  # (1, src_len)
-    return greedy_decode_batch(model, src, bos_id=bos_id, eos_id=eos_id, max_len=max_len)[0]
+    _check_decode_args(model, bos_id, eos_id, max_len)
+    check_bool("return_steps", return_steps)
+    outputs, step_log_probs = _greedy(model, src, bos_id, eos_id, max_len, return_steps)
+    if not return_steps:
+        return outputs[0]
+    steps = []
+    for step, (token, log_probs) in enumerate(zip(outputs[0], step_log_probs), start=1):
+        row = to_numpy(log_probs[0])  # (vocab,)
+        steps.append(GreedyStep(step, token, float(row[token]), row))
+    return outputs[0], steps
 
 
 def length_penalty(length: int, alpha: float) -> float:

@@ -7,16 +7,11 @@ Used by the parity tests and by chapters that redo a module's computation by han
 from __future__ import annotations
 
 import numpy as np
-import torch
 
+from ._numpy import to_numpy
 from .modules import DecoderLayer, EncoderLayer, MultiHeadAttention
 
 __all__ = ["to_numpy", "attention_params", "encoder_layer_params", "decoder_layer_params"]
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    """A detached float64 NumPy copy of a tensor."""
-    return t.detach().cpu().to(torch.float64).numpy().copy()
 
 
 def attention_params(mha: MultiHeadAttention, prefix: str = "") -> dict[str, np.ndarray]:

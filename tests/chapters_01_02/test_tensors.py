@@ -107,7 +107,7 @@ def test_embed_sentence_matches_the_reference_and_the_modules(small):
     np.testing.assert_allclose(e.embeddings, reference.embed(e.ids, table), rtol=1e-6)
     pe = reference.positional_encoding(3, model.cfg.d_model, model.cfg.pe_layout)
     np.testing.assert_allclose(e.positional, pe, atol=1e-5)
-    np.testing.assert_allclose(e.x, e.embeddings + e.positional)
+    np.testing.assert_allclose(e.x, e.embeddings + e.positional, rtol=1e-6, atol=1e-6)
     assert e.x.shape == (3, model.cfg.d_model)
 
 

@@ -67,9 +67,32 @@ def test_add_norm_vectors_rejects_bad_input(post_model):
         N.add_norm_vectors(model, src_vocab, "je", layer=2)
     with pytest.raises(ValueError, match="sentence"):
         N.add_norm_vectors(model, src_vocab, "bonjour")
-    pre = il.modules.Transformer(replace(model.cfg, norm_first=True))
-    with pytest.raises(ValueError, match="post-LN"):
-        N.add_norm_vectors(pre, src_vocab, "je")
+    with pytest.raises(ValueError, match=r"sentence: .*\['bonjour'\]"):
+        N.add_norm_vectors(model, src_vocab, "je bonjour")
+
+
+def test_add_norm_vectors_pre_ln(post_model):
+    """Pre-LN: norm1 normalizes X itself, self-attention reads LayerNorm(X), X + Z is not normed."""
+    model, src_vocab, _ = post_model
+    torch.manual_seed(0)
+    pre = il.modules.Transformer(replace(model.cfg, norm_first=True)).eval()
+    with torch.no_grad():
+        pre.encoder.layers[0].norm1.weight.uniform_(0.5, 1.5)
+        pre.encoder.layers[0].norm1.bias.uniform_(-0.5, 0.5)
+    v = N.add_norm_vectors(pre, src_vocab, "je suis étudiant")
+    assert v.norm_first is True
+    np.testing.assert_allclose(v.summed, v.x + v.z, atol=1e-6)
+    np.testing.assert_allclose(v.mean, v.x.mean(-1, keepdims=True), atol=1e-12)
+    np.testing.assert_allclose(v.normalized * v.gamma + v.beta, v.output, atol=1e-5)
+    with torch.no_grad():
+        x = torch.tensor(v.x[None], dtype=torch.float32)
+        block = pre.encoder.layers[0]
+        h = block.norm1(x)
+        z = block.self_attn(h, h, h)
+    np.testing.assert_allclose(v.output, h[0].numpy(), atol=1e-5)
+    np.testing.assert_allclose(v.z, z[0].numpy(), atol=1e-5)
+    post = N.add_norm_vectors(model, src_vocab, "je suis étudiant")
+    assert post.norm_first is False
 
 
 def test_norm_placement_experiment_small():

@@ -12,10 +12,11 @@ from typing import Any
 
 from .corpora import CORPORA, load_corpus, pronoun_correct
 from .tokenizer import detokenize, tokenize
-from .vocab import Vocab
+from .vocab import Vocab, encode_sentence
 
 __all__ = [
     "Vocab",
+    "encode_sentence",
     "tokenize",
     "detokenize",
     "load_corpus",

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 from .tokenizer import detokenize, tokenize
 
-__all__ = ["SPECIALS", "Vocab"]
+__all__ = ["SPECIALS", "Vocab", "encode_sentence"]
 
 #: The four special tokens, in the order :meth:`Vocab.build` puts them (so ``<pad>`` is id 0).
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -343,3 +343,57 @@ class Vocab:
         if not 0 <= i < len(self.tokens):
             raise ValueError(f"{name}: got id {i}, expected an id in [0, {len(self.tokens)})")
         return i
+
+
+def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
+                    name: str = "sentence") -> list[int]:
+    """The token ids of a sentence, refusing words the vocabulary does not know (unless allowed).
+
+    The one place where a chapter's sentence becomes ids: every compute function of
+    :mod:`illustrated.explain` and :func:`illustrated.trace` goes through it, so they all treat
+    unknown words alike.
+
+    Parameters
+    ----------
+    vocab : Vocab
+        The vocabulary of the side the sentence is on (source or target).
+    text : str
+        A sentence with at least one word.
+    allow_unk : bool, default False
+        False: an unknown word is an error (its vectors would be those of ``<unk>``, not its
+        own). True: unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does.
+    name : str, keyword-only
+        The argument's name in error messages (e.g. "sentence", "target").
+
+    Returns
+    -------
+    list[int]
+        One id per word of ``tokenize(text)``, without ``<bos>``/``<eos>``.
+
+    Shapes
+    ------
+    ``(len(tokenize(text)),)``.
+
+    Raises
+    ------
+    ValueError
+        If ``vocab`` is not a Vocab, ``text`` is not a non-empty str, or (with
+        ``allow_unk=False``) a word is not in the vocabulary; the message names the unknown
+        words.
+
+    References
+    ----------
+    Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
+    """
+    if not isinstance(vocab, Vocab):
+        raise ValueError(f"vocab: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name}: expected a non-empty str, got {text!r}")
+    words = tokenize(text)
+    ids = [vocab.index(w) for w in words]
+    if not allow_unk:
+        unknown = [w for w, i in zip(words, ids) if i == vocab.unk_id and w != "<unk>"]
+        if unknown:
+            raise ValueError(f"{name}: has words the vocabulary does not know ({unknown}), "
+                             f"expected only known words")
+    return ids

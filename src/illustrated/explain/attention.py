@@ -30,6 +30,8 @@ import torch
 from torch import nn
 
 from .. import reference
+from ..decoding import EvalMode
+from ..tracing import trace
 
 __all__ = ["SentenceAttention", "WordAttention", "TellingHead", "CrossAttention", "ScaledSoftmax",
            "SaturationExample", "SaturationCurve", "MultiHeadExample", "MultiplyAdds",
@@ -75,18 +77,11 @@ class TellingHead(NamedTuple):
     """The attention weight on the target word (summed over its occurrences)."""
 
 
-def _check_sentence(sentence: object) -> str:
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
-    return sentence
-
-
 def encoder_self_attention(model: nn.Module, src_vocab, sentence: str) -> SentenceAttention:
     """The encoder's self-attention weights for one sentence: where each word looks, per layer and head.
 
-    Runs ``model.encode(src, return_attention=True)`` (the encoder part of
-    ``model(..., return_attention=True)``) in eval mode without gradients and restores the
-    model's mode.
+    A selection from :func:`illustrated.trace` (the encoder side, whose weights are those of
+    ``model.encode(src, return_attention=True)``).
 
     Parameters
     ----------
@@ -110,29 +105,14 @@ def encoder_self_attention(model: nn.Module, src_vocab, sentence: str) -> Senten
     ------
     ValueError
         If ``sentence`` is empty or has a word the vocabulary does not know (its attention
-        would be that of ``<unk>``).
+        would be that of ``<unk>``; see :func:`illustrated.data.encode_sentence`).
 
     References
     ----------
     Post "Self-Attention at a High Level" (the visualisation of "it"); paper §3.2.1.
     """
-    sentence = _check_sentence(sentence)
-    ids = src_vocab.encode(sentence)
-    tokens = [src_vocab.tokens[i] for i in ids]
-    if src_vocab.unk_id in ids:
-        unknown = [w for w, i in zip(sentence.split(), ids) if i == src_vocab.unk_id]
-        raise ValueError(f"sentence: has words the vocabulary does not know ({unknown}), "
-                         f"expected only known words")
-    src = torch.tensor([ids])  # (1, seq)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            _, attention = model.encode(src, return_attention=True)
-    finally:
-        model.train(was_training)
-    weights = torch.stack([w[0] for w in attention])  # (n_layers, n_heads, seq, seq)
-    return SentenceAttention(tokens, weights.double().cpu().numpy())
+    t = trace(model, sentence, src_vocab=src_vocab)  # the encoder side only
+    return SentenceAttention(t.source_tokens, t.encoder_attention())
 
 
 def _position(tokens: Sequence[str], word: str | int, name: str = "word") -> int:
@@ -202,10 +182,9 @@ def cross_attention_at(model: nn.Module, src_vocab, tgt_vocab, sentence: str,
                        max_len: int | None = None) -> CrossAttention:
     """Translate the sentence, then show where the decoder looked while it wrote a given word.
 
-    The model translates greedily; its own translation is then fed back (``<bos>`` + words) with
-    ``return_attention=True`` and the encoder-decoder attention of the step that produced the
-    first of ``words`` found in the translation is returned. For the coreference corpus the
-    default looks at the step that writes ``il`` or ``elle``.
+    A selection from :func:`illustrated.trace` of the model's greedy translation: the
+    encoder-decoder attention of the step that produced the first of ``words`` found in it.
+    For the coreference corpus the default looks at the step that writes ``il`` or ``elle``.
 
     Parameters
     ----------
@@ -239,32 +218,18 @@ def cross_attention_at(model: nn.Module, src_vocab, tgt_vocab, sentence: str,
     ----------
     Post "The Decoder Side" (encoder-decoder attention); paper §3.2.3.
     """
-    from ..decoding import greedy_decode
-
-    tokens = encoder_self_attention(model, src_vocab, sentence).tokens  # checks the sentence
-    ids = src_vocab.encode(sentence)
-    out = greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
-                        max_len=max_len or model.cfg.max_len - 1)
-    if out and out[-1] == tgt_vocab.eos_id:
-        out = out[:-1]
-    output = [tgt_vocab.tokens[i] for i in out]
+    t = trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+              max_len=max_len or model.cfg.max_len - 1)  # the greedy translation
+    output = t.target_tokens[:-1] if t.target_ids[-1] == tgt_vocab.eos_id else t.target_tokens
     wanted = [words] if isinstance(words, str) else [str(w) for w in words]
     found = [w for w in wanted if w in output]
     if not found:
         raise ValueError(f"words: expected one of {wanted} in the translation {output}, "
                          f"found none")
     step = output.index(found[0])
-    tgt_in = torch.tensor([[tgt_vocab.bos_id, *out]])  # (1, 1 + len(out))
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            _, attention = model(torch.tensor([ids]), tgt_in, return_attention=True)
-    finally:
-        model.train(was_training)
     # Decoder position `step` reads <bos> + output[:step] and predicts output[step].
-    weights = torch.stack([w[0, :, step, :] for w in attention.decoder_cross])  # (n_layers, n_heads, src_len)
-    return CrossAttention(tokens, output, step, weights.double().cpu().numpy())
+    weights = t.cross_attention()[:, :, step, :]  # (n_layers, n_heads, src_len)
+    return CrossAttention(t.source_tokens, output, step, weights)
 
 
 def _weight_on(att: WordAttention, word: str, name: str) -> np.ndarray:
@@ -851,13 +816,8 @@ def torch_flops(module: nn.Module, x: torch.Tensor) -> int:
         raise ValueError(f"x: expected a (batch, seq, d_model) tensor, got {getattr(x, 'shape', x)!r}")
     from torch.utils.flop_counter import FlopCounterMode
 
-    was_training = module.training
-    module.eval()
-    try:
-        with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            module(x, x, x)
-    finally:
-        module.train(was_training)
+    with EvalMode(module), FlopCounterMode(display=False) as counter:
+        module(x, x, x)
     return int(counter.get_total_flops())
 
 

@@ -19,8 +19,9 @@ import torch
 
 from ..data import Vocab
 from ..decoding import EvalMode, beam_search, greedy_decode, greedy_decode_batch, length_penalty
+from ..display_explain import format_decoder_table, format_step_rows
 from ..modules.transformer import Transformer
-from ._checks import check_model, check_vocab
+from ._checks import check_model, check_vocab, encode_sentence, to_numpy
 
 __all__ = ["BeamNode", "BeamTree", "beam_tree", "tree_arrays", "step_table", "format_step_table", "BeamFix",
            "find_beam_fixes", "GreedyMargin", "greedy_margins", "DecoderRow", "compare_decoders",
@@ -29,9 +30,7 @@ __all__ = ["BeamNode", "BeamTree", "beam_tree", "tree_arrays", "step_table", "fo
 
 def _source_ids(model: Transformer, sentence: object, src_vocab: Vocab) -> list[int]:
     check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
-    return src_vocab.encode(sentence)
+    return encode_sentence(src_vocab, sentence)
 
 
 def _default_max_len(model: Transformer, max_len: int | None) -> int:
@@ -221,12 +220,7 @@ def format_step_table(tree: BeamTree, step: int, decimals: int = 2) -> str:
     """
     if not isinstance(decimals, int) or decimals < 0:
         raise ValueError(f"decimals: expected an int >= 0, got {decimals!r}")
-    rows = step_table(tree, step)
-    width = max(len("hypothesis"), *(len(words) for words, _, _ in rows))
-    lines = [f"step {step}", f"{'#':>2}  {'hypothesis':<{width}}  {'log-prob':>9}  status"]
-    for rank, (words, log_prob, status) in enumerate(rows, 1):
-        lines.append(f"{rank:>2}  {words:<{width}}  {log_prob:>9.{decimals}f}  {status}")
-    return "\n".join(lines)
+    return format_step_rows(step, step_table(tree, step), decimals)
 
 
 def _greedy_all(model: Transformer, sources: Sequence[str], src_vocab: Vocab, tgt_vocab: Vocab,
@@ -390,7 +384,7 @@ def greedy_margins(model: Transformer, pairs: Sequence[tuple[str, str]], src_voc
         log_probs = model(src.to(device), tgt_in.to(device)).log_softmax(dim=-1)  # (n, t, vocab)
     log_probs[..., [tgt_vocab.bos_id, tgt_vocab.pad_id]] = -math.inf
     top2 = log_probs.topk(2, dim=-1)
-    gaps = (top2.values[..., 0] - top2.values[..., 1]).double().cpu().numpy()  # (n, t)
+    gaps = to_numpy(top2.values[..., 0] - top2.values[..., 1])  # (n, t)
     rows = []
     for row, ((source, target), out) in enumerate(zip(pairs, outputs)):
         i = int(np.argmin(gaps[row, :len(out)]))
@@ -470,16 +464,6 @@ def compare_decoders(model: Transformer, pairs: Sequence[tuple[str, str]], src_v
         rows.append(DecoderRow("greedy" if size == 1 else f"beam {size}", size,
                                correct / len(pairs), float(np.median(seconds[size]))))
     return rows
-
-
-def format_decoder_table(rows: Sequence[DecoderRow], *, n_sentences: int | None = None) -> str:
-    """Text table of :func:`compare_decoders`: decoder, exact match (%), median milliseconds per sentence."""
-    head = f"{'decoder':<8}  {'exact match':>11}  {'ms / sentence (median)':>22}"
-    lines = [head] + [f"{r.name:<8}  {100 * r.exact_match:>10.1f}%  "
-                      f"{1000 * r.seconds_per_sentence:>22.1f}" for r in rows]
-    if n_sentences is not None:
-        lines.append(f"({n_sentences} test sentences)")
-    return "\n".join(lines)
 
 
 class AlphaSweep(NamedTuple):

@@ -16,12 +16,14 @@ import numpy as np
 import torch
 
 from ..data import Vocab, load_corpus
-from ..decoding import EvalMode, prepare_source
+from ..decoding import EvalMode, greedy_decode, prepare_source
 from ..masks import causal_mask
 from ..modules._checks import check_features, check_token_ids
 from ..modules.transformer import Transformer
-from ._checks import check_model, check_vocab
+from ..tracing import trace
 from ..training import History, exact_match, set_seed, train, translate
+from ._checks import (check_head, check_layer, check_model, check_vocab, encode_sentence,
+                      pick_heads, to_numpy)
 
 __all__ = ["DecodingStep", "DecodingTrace", "decoding_trace", "MemoryProjections",
            "memory_keys_values", "OutputStep", "output_softmax_step", "MaskedSelfAttention",
@@ -29,33 +31,12 @@ __all__ = ["DecodingStep", "DecodingTrace", "decoding_trace", "MemoryProjections
            "leak_test", "CheatingResult", "cheating_demo"]
 
 
-def _source(model: Transformer, sentence: str, src_vocab: Vocab) -> tuple[torch.Tensor, list[str]]:
-    """The sentence as a (1, src_len) id tensor on the model's device, and its words."""
+def _source_ids(model: Transformer, sentence: str, src_vocab: Vocab) -> list[int]:
+    """The sentence's ids, checked against the model (unknown words are an error)."""
     check_vocab("src_vocab", src_vocab, model.cfg.src_vocab_size)
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
-    ids = src_vocab.encode(sentence)
-    return prepare_source(model, ids), [src_vocab.tokens[i] for i in ids]  # (1, src_len)
-
-
-def _resolve_layer(model: Transformer, layer: int) -> int:
-    n = model.cfg.n_layers
-    if not isinstance(layer, int) or not -n <= layer < n:
-        raise ValueError(f"layer: expected a decoder layer index in [-{n}, {n}), got {layer!r}")
-    return layer % n
-
-
-def _pick_heads(weights: torch.Tensor, head: int | None, n_heads: int) -> np.ndarray:
-    """(1, n_heads, q, k) attention weights -> (q, k): one head, or the mean over heads."""
-    if head is None:
-        return weights[0].mean(dim=0).double().cpu().numpy()  # (q, k)
-    return weights[0, head].double().cpu().numpy()  # (q, k)
-
-
-def _check_head(head: int | None, n_heads: int) -> None:
-    if head is not None and (not isinstance(head, int) or not 0 <= head < n_heads):
-        raise ValueError(f"head: expected None (mean over heads) or an int in [0, {n_heads}), "
-                         f"got {head!r}")
+    ids = encode_sentence(src_vocab, sentence)
+    prepare_source(model, ids)  # too long for the model -> ValueError
+    return ids
 
 
 class DecodingStep(NamedTuple):
@@ -103,9 +84,10 @@ def decoding_trace(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voca
     """Each step of decoding outputs one word; follow greedy decoding of a sentence step by step.
 
     At step t the decoder gets ``<bos>`` and the t-1 words chosen so far, attends to the
-    encoder's output, and the last position's distribution gives the next word. The same
-    computation as :func:`il.greedy_decode` (so the chosen words are equal), with the
-    intermediate results kept.
+    encoder's output, and the last position's distribution gives the next word. The words are
+    :func:`il.greedy_decode`'s; the probabilities and attention are selected from
+    :func:`il.trace` of that translation (the causal mask makes position t of the whole
+    translation see exactly what step t saw).
 
     Parameters
     ----------
@@ -137,41 +119,29 @@ def decoding_trace(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voca
     """
     model = check_model(model)
     tgt_vocab = check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
-    layer = _resolve_layer(model, layer)
-    _check_head(head, model.cfg.n_heads)
+    layer = check_layer(model, layer)
+    check_head(head, model.cfg.n_heads)
     vocab_size = model.cfg.tgt_vocab_size
     if not isinstance(top_k, int) or not 1 <= top_k <= vocab_size:
         raise ValueError(f"top_k: expected an int in [1, {vocab_size}], got {top_k!r}")
     if not isinstance(max_len, int) or not 1 <= max_len < model.cfg.max_len:
         raise ValueError(f"max_len: expected an int in [1, {model.cfg.max_len}), got {max_len!r}")
-    src, source_tokens = _source(model, sentence, src_vocab)  # (1, src_len)
-    banned = [tgt_vocab.bos_id, model.cfg.tgt_pad_id]
-    steps: list[DecodingStep] = []
-    ids = [tgt_vocab.bos_id]
-    with EvalMode(model):
-        src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
-        memory = model.encode(src, src_mask)  # (1, src_len, d_model)
-        for step in range(1, max_len + 1):
-            tgt = torch.tensor([ids], device=src.device)  # (1, step)
-            out, _, cross = model.decode(tgt, memory, src_mask, return_attention=True)
-            logits = model.generator(out[:, -1])  # (1, vocab)
-            probs = logits.double().softmax(dim=-1)[0].cpu().numpy()  # (vocab,)
-            log_probs = logits.log_softmax(dim=-1)  # (1, vocab), as greedy_decode ranks
-            log_probs[:, banned] = float("-inf")
-            chosen = int(log_probs.argmax(dim=-1))
-            order = np.argsort(-probs, kind="stable")[:top_k]  # (top_k,)
-            steps.append(DecodingStep(
-                step=step, input_tokens=[tgt_vocab.tokens[i] for i in ids],
-                cross_attention=_pick_heads(cross[layer], head, model.cfg.n_heads),
-                probs=probs, top_tokens=[tgt_vocab.tokens[i] for i in order],
-                top_probs=probs[order], chosen_id=chosen,
-                chosen_token=tgt_vocab.tokens[chosen]))
-            ids.append(chosen)
-            if chosen == tgt_vocab.eos_id:
-                break
-    output = ids[1:]
-    return DecodingTrace(source_tokens, steps, output, [tgt_vocab.tokens[i] for i in output],
-                         layer, head)
+    ids = _source_ids(model, sentence, src_vocab)
+    output, _ = greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                              max_len=max_len, return_steps=True)
+    # Teacher forcing on greedy's own output: position t sees what step t + 1 saw (causal mask).
+    t = trace(model, ids, output, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    cross = pick_heads(t.cross_attention()[layer], head)  # (tgt_len, src_len)
+    steps = []
+    for step, chosen in enumerate(output, start=1):
+        probs = t.probs[step - 1]  # (vocab,)
+        order = np.argsort(-probs, kind="stable")[:top_k]  # (top_k,)
+        steps.append(DecodingStep(
+            step=step, input_tokens=t.decoder_input_tokens[:step],
+            cross_attention=cross[:step].copy(), probs=probs,
+            top_tokens=[tgt_vocab.tokens[i] for i in order], top_probs=probs[order],
+            chosen_id=chosen, chosen_token=tgt_vocab.tokens[chosen]))
+    return DecodingTrace(t.source_tokens, steps, output, t.target_tokens, layer, head)
 
 
 class MemoryProjections(NamedTuple):
@@ -220,16 +190,10 @@ def memory_keys_values(model: Transformer, sentence: str, src_vocab: Vocab) -> M
     of the encoder").
     """
     model = check_model(model)
-    src, source_tokens = _source(model, sentence, src_vocab)  # (1, src_len)
-    keys, values = [], []
-    with EvalMode(model):
-        memory = model.encode(src)  # (1, src_len, d_model)
-        for layer in model.decoder.layers:
-            attn = layer.cross_attn
-            # each (1, n_heads, src_len, d_k)
-            keys.append(attn.split_heads(attn.w_k(memory)).double().cpu().numpy())
-            values.append(attn.split_heads(attn.w_v(memory)).double().cpu().numpy())
-    return MemoryProjections(source_tokens, memory.double().cpu().numpy(), keys, values)
+    t = trace(model, _source_ids(model, sentence, src_vocab), src_vocab=src_vocab)
+    return MemoryProjections(t.source_tokens, t.memory[None],  # (1, src_len, d_model)
+                             [k[None] for k in t.memory_keys],  # each (1, n_heads, src_len, d_k)
+                             [v[None] for v in t.memory_values])
 
 
 class OutputStep(NamedTuple):
@@ -294,22 +258,19 @@ def output_softmax_step(model: Transformer, sentence: str, prefix: Sequence[str]
         ids.append(tgt_vocab.index(word))
     if len(ids) > model.cfg.max_len:
         raise ValueError(f"prefix: {len(prefix)} words do not fit max_len={model.cfg.max_len}")
-    src, _ = _source(model, sentence, src_vocab)  # (1, src_len)
-    with EvalMode(model):
-        memory = model.encode(src)  # (1, src_len, d_model)
-        tgt = torch.tensor([ids], device=src.device)  # (1, t)
-        out = model.decode(tgt, memory, (src != model.cfg.pad_id)[:, None, None, :])  # (1, t, d_model)
-        x = out[0, -1]  # (d_model,)
-        logits = model.generator(x)  # (vocab,)
+    src_ids = _source_ids(model, sentence, src_vocab)
+    # the decoder reads <bos> + prefix; the traced target is prefix + <eos> (never read)
+    t = trace(model, src_ids, [*ids[1:], tgt_vocab.eos_id], src_vocab=src_vocab,
+              tgt_vocab=tgt_vocab)
     proj = model.generator.proj
-    probs = logits.double().softmax(dim=-1).cpu().numpy()  # (vocab,)
+    probs = t.probs[-1]  # (vocab,)
     ranked = probs.copy()
     ranked[[tgt_vocab.bos_id, model.cfg.tgt_pad_id]] = -1.0
     chosen = int(ranked.argmax())
-    return OutputStep([tgt_vocab.tokens[i] for i in ids], x.double().cpu().numpy(),
-                      proj.weight.detach().T.double().cpu().numpy(),  # (d_model, vocab)
-                      proj.bias.detach().double().cpu().numpy(), logits.double().cpu().numpy(),
-                      probs, list(tgt_vocab.tokens), chosen, tgt_vocab.tokens[chosen])
+    return OutputStep(t.decoder_input_tokens, t.decoder_output[-1],  # (d_model,)
+                      to_numpy(proj.weight.T), to_numpy(proj.bias),  # (d_model, vocab), (vocab,)
+                      t.logits[-1], probs, list(tgt_vocab.tokens), chosen,
+                      tgt_vocab.tokens[chosen])
 
 
 class MaskedSelfAttention(NamedTuple):
@@ -330,9 +291,7 @@ class MaskedSelfAttention(NamedTuple):
 
 def _target_input(model: Transformer, target: str, tgt_vocab: Vocab) -> list[int]:
     check_vocab("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)
-    if not isinstance(target, str) or not target.strip():
-        raise ValueError(f"target: expected a non-empty str, got {target!r}")
-    ids = [tgt_vocab.bos_id, *tgt_vocab.encode(target)]
+    ids = [tgt_vocab.bos_id, *encode_sentence(tgt_vocab, target, name="target")]
     if len(ids) > model.cfg.max_len:
         raise ValueError(f"target: {len(ids)} positions do not fit max_len={model.cfg.max_len}")
     return ids
@@ -367,18 +326,13 @@ def masked_self_attention(model: Transformer, sentence: str, target: str, src_vo
     Post "The Decoder Side" ("masking future positions (setting them to -inf)"); paper §3.2.3.
     """
     model = check_model(model)
-    layer = _resolve_layer(model, layer)
-    _check_head(head, model.cfg.n_heads)
+    layer = check_layer(model, layer)
+    check_head(head, model.cfg.n_heads)
     ids = _target_input(model, target, tgt_vocab)
-    src, _ = _source(model, sentence, src_vocab)  # (1, src_len)
-    with EvalMode(model):
-        memory = model.encode(src)  # (1, src_len, d_model)
-        tgt = torch.tensor([ids], device=src.device)  # (1, tgt_len)
-        _, self_w, _ = model.decode(tgt, memory, (src != model.cfg.pad_id)[:, None, None, :],
-                                    return_attention=True)
-    return MaskedSelfAttention([tgt_vocab.tokens[i] for i in ids],
-                               causal_mask(len(ids)).cpu().numpy(),
-                               _pick_heads(self_w[layer], head, model.cfg.n_heads), layer, head)
+    t = trace(model, _source_ids(model, sentence, src_vocab), [*ids[1:], tgt_vocab.eos_id],
+              src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    return MaskedSelfAttention(t.decoder_input_tokens, causal_mask(len(ids)).cpu().numpy(),
+                               pick_heads(t.decoder_self_attention()[layer], head), layer, head)
 
 
 class UnmaskedTransformer(Transformer):
@@ -506,7 +460,7 @@ def leak_test(model: Transformer, sentence: str, target: str, src_vocab: Vocab,
         raise ValueError(f"new_word: expected a word of the target vocabulary, got {new_word!r}")
     changed = list(ids)
     changed[position] = tgt_vocab.index(new_word)
-    src, _ = _source(model, sentence, src_vocab)  # (1, src_len)
+    src = prepare_source(model, _source_ids(model, sentence, src_vocab))  # (1, src_len)
     tgt = torch.tensor([ids, changed], device=src.device)  # (2, tgt_len)
     src2 = src.expand(2, -1)  # (2, src_len)
     masked = copy.deepcopy(model).double()  # float64, so that "unchanged" means 1e-16, not 1e-8

@@ -14,9 +14,11 @@ import torch
 import torch.nn.functional as F
 
 from .. import reference
-from ..data import Vocab, collate, encode_pairs, load_corpus
+from ..data import Vocab, load_corpus
 from ..modules.transformer import Transformer
+from ..tracing import trace
 from ..training import History, set_seed, train
+from ._checks import encode_sentence
 
 __all__ = ["untrained_model", "PositionDistributions", "position_distributions",
            "LossBreakdown", "loss_breakdown", "TrainingSnapshots", "train_with_snapshots",
@@ -91,7 +93,7 @@ def position_distributions(model: Transformer, source: str, target: str, src_voc
     """The model successively outputs probability distributions, one per target position.
 
     The decoder gets the target shifted right (``<bos>`` first), as during training, so every
-    position's distribution comes out of one forward pass.
+    position's distribution comes out of one forward pass (selected from :func:`il.trace`).
 
     Parameters
     ----------
@@ -110,7 +112,7 @@ def position_distributions(model: Transformer, source: str, target: str, src_voc
     ------
     ValueError
         For a model that is not a Transformer, vocabularies that do not fit it, or empty
-        sentences.
+        sentences or words the vocabularies do not know.
 
     References
     ----------
@@ -123,23 +125,12 @@ def position_distributions(model: Transformer, source: str, target: str, src_voc
                               ("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size)):
         if not isinstance(vocab, Vocab) or len(vocab) != size:
             raise ValueError(f"{name}: expected the model's Vocab of {size} tokens, got {vocab!r}")
-    for name, sentence in (("source", source), ("target", target)):
-        if not isinstance(sentence, str) or not sentence.strip():
-            raise ValueError(f"{name}: expected a non-empty str, got {sentence!r}")
-    device = next(model.parameters()).device
-    batch = collate(encode_pairs([(source, target)], src_vocab, tgt_vocab), src_vocab, tgt_vocab,
-                    device=device)
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        logits = model(batch.src, batch.tgt_in)[0].double().cpu()  # (tgt_len, vocab)
-    model.train(was_training)
-    target_ids = batch.tgt_out[0].cpu().numpy()  # (tgt_len,)
-    return PositionDistributions(
-        [src_vocab.tokens[i] for i in batch.src[0].tolist()],
-        [tgt_vocab.tokens[i] for i in batch.tgt_in[0].tolist()],
-        [tgt_vocab.tokens[i] for i in target_ids], target_ids, logits.numpy(),
-        logits.softmax(dim=-1).numpy(), list(tgt_vocab.tokens))
+    # the batch of one that training builds: source words; <bos> + target in, target + <eos> out
+    t = trace(model, encode_sentence(src_vocab, source, name="source"), target,
+              src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    return PositionDistributions(t.source_tokens, t.decoder_input_tokens, t.target_tokens,
+                                 np.array(t.target_ids), t.logits, t.probs,
+                                 list(tgt_vocab.tokens))
 
 
 class LossBreakdown(NamedTuple):

@@ -30,7 +30,9 @@ from ..modules.encoder import Encoder
 from ..modules.feed_forward import FeedForward
 from ..modules.multi_head import MultiHeadAttention
 from ..modules.transformer import Transformer
+from ..tracing import trace
 from ..training import History, TrainingDiverged, set_seed, train, translate
+from ._checks import encode_sentence, to_numpy
 
 __all__ = ["SUBLAYER_NAMES", "StackPlan", "describe_stack", "AddNormVectors", "add_norm_vectors",
            "NormRun", "norm_placement_experiment", "GradientNorms", "gradient_norms_at_init"]
@@ -126,7 +128,7 @@ def describe_stack(cfg: TransformerConfig) -> StackPlan:
 
 
 class AddNormVectors(NamedTuple):
-    """Real vectors around the first Add & Norm of an encoder layer."""
+    """Real vectors around the first Add & Norm of an encoder layer (post-LN or pre-LN)."""
 
     words: list[str]
     """The sentence's words."""
@@ -137,23 +139,23 @@ class AddNormVectors(NamedTuple):
     summed: np.ndarray
     """X + Z, shape (seq, d_model)."""
     mean: np.ndarray
-    """Mean of each row of X + Z, shape (seq, 1)."""
+    """Mean of each row of what norm1 normalizes (X + Z post-LN, X pre-LN), shape (seq, 1)."""
     variance: np.ndarray
-    """Biased variance of each row of X + Z, shape (seq, 1)."""
+    """Biased variance of each row of it, shape (seq, 1)."""
     normalized: np.ndarray
-    """(X + Z - mean) / sqrt(variance + eps), shape (seq, d_model)."""
+    """(it - mean) / sqrt(variance + eps), shape (seq, d_model)."""
     output: np.ndarray
-    """The model's ``norm1(X + Z)`` (with its learned gamma and beta), shape (seq, d_model)."""
+    """The model's norm1 output (learned gamma and beta): ``norm1(X + Z)``, the layer's next
+    residual stream (post-LN), or ``norm1(X)``, what self-attention reads (pre-LN); shape
+    (seq, d_model)."""
     gamma: np.ndarray
     """norm1's learned scale, shape (d_model,)."""
     beta: np.ndarray
     """norm1's learned shift, shape (d_model,)."""
     eps: float
     """norm1's epsilon."""
-
-
-def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().double().numpy()
+    norm_first: bool = False
+    """False: post-LN, LayerNorm(X + Z) (paper, post); True: pre-LN, X + Z(LayerNorm(X))."""
 
 
 def add_norm_vectors(model: Transformer, vocab: Vocab, sentence: str,
@@ -163,7 +165,7 @@ def add_norm_vectors(model: Transformer, vocab: Vocab, sentence: str,
     Parameters
     ----------
     model : Transformer
-        A post-LN model (``cfg.norm_first`` False), as in the paper and the post.
+        Post-LN (``cfg.norm_first`` False, the paper and the post) or pre-LN.
     vocab : Vocab
         Its source vocabulary.
     sentence : str
@@ -174,9 +176,9 @@ def add_norm_vectors(model: Transformer, vocab: Vocab, sentence: str,
     Returns
     -------
     AddNormVectors
+        X, Z, X + Z and norm1's output are selected from :func:`illustrated.trace`;
         ``mean``, ``variance`` and ``normalized`` come from
-        :func:`illustrated.reference.layer_norm_steps`; ``output`` from the model's own
-        ``norm1``.
+        :func:`illustrated.reference.layer_norm_steps`.
 
     Shapes
     ------
@@ -185,42 +187,30 @@ def add_norm_vectors(model: Transformer, vocab: Vocab, sentence: str,
     Raises
     ------
     ValueError
-        If the model is pre-LN, ``layer`` is out of range, ``vocab`` does not fit the model, or
-        the sentence is empty or has unknown words.
+        If ``layer`` is out of range, ``vocab`` does not fit the model, or the sentence is
+        empty or has unknown words.
 
     References
     ----------
     Post "The Residuals" (the figure with X, Z and LayerNorm(X + Z)); paper §3.1.
     """
-    if model.cfg.norm_first:
-        raise ValueError("model: expected a post-LN model (cfg.norm_first=False); in a pre-LN "
-                         "model X + Z is not normalized")
-    n_layers = len(model.encoder.layers)
+    n_layers = model.cfg.n_layers
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
         raise ValueError(f"layer: expected an int in [0, {n_layers}), got {layer!r}")
     if len(vocab) != model.cfg.src_vocab_size:
         raise ValueError(f"vocab: has {len(vocab)} tokens, the model expects "
                          f"{model.cfg.src_vocab_size}")
-    ids = vocab.encode(sentence)
-    if not ids or vocab.unk_id in ids:
-        raise ValueError(f"sentence: expected words of the vocabulary, got {sentence!r}")
-    block = model.encoder.layers[layer]
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        src = torch.tensor([ids], device=model.positional.pe.device)  # (1, seq)
-        x = model.positional(model.src_embed(src))  # (1, seq, d_model)
-        for previous in model.encoder.layers[:layer]:
-            x = previous(x)  # (1, seq, d_model)
-        z = block.self_attn(x, x, x)  # (1, seq, d_model)
-        output = block.norm1(x + z)  # (1, seq, d_model)
-    model.train(was_training)
-    summed = _numpy(x[0] + z[0])  # (seq, d_model)
-    steps = reference.layer_norm_steps(summed, eps=block.norm1.eps)
-    return AddNormVectors([vocab.token(i) for i in ids], _numpy(x[0]), _numpy(z[0]), summed,
-                          steps.mean, steps.variance, steps.normalized, _numpy(output[0]),
-                          _numpy(block.norm1.weight), _numpy(block.norm1.bias),
-                          float(block.norm1.eps))
+    t = trace(model, sentence, src_vocab=vocab)  # the encoder side only
+    block, norm = t.encoder_layers[layer].attn_block, model.encoder.layers[layer].norm1
+    if t.norm_first:  # x + Sublayer(LayerNorm(x)): norm1 normalizes the residual stream X
+        normed, output = block.residual_input, block.sublayer_input
+    else:  # LayerNorm(x + Sublayer(x)): norm1 normalizes X + Z
+        normed, output = block.summed, block.output
+    steps = reference.layer_norm_steps(normed, eps=norm.eps)
+    return AddNormVectors(t.source_tokens, block.residual_input, block.sublayer_output,
+                          block.summed, steps.mean, steps.variance, steps.normalized, output,
+                          to_numpy(norm.weight), to_numpy(norm.bias), float(norm.eps),
+                          t.norm_first)
 
 
 class NormRun(NamedTuple):
@@ -293,7 +283,7 @@ def norm_placement_experiment(corpus: str = "reverse", *, n_layers: int = 3,
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     test, _, _ = load_corpus(corpus, "test")
     sample = test[0][0] if sample is None else sample
-    sample_ids = src_vocab.encode(sample)
+    sample_ids = encode_sentence(src_vocab, sample, name="sample")
     runs: dict[str, NormRun] = {}
     with _one_thread():
         for label, norm_first in (("post-LN", False), ("pre-LN", True)):
@@ -327,9 +317,9 @@ def _train_once(pairs, test, src_vocab: Vocab, tgt_vocab: Vocab, sample_ids: lis
         diverged = False
     except TrainingDiverged as error:
         history, diverged = error.history, True
-    model.eval()
-    # Greedy translations, at most two words longer than the longest source (the outputs of a
-    # corpus like "reverse" are as long as their inputs): much cheaper than decoding to max_len.
+    # Greedy translations (decoding runs in eval mode itself), at most two words longer than
+    # the longest source (the outputs of a corpus like "reverse" are as long as their inputs):
+    # much cheaper than decoding to max_len.
     longest = max(len(src_vocab.encode(source)) for source, _ in test)
     predictions = translate(model, [source for source, _ in test], src_vocab, tgt_vocab,
                             max_len=longest + 2)

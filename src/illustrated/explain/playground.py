@@ -9,24 +9,25 @@ References: post "Go Forth And Transform" (experiment with the model), "Recap Of
 """
 from __future__ import annotations
 
-import html
 import time
 from dataclasses import replace
 from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
-import torch
 
+from ..config import TINY
 from ..data import CORPORA, Vocab, load_corpus
-from ..decoding import greedy_decode, prepare_source
+from ..display_explain import format_translation_table
 from ..modules.transformer import Transformer
 from ..presets import SETTINGS, make_config
+from ..tracing import trace
 from ..training import History, pick_device, set_seed, train, translate
+from ._checks import check_layer
 
 __all__ = ["PLAYGROUND_KNOBS", "playground_defaults", "LossCurve", "PlaygroundRun",
            "train_playground", "TranslationRow", "translation_rows", "TranslationSummary",
            "summarize_translations", "format_translation_table",
-           "CrossAttention", "cross_attention"]
+           "AttentionMap", "cross_attention"]
 
 #: The settings the playground lets a reader change (everything else comes from ``il.SETTINGS``).
 PLAYGROUND_KNOBS = ("d_model", "n_heads", "n_layers", "lr", "steps", "label_smoothing")
@@ -60,8 +61,7 @@ def playground_defaults(corpus: str = "fr-en") -> dict[str, float | int]:
     Post "Go Forth And Transform"; paper §5.3-5.4 (learning rate, label smoothing), Table 3.
     """
     settings = SETTINGS[_check_corpus(corpus)]
-    cfg = make_config(corpus, Vocab(["<pad>", "<bos>", "<eos>", "<unk>"]),
-                      Vocab(["<pad>", "<bos>", "<eos>", "<unk>"]))
+    cfg = replace(TINY, **settings["model"])  # the sizes make_config gives any vocabularies
     train_kw = {"steps": 300, "lr": 3e-3, "label_smoothing": 0.0, **settings["train"]}
     return {"d_model": cfg.d_model, "n_heads": cfg.n_heads, "n_layers": cfg.n_layers,
             "lr": float(train_kw["lr"]), "steps": int(train_kw["steps"]),
@@ -69,18 +69,22 @@ def playground_defaults(corpus: str = "fr-en") -> dict[str, float | int]:
 
 
 class LossCurve:
-    """A ``train`` callback that keeps the loss of every step and reports every ``every`` steps.
+    """A ``train`` callback that reports the :class:`~illustrated.History` every ``every`` steps.
+
+    A thin adapter: it keeps no numbers of its own, only the ``History`` that ``train`` fills,
+    and hands its losses to ``on_update`` (e.g. a live plot).
 
     Parameters
     ----------
     every : int >= 1, how often ``on_update`` is called.
-    on_update : optional function ``on_update(steps, losses)`` (e.g. a live plot), called with
-        the lists so far every ``every`` steps and at the last step.
+    on_update : optional function ``on_update(steps, losses)``, called with the step numbers and
+        losses so far every ``every`` steps and at the last step.
     total_steps : int, optional: the run's length, so the last step is always reported.
 
     Attributes
     ----------
-    steps, losses : lists, one entry per training step seen.
+    history : the History of the run (None before the first step).
+    steps, losses : the step numbers 1, 2, ... and ``history.loss``.
 
     Raises
     ------
@@ -98,12 +102,20 @@ class LossCurve:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every: expected an int >= 1, got {every!r}")
         self.every, self.on_update, self.total_steps = every, on_update, total_steps
-        self.steps: list[int] = []
-        self.losses: list[float] = []
+        self.history: History | None = None
+
+    @property
+    def losses(self) -> list[float]:
+        """The loss of every step so far (the History's own list)."""
+        return [] if self.history is None else self.history.loss
+
+    @property
+    def steps(self) -> list[int]:
+        """1, 2, ..., one step number per loss."""
+        return list(range(1, len(self.losses) + 1))
 
     def __call__(self, step: int, history: History) -> None:
-        self.steps.append(step)
-        self.losses.append(history.loss[-1])
+        self.history = history
         if self.on_update is not None and (step % self.every == 0 or step == self.total_steps):
             self.on_update(self.steps, self.losses)
 
@@ -264,44 +276,7 @@ def summarize_translations(rows: Sequence[TranslationRow]) -> TranslationSummary
         right=[r for r in rows if r.greedy_ok and r.beam_ok])
 
 
-def format_translation_table(rows: Sequence[TranslationRow], *, limit: int | None = None,
-                             beam_size: int | None = None, fmt: str = "markdown") -> str:
-    """A table of translations: source, reference, greedy, beam, each marked right or wrong.
-
-    Parameters
-    ----------
-    rows : TranslationRow list.   limit : show at most this many rows (default all).
-    beam_size : named in the beam column's header when given.
-    fmt : "markdown" (for ``IPython.display.Markdown`` in a notebook cell) or "html" (for an
-        ``ipywidgets.Output``, whose static-page renderer shows no Markdown).
-
-    Returns
-    -------
-    str: a header, then one line (Markdown) or one ``<tr>`` (HTML) per row; ✓ marks an exact
-    match, ✗ a miss. HTML text is escaped.
-
-    Raises
-    ------
-    ValueError
-        If ``limit`` is negative or ``fmt`` is not "markdown" or "html".
-    """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit: expected None or an int >= 0, got {limit!r}")
-    if fmt not in ("markdown", "html"):
-        raise ValueError(f"fmt: expected 'markdown' or 'html', got {fmt!r}")
-    header = ["source", "reference", "greedy", f"beam {beam_size}" if beam_size else "beam"]
-    body = [[row.source, row.target, f"{'✓' if row.greedy_ok else '✗'} {row.greedy}",
-             f"{'✓' if row.beam_ok else '✗'} {row.beam}"] for row in list(rows)[:limit]]
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(header) + " |", "|---|---|---|---|"]
-        return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body])
-    def tr(cells: list[str], tag: str) -> str:
-        return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
-    return ('<table border="1" class="dataframe">\n<thead>' + tr(header, "th") + "</thead>\n<tbody>\n"
-            + "\n".join(tr(cells, "td") for cells in body) + "\n</tbody>\n</table>")
-
-
-class CrossAttention(NamedTuple):
+class AttentionMap(NamedTuple):
     """Encoder-decoder attention of one translated sentence: which source word each output word looked at."""
 
     weights: np.ndarray
@@ -316,12 +291,12 @@ class CrossAttention(NamedTuple):
 
 
 def cross_attention(model: Transformer, sentence: str, src_vocab: Vocab, tgt_vocab: Vocab, *,
-                    layer: int = -1) -> CrossAttention:
+                    layer: int = -1) -> AttentionMap:
     """Translate a sentence greedily, then read where each output position attended in the source.
 
-    The greedy output is fed back as the decoder's input (``<bos>`` + output without its last
-    token), so row i holds the attention of the position that produced output word i, averaged
-    over the heads of decoder layer ``layer``.
+    A selection from :func:`illustrated.trace` of the greedy translation: the decoder reads
+    ``<bos>`` + output without its last token, so row i holds the attention of the position
+    that produced output word i, averaged over the heads of decoder layer ``layer``.
 
     Parameters
     ----------
@@ -330,7 +305,7 @@ def cross_attention(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voc
 
     Returns
     -------
-    CrossAttention.
+    AttentionMap.
 
     Shapes
     ------
@@ -345,23 +320,8 @@ def cross_attention(model: Transformer, sentence: str, src_vocab: Vocab, tgt_voc
     ----------
     Post "The Decoder Side" (the encoder-decoder attention layer); paper §3.2.3.
     """
-    if not isinstance(sentence, str) or not sentence.strip():
-        raise ValueError(f"sentence: expected a non-empty str, got {sentence!r}")
-    n = model.cfg.n_layers
-    if not isinstance(layer, int) or not -n <= layer < n:
-        raise ValueError(f"layer: expected a decoder layer index in [-{n}, {n}), got {layer!r}")
-    ids = src_vocab.encode(sentence)
-    out = greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
-                        max_len=model.cfg.max_len - 1)
-    src = prepare_source(model, ids)  # (1, src_len)
-    tgt_in = torch.tensor([[tgt_vocab.bos_id, *out[:-1]]], device=src.device)  # (1, out_len)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            _, attention = model(src, tgt_in, return_attention=True)
-    finally:
-        model.train(was_training)
-    weights = attention.decoder_cross[layer][0].mean(dim=0)  # (out_len, src_len)
-    return CrossAttention(weights.double().cpu().numpy(), [src_vocab.tokens[i] for i in ids],
-                          [tgt_vocab.tokens[i] for i in out], layer % n)
+    layer = check_layer(model, layer)
+    t = trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+              max_len=model.cfg.max_len - 1)
+    weights = t.cross_attention()[layer].mean(axis=0)  # (out_len, src_len)
+    return AttentionMap(weights, t.source_tokens, t.target_tokens, layer)

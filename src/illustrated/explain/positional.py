@@ -17,7 +17,10 @@ import torch
 
 from .. import reference
 from ..data import Vocab
+from ..decoding import EvalMode
 from ..modules.transformer import Transformer
+from ..tracing import trace
+from ._checks import encode_sentence, to_numpy
 
 __all__ = [
     "SentenceWithPositions", "embed_with_positions",
@@ -38,10 +41,6 @@ class SentenceWithPositions(NamedTuple):
     """The positional vectors of positions 0..seq-1, shape (seq, d_model)."""
     total: np.ndarray
     """What the first encoder receives: the model's PositionalEncoding output, (seq, d_model)."""
-
-
-def _numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().double().numpy()
 
 
 def embed_with_positions(model: Transformer, vocab: Vocab, sentence: str,
@@ -86,23 +85,20 @@ def embed_with_positions(model: Transformer, vocab: Vocab, sentence: str,
     if len(vocab) != embed.lut.num_embeddings:
         raise ValueError(f"vocab: has {len(vocab)} tokens but the model's {side} embedding table "
                          f"has {embed.lut.num_embeddings} rows")
-    ids = vocab.encode(sentence)
-    if not ids:
-        raise ValueError(f"sentence: expected at least one word, got {sentence!r}")
-    if vocab.unk_id in ids:
-        raise ValueError(f"sentence: {sentence!r} has a word outside the vocabulary")
+    ids = encode_sentence(vocab, sentence)
     if len(ids) > model.cfg.max_len:
         raise ValueError(f"sentence: {len(ids)} words, more than max_len={model.cfg.max_len}")
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
+    if side == "source":  # the encoder's input, selected from the trace of the encoder side
+        t = trace(model, ids, src_vocab=vocab)
+        return SentenceWithPositions(t.source_tokens, t.src_embeddings, t.src_positions,
+                                     t.encoder_input)
+    # The decoder's input needs no source sentence: the embedding and positional modules alone.
+    with EvalMode(model):
         tokens = torch.tensor([ids], device=model.positional.pe.device)  # (1, seq)
         embedding = embed(tokens)  # (1, seq, d_model)
         total = model.positional(embedding)  # (1, seq, d_model)
-        position = model.positional.pe[: len(ids)]  # (seq, d_model)
-    model.train(was_training)
-    return SentenceWithPositions([vocab.token(i) for i in ids], _numpy(embedding[0]),
-                                 _numpy(position), _numpy(total[0]))
+    return SentenceWithPositions([vocab.token(i) for i in ids], to_numpy(embedding[0]),
+                                 to_numpy(model.positional.pe[:len(ids)]), to_numpy(total[0]))
 
 
 def regroup_interleaved(pe: np.ndarray) -> np.ndarray:

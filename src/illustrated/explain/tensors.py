@@ -20,7 +20,11 @@ import torch
 from .. import reference
 from ..config import TINY, TransformerConfig
 from ..data import Vocab
+from ..display_explain import format_parameter_table
 from ..modules import EncoderLayer, Transformer
+from ..parity import encoder_layer_params
+from ..tracing import Trace, trace
+from ._checks import check_model, check_vocab, encode_sentence
 
 __all__ = ["ParameterRow", "parameter_counts", "config_parameter_counts", "format_parameter_table",
            "SentenceEmbedding", "embed_sentence", "encoder_params_from_layer",
@@ -146,48 +150,6 @@ def config_parameter_counts(cfg: TransformerConfig) -> list[ParameterRow]:
     return parameter_counts(model)
 
 
-def format_parameter_table(rows: list[ParameterRow]) -> str:
-    """The parameter table as aligned text, one row per component plus the total.
-
-    Parameters
-    ----------
-    rows : list[ParameterRow]
-        From :func:`parameter_counts` or :func:`config_parameter_counts`.
-
-    Returns
-    -------
-    str
-        Columns component, part, per copy, copies, total; a last line with the sum.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    ValueError
-        If ``rows`` is empty.
-
-    References
-    ----------
-    Post "A High-Level Look".
-    """
-    if not rows:
-        raise ValueError("rows: expected at least one ParameterRow, got none")
-    header = ("component", "part", "per copy", "copies", "total")
-    lines = [(r.component, r.part, f"{r.per_copy:,}", str(r.copies), f"{r.total:,}") for r in rows]
-    lines.append(("all", "", "", "", f"{sum(r.total for r in rows):,}"))
-    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(5)]
-
-    def fmt(line: tuple[str, ...]) -> str:
-        left = [line[i].ljust(widths[i]) for i in range(2)]
-        right = [line[i].rjust(widths[i]) for i in range(2, 5)]
-        return "  ".join(left + right).rstrip()
-
-    rule = "-" * len(fmt(header))
-    return "\n".join([fmt(header), rule, *map(fmt, lines[:-1]), rule, fmt(lines[-1])])
-
-
 # --------------------------------------------------------------------------- embeddings
 
 class SentenceEmbedding(NamedTuple):
@@ -207,29 +169,13 @@ class SentenceEmbedding(NamedTuple):
     """``embeddings + positional``: the bottom encoder's input, shape (seq, d_model)."""
 
 
-def _to_numpy(t: torch.Tensor) -> np.ndarray:
-    return t.detach().cpu().to(torch.float64).numpy().copy()
-
-
-def _check_model_vocab(model: object, src_vocab: object) -> None:
-    if not isinstance(model, Transformer):
-        raise ValueError(f"model: expected an illustrated.modules.Transformer, "
-                         f"got {type(model).__name__}")
-    if not isinstance(src_vocab, Vocab):
-        raise ValueError(f"src_vocab: expected an illustrated.data.Vocab, "
-                         f"got {type(src_vocab).__name__}")
-    if len(src_vocab) != model.cfg.src_vocab_size:
-        raise ValueError(f"src_vocab: expected {model.cfg.src_vocab_size} tokens like the model's "
-                         f"source vocabulary, got {len(src_vocab)}")
-
-
 def embed_sentence(model: Transformer, src_vocab: Vocab, sentence: str) -> SentenceEmbedding:
     """Turn each word of a sentence into a vector with a trained model's embedding table, then add positions.
 
     Parameters
     ----------
     model : illustrated.modules.Transformer
-        A (trained) model; its ``src_embed`` and ``positional`` modules are used in eval mode.
+        A (trained) model; the vectors are selected from :func:`illustrated.trace`.
     src_vocab : illustrated.data.Vocab
         The model's source vocabulary.
     sentence : str
@@ -255,21 +201,16 @@ def embed_sentence(model: Transformer, src_vocab: Vocab, sentence: str) -> Sente
     Post "Bringing The Tensors Into The Picture"; paper §3.4 (embeddings times sqrt(d_model))
     and §3.5 (positional encodings added at the bottom of the stacks).
     """
-    _check_model_vocab(model, src_vocab)
-    ids = src_vocab.encode(sentence)
+    check_vocab("src_vocab", src_vocab, check_model(model).cfg.src_vocab_size)
+    ids = encode_sentence(src_vocab, sentence, allow_unk=True)
     if len(ids) > model.cfg.max_len:
         raise ValueError(f"sentence: {len(ids)} tokens, more than max_len={model.cfg.max_len}")
-    words = [src_vocab.token(i) for i in ids]
-    src = torch.tensor([ids], device=next(model.parameters()).device)  # (1, seq)
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        embedded = model.src_embed(src)  # (1, seq, d_model)
-        x = model.positional(embedded)  # (1, seq, d_model)
-    model.train(was_training)
-    lookup = _to_numpy(model.src_embed.lut.weight[ids])  # (seq, d_model)
-    embeddings, x = _to_numpy(embedded[0]), _to_numpy(x[0])  # (seq, d_model) each
-    return SentenceEmbedding(words, np.array(ids), lookup, embeddings, x - embeddings, x)
+    return _embedding(trace(model, ids, src_vocab=src_vocab))  # the encoder side only
+
+
+def _embedding(t: Trace) -> SentenceEmbedding:
+    return SentenceEmbedding(t.source_tokens, np.array(t.source_ids), t.src_lookup,
+                             t.src_embeddings, t.src_positions, t.encoder_input)
 
 
 # --------------------------------------------------------------------------- one encoder layer
@@ -304,16 +245,7 @@ def encoder_params_from_layer(layer: EncoderLayer) -> dict[str, np.ndarray]:
     if not isinstance(layer, EncoderLayer):
         raise ValueError(f"layer: expected an illustrated.modules.EncoderLayer, "
                          f"got {type(layer).__name__}")
-    attn, ffn = layer.self_attn, layer.feed_forward
-    params = {}
-    for n, linear in zip("QKVO", (attn.w_q, attn.w_k, attn.w_v, attn.w_o)):
-        params[f"W_{n}"] = _to_numpy(linear.weight.T)  # (d_model, d_model)
-        params[f"b_{n}"] = _to_numpy(linear.bias)
-    params |= {"W_1": _to_numpy(ffn.linear1.weight.T), "b_1": _to_numpy(ffn.linear1.bias),
-               "W_2": _to_numpy(ffn.linear2.weight.T), "b_2": _to_numpy(ffn.linear2.bias)}
-    for i, norm in ((1, layer.norm1), (2, layer.norm2)):
-        params[f"gamma_{i}"], params[f"beta_{i}"] = _to_numpy(norm.weight), _to_numpy(norm.bias)
-    return params
+    return encoder_layer_params(layer)
 
 
 def encoder_layer_from_params(params: Mapping[str, object], n_heads: int, *,
@@ -442,8 +374,9 @@ def trained_encoder_layer(model: Transformer, src_vocab: Vocab, sentence: str,
                           layer: int = 0) -> tuple[SentenceEmbedding, EncoderTensors]:
     """A real sentence through encoder layer ``layer`` of a trained model, vector list by vector list.
 
-    The layer's input is the embedded sentence (layer 0) or the previous encoder's output;
-    the layer itself is computed with the NumPy reference on the model's copied weights.
+    The layer's input is the embedded sentence (layer 0) or the previous encoder's output,
+    both selected from :func:`illustrated.trace`; the layer itself is computed with the NumPy
+    reference on the model's copied weights, so a chapter can check one against the other.
 
     Parameters
     ----------
@@ -471,13 +404,14 @@ def trained_encoder_layer(model: Transformer, src_vocab: Vocab, sentence: str,
     Post "Bringing The Tensors Into The Picture" (in other encoders the input is the output of
     the encoder below); paper §3.1.
     """
-    embedded = embed_sentence(model, src_vocab, sentence)
+    check_vocab("src_vocab", src_vocab, check_model(model).cfg.src_vocab_size)
     n_layers = model.cfg.n_layers
     if not isinstance(layer, int) or not 0 <= layer < n_layers:
         raise ValueError(f"layer: expected an int in [0, {n_layers}), got {layer!r}")
-    x = embedded.x
-    for below in model.encoder.layers[:layer]:
-        x = reference.encoder_layer(x, encoder_params_from_layer(below), model.cfg.n_heads).output
+    ids = encode_sentence(src_vocab, sentence, allow_unk=True)
+    t = trace(model, ids, src_vocab=src_vocab)  # the encoder side only
+    x = t.encoder_layers[layer].input  # the embedded sentence, or the output of the layer below
+    embedded = _embedding(t)
     params = encoder_params_from_layer(model.encoder.layers[layer])
     return embedded, follow_encoder_layer(x, params, model.cfg.n_heads)
 

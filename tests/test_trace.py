@@ -1,0 +1,218 @@
+"""il.trace: every traced value equals what the model's own forward pass produces."""
+from dataclasses import FrozenInstanceError, replace
+
+import numpy as np
+import pytest
+import torch
+
+import illustrated as il
+from illustrated import reference
+
+SENTENCE = "je suis étudiant"
+
+
+@pytest.fixture(scope="module")
+def post_ln():
+    return il.pretrained("fr-en")  # the shipped post-LN model
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["post-LN", "pre-LN"])
+def model_and_vocabs(request, post_ln):
+    """The shipped model, and a seeded untrained pre-LN twin of its shape with dropout 0.3."""
+    if not request.param:
+        return post_ln
+    model, src_vocab, tgt_vocab = post_ln
+    torch.manual_seed(0)
+    cfg = replace(model.cfg, norm_first=True, dropout=0.3)
+    return il.modules.Transformer(cfg), src_vocab, tgt_vocab
+
+
+def _forward(model, t):
+    """The model's own forward pass on the traced ids, in eval mode."""
+    src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
+    with il.decoding.EvalMode(model):
+        logits, attention = model(src, tgt_in, return_attention=True)
+        memory = model.encode(src)
+    return logits[0].double().numpy(), attention, memory[0].double().numpy()
+
+
+def test_logits_memory_and_attention_equal_the_models_forward(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    t = il.trace(model, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    logits, attention, memory = _forward(model, t)
+    np.testing.assert_allclose(t.logits, logits, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(t.memory, memory, atol=1e-6, rtol=0)
+    for ours, theirs in ((t.encoder_attention(), attention.encoder),
+                         (t.decoder_self_attention(), attention.decoder_self),
+                         (t.cross_attention(), attention.decoder_cross)):
+        np.testing.assert_allclose(ours, torch.stack([w[0] for w in theirs]).double().numpy(),
+                                   atol=1e-6, rtol=0)
+    assert t.logits.shape == (5, len(tgt_vocab))  # <bos> + 4 words
+    assert t.cross_attention().shape == (model.cfg.n_layers, model.cfg.n_heads, 5, 3)
+
+
+def test_layer_outputs_equal_each_layers_forward(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with il.decoding.EvalMode(model):
+        x = torch.tensor(t.encoder_input, dtype=torch.float32)[None]
+        for layer, traced in zip(model.encoder.layers, t.encoder_layers):
+            np.testing.assert_allclose(traced.input, x[0].double().numpy(), atol=1e-6)
+            x = layer(x)
+            np.testing.assert_allclose(traced.output, x[0].double().numpy(), atol=1e-6)
+        memory = torch.tensor(t.memory, dtype=torch.float32)[None]
+        y = torch.tensor(t.decoder_input, dtype=torch.float32)[None]
+        mask = il.causal_mask(y.shape[1])
+        for layer, traced in zip(model.decoder.layers, t.decoder_layers):
+            y = layer(y, memory, None, mask)
+            np.testing.assert_allclose(traced.output, y[0].double().numpy(), atol=1e-6)
+
+
+def test_attention_steps_are_the_posts_six_steps(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    t = il.trace(model, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    d_k = model.cfg.d_k
+    for attn, mha in ((t.encoder_layers[0].self_attn, model.encoder.layers[0].self_attn),
+                      (t.decoder_layers[1].self_attn, model.decoder.layers[1].self_attn),
+                      (t.decoder_layers[0].cross_attn, model.decoder.layers[0].cross_attn)):
+        np.testing.assert_allclose(attn.scores, attn.q @ attn.k.transpose(0, 2, 1), atol=1e-4)
+        allowed = np.broadcast_to(attn.mask, attn.scaled.shape)
+        np.testing.assert_allclose(attn.scaled[allowed], attn.scores[allowed] / np.sqrt(d_k),
+                                   rtol=1e-6)
+        assert np.all(attn.scaled[~allowed] == -np.inf)
+        np.testing.assert_allclose(reference.softmax(attn.scaled), attn.weights, atol=1e-6)
+        np.testing.assert_allclose(attn.z, attn.weights @ attn.v, atol=1e-5)
+        W_O, b_O = mha.w_o.weight.detach().double().numpy(), mha.w_o.bias.detach().double().numpy()
+        np.testing.assert_allclose(attn.concat @ W_O.T + b_O, attn.output, atol=1e-5)
+    # the decoder's self-attention is causal: nothing above the diagonal
+    weights = t.decoder_layers[0].self_attn.weights  # (n_heads, tgt_len, tgt_len)
+    assert np.all(np.triu(weights, k=1) == 0)
+
+
+def test_add_and_norm_and_feed_forward(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    layer, traced = model.encoder.layers[0], t.encoder_layers[0]
+    norm1 = layer.norm1
+    gamma, beta = norm1.weight.detach().double().numpy(), norm1.bias.detach().double().numpy()
+    block = traced.attn_block
+    np.testing.assert_allclose(block.summed, block.residual_input + block.sublayer_output,
+                               atol=1e-6)
+    np.testing.assert_array_equal(block.sublayer_output, traced.self_attn.output)
+    if model.cfg.norm_first:  # x + Sublayer(LayerNorm(x))
+        np.testing.assert_allclose(block.sublayer_input,
+                                   reference.layer_norm(block.residual_input, gamma, beta),
+                                   atol=1e-5)
+        np.testing.assert_array_equal(block.output, block.summed)
+    else:  # LayerNorm(x + Sublayer(x))
+        np.testing.assert_array_equal(block.sublayer_input, block.residual_input)
+        np.testing.assert_allclose(block.output, reference.layer_norm(block.summed, gamma, beta),
+                                   atol=1e-5)
+    ffn = layer.feed_forward
+    W_2, b_2 = ffn.linear2.weight.detach().double().numpy(), ffn.linear2.bias.detach().double().numpy()
+    assert traced.ffn_hidden.shape == (3, model.cfg.d_ff) and traced.ffn_hidden.min() >= 0
+    np.testing.assert_allclose(traced.ffn_hidden @ W_2.T + b_2, traced.ffn_block.sublayer_output,
+                               atol=1e-5)
+    np.testing.assert_array_equal(traced.ffn_block.residual_input, block.output)
+
+
+def test_embeddings_and_positions(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    table = model.src_embed.lut.weight.detach().double().numpy()
+    np.testing.assert_array_equal(t.src_lookup, table[t.source_ids])
+    np.testing.assert_allclose(t.src_embeddings, t.src_lookup * np.sqrt(model.cfg.d_model),
+                               rtol=1e-6)
+    np.testing.assert_allclose(t.src_positions,
+                               reference.positional_encoding(3, model.cfg.d_model,
+                                                             layout=model.cfg.pe_layout),
+                               atol=1e-6)
+    np.testing.assert_allclose(t.encoder_input, t.src_embeddings + t.src_positions, atol=1e-5)
+
+
+def test_without_target_it_traces_the_greedy_translation(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    ids = src_vocab.encode(SENTENCE)
+    t = il.trace(model, ids, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    greedy = il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    assert t.target_ids == greedy
+    assert t.target_tokens == ["i", "am", "a", "student", "<eos>"]
+    assert t.decoder_input_tokens == ["<bos>", "i", "am", "a", "student"]
+    # teacher forcing on the greedy output predicts the greedy output again
+    assert list(t.logits.argmax(axis=-1)) == greedy
+    np.testing.assert_allclose(t.probs.sum(axis=-1), 1.0, atol=1e-12)
+
+
+def test_mode_is_restored_and_the_trace_is_frozen(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    model.train()
+    try:
+        t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+        assert model.training
+        again = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+        np.testing.assert_array_equal(t.logits, again.logits)  # no dropout while tracing
+    finally:
+        model.eval()
+    with pytest.raises(FrozenInstanceError):
+        t.logits = None
+
+
+def test_bad_input_is_a_clear_error(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    with pytest.raises(ValueError, match=r"sentence: .*\['zzz'\]"):
+        il.trace(model, "je suis zzz", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match="target: .*'qqq'"):
+        il.trace(model, SENTENCE, "i qqq", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match="tgt_vocab"):
+        il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=src_vocab)
+    with pytest.raises(ValueError, match="sentence: token id"):
+        il.trace(model, [1, 10_000], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match="sentence: expected a non-empty str"):
+        il.trace(model, "  ", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+
+
+def test_encoder_only_trace_and_the_memorys_keys_and_values(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    full = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    encoder = il.trace(model, SENTENCE, src_vocab=src_vocab)
+    np.testing.assert_array_equal(encoder.memory, full.memory)
+    np.testing.assert_array_equal(encoder.encoder_attention(), full.encoder_attention())
+    assert encoder.logits is None and encoder.decoder_layers == [] and encoder.target_ids == []
+    for keys, values, layer in zip(full.memory_keys, full.memory_values, full.decoder_layers):
+        np.testing.assert_array_equal(keys, layer.cross_attn.k)  # the same at every step
+        np.testing.assert_array_equal(values, layer.cross_attn.v)
+    with pytest.raises(ValueError, match="tgt_vocab"):
+        encoder.cross_attention()
+    with pytest.raises(ValueError, match="target: a target needs tgt_vocab"):
+        il.trace(model, SENTENCE, "i am", src_vocab=src_vocab)
+
+
+def test_encode_sentence_is_the_one_validator():
+    vocab = il.data.Vocab.build(["je suis étudiant"])
+    assert il.data.encode_sentence(vocab, "je suis") == vocab.encode("je suis")
+    with pytest.raises(ValueError, match=r"sentence: has words the vocabulary does not know "
+                                         r"\['très', 'fatigué'\]|\(\['très', 'fatigué'\]\)"):
+        il.data.encode_sentence(vocab, "je suis très fatigué")
+    assert il.data.encode_sentence(vocab, "je zut", allow_unk=True) == [vocab.index("je"),
+                                                                       vocab.unk_id]
+    with pytest.raises(ValueError, match="target: expected a non-empty str"):
+        il.data.encode_sentence(vocab, "", name="target")
+    with pytest.raises(ValueError, match="vocab: expected an illustrated.data.Vocab"):
+        il.data.encode_sentence(["je"], "je")
+    # every explain function refuses unknown words alike, naming them
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    from illustrated.explain import attention, decoding, norms, positional
+    for call in (lambda: attention.word_attention(model, src_vocab, "je suis zzz", "je"),
+                 lambda: decoding.decoding_trace(model, "je suis zzz", src_vocab, tgt_vocab),
+                 lambda: norms.add_norm_vectors(model, src_vocab, "je suis zzz"),
+                 lambda: positional.embed_with_positions(model, src_vocab, "je suis zzz")):
+        with pytest.raises(ValueError, match=r"sentence: .*\['zzz'\]"):
+            call()
+
+
+def test_float_or_bool_ids_are_refused_not_truncated(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    with pytest.raises(ValueError, match="sentence: .*float ids would be truncated"):
+        il.trace(model, [4.0, 5.7], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match="target: .*int token ids"):
+        il.trace(model, [4, 5], [True], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
