@@ -25,7 +25,7 @@ CONTROLS = ("input:not([type=hidden]), select, button, textarea, [role=slider]")
 FIND = f"""
 return Array.from(document.querySelectorAll('.cell_output'))
   .flatMap(o => Array.from(o.querySelectorAll('{CONTROLS}')))
-  .filter(c => !c.closest('.animation'));
+  .filter(c => !c.closest('.animation') && !c.classList.contains('copybtn'));
 """
 
 #: The cell output of arguments[0], without controls, labels and readouts, as a string.
@@ -41,8 +41,11 @@ return copy.innerHTML + pixels.join('');
 
 DESCRIBE = """
 const c = arguments[0];
+const box = c.closest('.widget-inline-hbox, .widget-inline-vbox');
+const label = c.closest('label');
 const name = c.getAttribute('aria-label') || c.getAttribute('data-name') ||
-  (c.closest('label') || {}).textContent || c.textContent || '';
+  (box && box.querySelector('.widget-label') || {}).textContent ||
+  (label && label.firstChild || {}).textContent || c.textContent || '';
 return `${c.tagName.toLowerCase()}${c.type ? '[' + c.type + ']' : ''} "${name.trim()}"`;
 """
 

@@ -106,8 +106,8 @@ def test_positional_encoding_equals_the_package(browser, open_page, layout):
         _set(browser, root, positions=n, d_model=d, layout=["concatenated", "interleaved"]
              .index(layout))
         table = il.reference.positional_encoding(n, d, layout)
-        _, _, value, first = browser.execute_script(CELL, root)
-        np.testing.assert_allclose(first, table[min(1, n - 1), :8], atol=TOL)
+        pos, _, _, first = browser.execute_script(CELL, root)  # the row last clicked
+        np.testing.assert_allclose(first, table[pos, :8], atol=TOL)
         for pos, dim in [(n - 1, d - 1), (n // 2, d // 3), (min(3, n - 1), 1)]:
             size = canvas.size  # click the middle of cell (pos, dim), from the canvas' centre
             x = (dim + 0.5) / d * size["width"] - size["width"] / 2
@@ -118,8 +118,10 @@ def test_positional_encoding_equals_the_package(browser, open_page, layout):
             if size["width"] / d >= 4 and size["height"] / n >= 4:  # cells large enough to aim
                 assert (got_pos, got_dim) == (pos, dim)
             assert abs(value - table[got_pos, got_dim]) <= TOL
-    if layout == "concatenated":  # the post's d = 4 example: position 1
-        _set(browser, root, positions=20, d_model=4)
+    if layout == "concatenated":  # the post's d = 4 example: position 1 (shown on loading)
+        root = open_page(POSITIONAL, "positional")
+        _set(browser, root, d_model=4)
+        assert browser.execute_script(CELL, root)[:2] == [1, 0]
         np.testing.assert_allclose(browser.execute_script(CELL, root)[3],
                                    [0.8415, 0.0001, 0.5403, 1.0], atol=TOL)
 

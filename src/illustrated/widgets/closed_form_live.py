@@ -152,11 +152,11 @@ def _png(fig, dpi: int) -> str:
     image = Image.open(buffer).convert("RGB").quantize(colors=128,
                                                        method=Image.Quantize.MEDIANCUT)
     small = io.BytesIO()
-    image.save(small, format="png", optimize=True)
+    image.save(small, format="png", optimize=True, dpi=(dpi, dpi))  # keeps pHYs
     return base64.b64encode(small.getvalue()).decode("ascii")
 
 
-def panels_live(draw: Callable[..., object], controls: Sequence[tuple], *, dpi: int = 72,
+def panels_live(draw: Callable[..., object], controls: Sequence[tuple], *, dpi: int = 100,
                 alt: str = "figure") -> HTML:
     """Precompute a figure for every combination of the controls; the page switches them.
 
