@@ -13,6 +13,7 @@ const CSS = `
 .il-live-table { border-collapse: collapse; font-family: monospace; margin: 0.3em 0; }
 .il-live-table td, .il-live-table th { padding: 0.1em 0.7em; text-align: right; border: none; }
 .il-live-table th { text-align: left; font-weight: normal; color: #555; }
+.il-live code { background: none; border: none; padding: 0; color: inherit; }
 .il-live-error { color: #b00020; }
 .il-live-panel { max-width: 100%; }
 `;
@@ -45,9 +46,16 @@ export function setup(root) {
   return { doc, el, svg, controls, params: JSON.parse(root.dataset.params) };
 }
 
+// <label><code>name</code></label>: control names are the package's argument names.
+function named(ui, name) {
+  const label = ui.el("label", ui.controls);
+  ui.el("code", label, {}, name);
+  return label;
+}
+
 // <label>name <input type=range> <output>value</output></label>; show(value) formats the readout.
 export function slider(ui, { name, min, max, step, value, show = String }) {
-  const label = ui.el("label", ui.controls, {}, name);
+  const label = named(ui, name);
   const input = ui.el("input", label, {
     type: "range", min, max, step, value, "aria-label": name, "data-name": name,
   });
@@ -59,7 +67,7 @@ export function slider(ui, { name, min, max, step, value, show = String }) {
 
 // <label>name <select> with the given option labels; the value is the option's index.
 export function select(ui, name, labels, index = 0) {
-  const label = ui.el("label", ui.controls, {}, name);
+  const label = named(ui, name);
   const input = ui.el("select", label, { "aria-label": name, "data-name": name });
   labels.forEach((text, i) => ui.el("option", input, { value: String(i) }, text));
   input.value = String(index);
@@ -68,7 +76,7 @@ export function select(ui, name, labels, index = 0) {
 
 // <label>name <input type=text></label>.
 export function textBox(ui, name, value) {
-  const label = ui.el("label", ui.controls, {}, name);
+  const label = named(ui, name);
   const input = ui.el("input", label, { type: "text", "aria-label": name, "data-name": name });
   input.value = value;
   return input;
@@ -95,7 +103,7 @@ export function table(ui, parent, rows, columns = null) {
   }
   for (const [key, header, cells] of rows) {
     const tr = ui.el("tr", node, { "data-row": key });
-    ui.el("th", tr, {}, header);
+    ui.el("code", ui.el("th", tr), {}, header);
     cells.forEach((c) => ui.el("td", tr, {}, c));
   }
   return node;

@@ -77,7 +77,7 @@ export function mount(root) {
     const [n, d] = [Number(positions.value), Number(width.value)];
     const name = LAYOUTS[Number(layouts.value)];
     table = positionalEncoding(n, d, name);
-    title.textContent = `${n} positions × d_model = ${d}, ${name} layout ` +
+    title.textContent = `${n} positions × ${d} dimensions, ${name} layout ` +
       "(rows: positions from the top; columns: dimensions; red +1, white 0, blue −1). " +
       "Click a cell to read it.";
     paint(canvas, table);
