@@ -5,13 +5,14 @@
 const SVG = "http://www.w3.org/2000/svg";
 const STYLE = "il-live-style";
 const CSS = `
-.il-live { margin: 0.5em 0 1em; font-size: 0.9em; }
+.il-live { margin: 0.5em 0 1em; font-size: 0.9em; overflow-x: auto; }
 .il-live-controls { display: flex; flex-wrap: wrap; gap: 0.4em 1.4em; margin-bottom: 0.5em; }
 .il-live-controls label { display: inline-flex; align-items: center; gap: 0.4em; }
 .il-live-controls input[type=range] { width: 11em; }
 .il-live-controls input[type=text] { width: 16em; font-family: monospace; }
 .il-live-table { border-collapse: collapse; font-family: monospace; margin: 0.3em 0; }
-.il-live-table td, .il-live-table th { padding: 0.1em 0.7em; text-align: right; border: none; }
+.il-live-table td, .il-live-table th { padding: 0.1em 0.7em; text-align: right; border: none;
+  white-space: nowrap; }
 .il-live-table th { text-align: left; font-weight: normal; color: #555; }
 .il-live code { background: none; border: none; padding: 0; color: inherit; }
 .il-live-error { color: #b00020; }
