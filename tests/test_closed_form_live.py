@@ -134,7 +134,8 @@ def test_panels_map_every_combination_and_store_equal_pictures_once():
     assert len({panels[f"{i}-0"] for i in range(3)}) == 1  # three equal pictures, stored once
     assert len(set(panels.values())) == len(page.images) == 4
     assert {img["data-panel"] for img in page.images} == {str(v) for v in panels.values()}
-    assert all("hidden" in img and img["src"].startswith("data:image/png;base64,")
+    assert all("hidden" in img and "src" not in img
+               and img["data-src"].startswith("data:image/png;base64,")
                for img in page.images)
 
 

@@ -1,6 +1,7 @@
 // Live widget for pictures computed in advance (a model's attention, a diagram per setting):
 // one control per setting, and the page shows the precomputed panel of the chosen combination.
-// Nothing is recomputed here; closed_form_live.panels_live embeds the panels as <img hidden>.
+// Nothing is recomputed here; closed_form_live.panels_live embeds the panels as <img hidden
+// data-src>, and a panel gets its src when first shown.
 import { setup, slider, select, live } from "./closed_form_dom.js";
 
 export function mount(root) {
@@ -17,7 +18,10 @@ export function mount(root) {
   live(inputs, () => {
     const key = inputs.map((input) => input.value).join("-");
     const shown = String(panels[key]);
-    images.forEach((img) => { img.hidden = img.dataset.panel !== shown; });
+    for (const img of images) {
+      img.hidden = img.dataset.panel !== shown;
+      if (!img.hidden && !img.getAttribute("src")) img.src = img.dataset.src;
+    }
     root.dataset.shown = key;
   });
 }

@@ -195,8 +195,10 @@ def panels_live(draw: Callable[..., object], controls: Sequence[tuple], *, dpi: 
     for combo in itertools.product(*(range(len(s[2])) for s in specs)):
         png = _png(draw(*(s[2][i][1] for s, i in zip(specs, combo))), dpi)
         keys["-".join(map(str, combo))] = images.setdefault(png, len(images))
+    # data-src, not src: the page's script sets src on the panel it shows (a data: URI in src
+    # would read as a fetched resource, and Jupyter shows only the fallback line anyway).
     body = "".join(f'<img hidden class="il-live-panel" data-panel="{i}" alt="{html.escape(alt)}"'
-                   f' src="data:image/png;base64,{png}">' for png, i in images.items())
+                   f' data-src="data:image/png;base64,{png}">' for png, i in images.items())
     params = {"controls": [{"name": n, "kind": k, "labels": [label for label, _ in p],
                             "value": d} for n, k, p, d in specs], "panels": keys}
     return _live("panels", params, body)
