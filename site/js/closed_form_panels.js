@@ -1,7 +1,7 @@
 // Live widget for pictures computed in advance (a model's attention, a diagram per setting):
 // one control per setting, and the page shows the precomputed panel of the chosen combination.
 // Nothing is recomputed here; closed_form_live.panels_live embeds the panels as <img hidden
-// data-src>, and a panel gets its src when first shown.
+// data-src>; mounting gives each its src.
 import { setup, slider, select, live } from "./closed_form_dom.js";
 
 export function mount(root) {
@@ -14,14 +14,14 @@ export function mount(root) {
   });
   const images = [...root.querySelectorAll("img.il-live-panel")];
   root.appendChild(ui.controls);
-  images.forEach((img) => root.appendChild(img));
+  for (const img of images) {
+    img.src = img.dataset.src;  // data: URIs, decoded in the page (nothing is fetched)
+    root.appendChild(img);
+  }
   live(inputs, () => {
     const key = inputs.map((input) => input.value).join("-");
     const shown = String(panels[key]);
-    for (const img of images) {
-      img.hidden = img.dataset.panel !== shown;
-      if (!img.hidden && !img.getAttribute("src")) img.src = img.dataset.src;
-    }
+    images.forEach((img) => { img.hidden = img.dataset.panel !== shown; });
     root.dataset.shown = key;
   });
 }

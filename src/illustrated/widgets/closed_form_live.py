@@ -195,7 +195,7 @@ def panels_live(draw: Callable[..., object], controls: Sequence[tuple], *, dpi: 
     for combo in itertools.product(*(range(len(s[2])) for s in specs)):
         png = _png(draw(*(s[2][i][1] for s, i in zip(specs, combo))), dpi)
         keys["-".join(map(str, combo))] = images.setdefault(png, len(images))
-    # data-src, not src: the page's script sets src on the panel it shows (a data: URI in src
+    # data-src, not src: the page's script gives each panel its src (a data: URI in src
     # would read as a fetched resource, and Jupyter shows only the fallback line anyway).
     body = "".join(f'<img hidden class="il-live-panel" data-panel="{i}" alt="{html.escape(alt)}"'
                    f' data-src="data:image/png;base64,{png}">' for png, i in images.items())
