@@ -4,7 +4,8 @@ Same sizes (d_model 64, 4 heads, d_ff 128, 2+2 layers, batch 64 of 10 source and
 tokens, dropout 0), same data, same initialisation; both get our embeddings, positions and final
 linear (``torch_reference.TorchTransformer``). Three measurements, each in alternating rounds
 (ours first in one round, torch's first in the next) so that a neighbour's load falls on both
-alike; the medians over rounds are reported:
+alike; the medians over rounds are reported, and the median of the per-round ratios (each
+round's two measurements ran back to back, under the same load):
 
 * training: forward, cross-entropy, backward and a fused Adam step (the optimizer ``il.train``
   uses) per batch;
@@ -15,7 +16,7 @@ alike; the medians over rounds are reported:
 
 Writes benchmarks/results/throughput.json.
 
-    python benchmarks/throughput.py [--steps 30] [--rounds 7] [--threads 2] [--device cpu]
+    python benchmarks/throughput.py [--steps 10] [--rounds 21] [--threads 2] [--device cpu]
 """
 from __future__ import annotations
 
@@ -104,10 +105,16 @@ def summary(times: dict[str, list[float]]) -> dict:
                    "rounds_ms": [round(x, 3) for x in t]} for name, t in times.items()}
 
 
+def paired_ratio(times: dict[str, list[float]], slow: str, fast: str) -> float:
+    """Median over rounds of ``slow``'s time / ``fast``'s time in the same round: the two ran
+    back to back, under the same load from other processes."""
+    return round(statistics.median(a / b for a, b in zip(times[slow], times[fast])), 3)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=30, help="batches per model and round")
-    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds; medians kept")
+    parser.add_argument("--steps", type=int, default=10, help="batches per model and round")
+    parser.add_argument("--rounds", type=int, default=21, help="alternating rounds; medians kept")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "throughput.json"))
@@ -167,8 +174,10 @@ def main() -> None:
                    "rounds": args.rounds},
         "training_ms_per_step": summary(training),
         "training_ratio_ours_over_torch": round(med["torch"] / med["ours"], 3),
+        "training_ratio_paired_median": paired_ratio(training, "torch", "ours"),
         "inference_ms_per_batch": summary(inference),
         "inference_ratio_ours_over_torch": round(inf["torch"] / inf["ours"], 3),
+        "inference_ratio_paired_median": paired_ratio(inference, "torch", "ours"),
         "optimizer_ms_per_step_ours": summary(optimizer),
         "optimizer_speedup_fused_over_loop": round(opt["loop"] / opt["fused"], 3),
         "optimizer_speedup_foreach_over_loop": round(opt["loop"] / opt["foreach"], 3),
