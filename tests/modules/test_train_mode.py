@@ -37,33 +37,55 @@ def test_add_and_norm_train_mode_equals_hand_written(float64, norm_first):
     assert not torch.allclose(out, add_and_norm(x, sub, norm, nn.Identity(), norm_first))
 
 
-def test_encoder_layer_train_mode_equals_hand_written(float64):
+def attend(attention: MultiHeadAttention, explicit: bool, *args) -> torch.Tensor:
+    """The attention's output on the book's explicit path or on the fused path."""
+    return attention(*args, return_attention=True)[0] if explicit else attention(*args)
+
+
+# explicit: the layer asked for its weights, so the book's path ran (and the reference asks
+# for them too); fused: F.scaled_dot_product_attention ran, with its own dropout draws.
+PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "fused"])
+
+
+@PATHS
+def test_encoder_layer_train_mode_equals_hand_written(float64, explicit):
     layer = EncoderLayer(CFG).train()
     randomize_norm(layer.norm1), randomize_norm(layer.norm2)
     x = torch.randn(2, 5, 16)
     torch.manual_seed(3)
-    out = layer(x)
+    out = layer(x, return_attention=True)[0] if explicit else layer(x)
     torch.manual_seed(3)  # the same draws in the same order: attention, dropout1, FFN, dropout2
-    h = layer.norm1(x + layer.dropout1(layer.self_attn(x, x, x)))
+    h = layer.norm1(x + layer.dropout1(attend(layer.self_attn, explicit, x, x, x)))
     ref = layer.norm2(h + layer.dropout2(layer.feed_forward(h)))
     assert torch.allclose(out, ref, atol=1e-12)
     layer.eval()
     assert not torch.allclose(out, layer(x))  # dropout did act in train mode
+    torch.manual_seed(3)  # without attention dropout the rest of the layer still drops
+    layer.self_attn.dropout.p = 0.0
+    out = layer(x, return_attention=True)[0] if explicit else layer(x)
+    torch.manual_seed(3)
+    h = layer.norm1(x + layer.dropout1(attend(layer.self_attn, not explicit, x, x, x)))
+    ref = layer.norm2(h + layer.dropout2(layer.feed_forward(h)))
+    assert torch.allclose(out, ref, atol=1e-12)  # and the other path draws the same then
 
 
-def test_decoder_layer_train_mode_equals_hand_written(float64):
+@PATHS
+def test_decoder_layer_train_mode_equals_hand_written(float64, explicit):
     layer = DecoderLayer(CFG).train()
     for norm in (layer.norm1, layer.norm2, layer.norm3):
         randomize_norm(norm)
     y, memory = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
     mask = il.causal_mask(4)
     torch.manual_seed(4)
-    out = layer(y, memory, tgt_mask=mask)
+    out = layer(y, memory, tgt_mask=mask, return_attention=True)[0] if explicit \
+        else layer(y, memory, tgt_mask=mask)
     torch.manual_seed(4)
-    h = layer.norm1(y + layer.dropout1(layer.self_attn(y, y, y, mask)))
-    h = layer.norm2(h + layer.dropout2(layer.cross_attn(h, memory, memory)))
+    h = layer.norm1(y + layer.dropout1(attend(layer.self_attn, explicit, y, y, y, mask)))
+    h = layer.norm2(h + layer.dropout2(attend(layer.cross_attn, explicit, h, memory, memory)))
     ref = layer.norm3(h + layer.dropout3(layer.feed_forward(h)))
     assert torch.allclose(out, ref, atol=1e-12)
+    layer.eval()
+    assert not torch.allclose(out, layer(y, memory, tgt_mask=mask))  # dropout did act
 
 
 def test_positional_dropout_in_train_mode(float64):
@@ -118,18 +140,19 @@ def test_feed_forward_dropout_after_the_relu_in_train_mode(float64):
     assert not torch.allclose(out, ff.linear2(torch.relu(ff.linear1(x))))
 
 
+@PATHS
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first):
+def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first, explicit):
     """The stack replays its layers' draws; pre-LN closes with a LayerNorm (scale 1, shift 0 at
     initialisation: the closed form), post-LN's last layer has already normalised."""
     encoder = il.modules.Encoder(replace(CFG, norm_first=norm_first)).train()
     x = torch.randn(2, 5, 16) * 3 + 1
     torch.manual_seed(9)
-    out = encoder(x)
+    out = encoder(x, return_attention=True)[0] if explicit else encoder(x)
     torch.manual_seed(9)
     h = x
     for layer in encoder.layers:
-        h = layer(h)
+        h = layer(h, return_attention=True)[0] if explicit else layer(h)
     if norm_first:
         mean, var = h.mean(-1, keepdim=True), h.var(-1, unbiased=False, keepdim=True)
         h = (h - mean) / torch.sqrt(var + 1e-5)

@@ -69,10 +69,12 @@ class DecoderLayer(nn.Module):
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
+        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True) \
+            if return_attention else (self.self_attn(h, h, h, tgt_mask), None)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
-        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True)
+        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True) \
+            if return_attention else (self.cross_attn(h, memory, memory, src_mask), None)
         x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm3, self.norm_first)
         r = self.feed_forward(h)
@@ -105,6 +107,9 @@ class Decoder(nn.Module):
         check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
+            if not return_attention:  # the fused attention path (see MultiHeadAttention)
+                x = layer(x, memory, src_mask, tgt_mask)
+                continue
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)
             self_attentions.append(self_w)
             cross_attentions.append(cross_w)

@@ -61,7 +61,10 @@ class EncoderLayer(nn.Module):
                 return_attention: bool = False):
         check_encoder_inputs(self, x, mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        z, weights = self.self_attn(h, h, h, mask, return_attention=True)
+        if return_attention:
+            z, weights = self.self_attn(h, h, h, mask, return_attention=True)
+        else:  # the fused attention path (see MultiHeadAttention)
+            z, weights = self.self_attn(h, h, h, mask), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         r = self.feed_forward(h)
@@ -94,7 +97,10 @@ class Encoder(nn.Module):
         check_encoder_inputs(self.layers[0], x, mask)
         attentions = []
         for layer in self.layers:
-            x, weights = layer(x, mask, return_attention=True)
-            attentions.append(weights)
+            if return_attention:
+                x, weights = layer(x, mask, return_attention=True)
+                attentions.append(weights)
+            else:
+                x = layer(x, mask)
         x = self.norm(x)
         return (x, attentions) if return_attention else x

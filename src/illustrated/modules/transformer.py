@@ -111,7 +111,10 @@ class Transformer(nn.Module):
                 and tgt_in.shape[0] != src.shape[0]:
             raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "
                              f"{tuple(tgt_in.shape)}")
+        if not return_attention:  # the fused attention path (see MultiHeadAttention)
+            memory = self.encode(src, src_mask)  # (batch, src_len, d_model)
+            return self.generator(self.decode(tgt_in, memory, src_mask))  # (batch, tgt_len, tgt_vocab_size)
         memory, enc_w = self.encode(src, src_mask, return_attention=True)
         out, self_w, cross_w = self.decode(tgt_in, memory, src_mask, return_attention=True)
         logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
-        return (logits, Attention(enc_w, self_w, cross_w)) if return_attention else logits
+        return logits, Attention(enc_w, self_w, cross_w)

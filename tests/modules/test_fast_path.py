@@ -1,0 +1,150 @@
+"""The two attention paths agree: the book's explicit one (``return_attention=True``) and the fused
+``torch.nn.functional.scaled_dot_product_attention`` one (``return_attention=False``)."""
+from dataclasses import replace
+
+import pytest
+import torch
+
+import illustrated as il
+from illustrated.modules import DecoderLayer, EncoderLayer, MultiHeadAttention
+
+CFG = replace(il.TINY, src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=4, d_ff=24,
+              n_layers=2, dropout=0.0)
+ATOL = {torch.float32: 1e-6, torch.float64: 1e-12}
+
+
+def random_mask(batch: int, heads: int, seq_q: int, seq_k: int) -> torch.Tensor:
+    """A full (batch, heads, seq_q, seq_k) bool mask with every query allowed one key at least."""
+    mask = torch.rand(batch, heads, seq_q, seq_k) < 0.5
+    mask[..., torch.randint(seq_k, (1,)).item()] = True
+    return mask
+
+
+def masks(batch: int, heads: int, seq_q: int, seq_k: int) -> dict[str, torch.Tensor | None]:
+    tokens = torch.randint(1, 9, (batch, seq_k))
+    tokens[0, -2:] = 0  # the first sentence ends in two pads
+    out = {"none": None, "padding": il.padding_mask(tokens, 0),
+           "full": random_mask(batch, heads, seq_q, seq_k)}
+    if seq_q == seq_k:
+        out["causal"] = il.causal_mask(seq_q)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seq_k", [5, 7])  # 5: self-attention; 7: cross-attention
+def test_both_paths_equal_in_eval_mode(dtype, seq_k):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(16, 4, dropout=0.5).to(dtype).eval()  # eval: dropout off
+    query = torch.randn(3, 5, 16, dtype=dtype)
+    memory = query if seq_k == 5 else torch.randn(3, seq_k, 16, dtype=dtype)
+    for name, mask in masks(3, 4, 5, seq_k).items():
+        explicit, weights = mha(query, memory, memory, mask, return_attention=True)
+        fast = mha(query, memory, memory, mask)
+        assert fast.dtype == dtype and fast.shape == (3, 5, 16)
+        assert torch.allclose(fast, explicit, atol=ATOL[dtype], rtol=0), name
+        if mask is not None:  # the explicit path did mask: a forbidden key has weight 0
+            assert torch.all(weights.masked_select(~mask.expand_as(weights)) == 0)
+
+
+def test_both_paths_equal_in_train_mode_without_dropout(float64):
+    mha = MultiHeadAttention(16, 4, dropout=0.0).train()
+    x, memory = torch.randn(2, 5, 16), torch.randn(2, 6, 16)
+    for key, mask in ((x, il.causal_mask(5)), (memory, random_mask(2, 4, 5, 6))):
+        explicit, _ = mha(x, key, key, mask, return_attention=True)
+        assert torch.allclose(mha(x, key, key, mask), explicit, atol=1e-12, rtol=0)
+
+
+def test_both_paths_give_equal_gradients(float64):
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(2, 5, 16)
+    mask = il.causal_mask(5)
+    grads = []
+    for return_attention in (True, False):
+        mha.zero_grad()
+        out = mha(x, x, x, mask, return_attention=return_attention)
+        out = out[0] if return_attention else out
+        (out * torch.linspace(-1, 1, 16)).sum().backward()
+        grads.append([p.grad.clone() for p in mha.parameters()])
+    for explicit, fast in zip(*grads):
+        assert torch.allclose(fast, explicit, atol=1e-12, rtol=0)
+
+
+def draws(mha: MultiHeadAttention, x: torch.Tensor, n: int, return_attention: bool):
+    """``n`` independent train-mode outputs of ``mha`` on ``x`` (batch, seq, d_model), from one
+    call on ``n`` copies of the batch (every copy draws its own dropout): (n, batch, seq, d_model)."""
+    copies = x.repeat(n, 1, 1)  # (n * batch, seq, d_model)
+    out = mha(copies, copies, copies, return_attention=return_attention)
+    out = out[0] if return_attention else out  # (n * batch, seq, d_model)
+    return out.view(n, *x.shape)  # (n, batch, seq, d_model)
+
+
+def test_fast_path_dropout_is_unbiased_with_the_explicit_paths_spread(float64):
+    """Dropout on the attention weights at rate p keeps each weight with probability 1 - p and
+    scales it by 1/(1 - p): over many draws the mean output is the eval output, and the spread
+    is that of the explicit path, which drops the same weights at the same rate."""
+    mha = MultiHeadAttention(16, 4, dropout=0.3)
+    x = torch.randn(2, 5, 16)
+    expected = mha.eval()(x, x, x)
+    mha.train()
+    n = 4000
+    torch.manual_seed(1)
+    fast = draws(mha, x, n, False)
+    explicit = draws(mha, x, n, True)
+    assert not torch.allclose(fast[0], expected, atol=1e-3)  # dropout did act
+    torch.manual_seed(1)
+    assert torch.equal(draws(mha, x, n, False), fast)  # the same seed, the same draws
+    error = (fast.mean(0) - expected).abs()
+    assert torch.all(error <= 5 * fast.std(0) / n ** 0.5)  # unbiased, to 5 standard errors
+    spread = fast.var(0).sum() / explicit.var(0).sum()
+    assert 0.9 < spread.item() < 1.1  # the same rate (p=0.5 would give 2.3 times the spread)
+
+
+def test_fast_path_rejects_a_query_row_with_no_key(float64):
+    mha = MultiHeadAttention(16, 4)
+    x = torch.randn(2, 5, 16)
+    mask = il.causal_mask(5)
+    mha(x, x, x, mask)  # fine, and remembered as checked
+    mask[2, :] = False  # changed in place: checked again
+    with pytest.raises(ValueError, match="mask: some query position may attend to no key"):
+        mha(x, x, x, mask)
+    layer = EncoderLayer(CFG)
+    with pytest.raises(ValueError, match="mask: some query position may attend to no key"):
+        layer(x, torch.zeros(2, 1, 1, 5, dtype=torch.bool))
+
+
+def test_fast_path_rejects_a_source_of_padding_only():
+    model = il.modules.Transformer(CFG)
+    src = torch.tensor([[3, 4, 0], [0, 0, 0]])
+    with pytest.raises(ValueError, match=r"src: sentence 1 is only padding \(pad_id=0\)"):
+        model(src, torch.tensor([[1, 2], [1, 2]]))
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layers_and_whole_model_equal_on_both_paths(float64, norm_first):
+    cfg = replace(CFG, norm_first=norm_first)
+    x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    src_mask = masks(2, 4, 5, 7)["padding"]
+    encoder_layer, decoder_layer = EncoderLayer(cfg).eval(), DecoderLayer(cfg).eval()
+    pad5 = masks(2, 4, 5, 5)["padding"]
+    assert torch.allclose(encoder_layer(x, pad5), encoder_layer(x, pad5, return_attention=True)[0],
+                          atol=1e-12, rtol=0)
+    causal = il.causal_mask(5)
+    explicit, _ = decoder_layer(x, memory, src_mask, causal, return_attention=True)
+    assert torch.allclose(decoder_layer(x, memory, src_mask, causal), explicit, atol=1e-12, rtol=0)
+    model = il.modules.Transformer(cfg).eval()
+    src = torch.tensor([[3, 4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0, 0]])
+    tgt_in = torch.tensor([[1, 4, 5, 6], [1, 7, 8, 9]])
+    logits, attention = model(src, tgt_in, return_attention=True)
+    assert torch.allclose(model(src, tgt_in), logits, atol=1e-10, rtol=0)
+    assert torch.all(attention.decoder_cross[0][1, :, :, 3:] == 0)  # the second source's pads
+
+
+def test_whole_model_float32_paths_agree():
+    torch.manual_seed(0)
+    model = il.modules.Transformer(CFG).eval()
+    src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
+    tgt_in = torch.tensor([[1, 4, 5], [1, 7, 8]])
+    logits, _ = model(src, tgt_in, return_attention=True)
+    assert torch.allclose(model(src, tgt_in), logits, atol=1e-5, rtol=0)
+    # a greedy step reads the same word on both paths
+    assert torch.equal(model(src, tgt_in).argmax(-1), logits.argmax(-1))
