@@ -16,10 +16,11 @@ References: DESIGN.md, "Widgets in the static book".
 from __future__ import annotations
 
 import html
+import json
 
 from IPython.display import HTML
 
-from ..data import CORPORA
+from ..data import CORPORA, load_corpus
 
 __all__ = ["FALLBACK", "live_translate", "live_beam"]
 
@@ -56,7 +57,8 @@ def live_translate(corpus: str = "fr-en", sentence: str = "je suis étudiant", *
     In the book: a text box (the corpus's vocabulary offered as one types, unknown words flagged
     before decoding), a corpus choice when ``corpora`` lists several, then the greedy
     translation, the encoder-decoder attention of a chosen decoder layer and head (or their
-    mean) as a heatmap, and the ``top_k`` most probable next words at every step.
+    mean) as a heatmap, and the ``top_k`` most probable next words at every step. Switching
+    corpus puts that corpus's first test sentence in the box.
 
     Parameters
     ----------
@@ -81,8 +83,11 @@ def live_translate(corpus: str = "fr-en", sentence: str = "je suis étudiant", *
     choices = _check(corpus, sentence, corpora)
     if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 10:
         raise ValueError(f"top_k: expected an int in [1, 10], got {top_k!r}")
+    # A sentence per corpus, shown when the reader switches to it: its first test sentence.
+    examples = {c: sentence if c == corpus else load_corpus(c, "test")[0][0][0] for c in choices}
     return _container("translate", {"corpus": corpus, "sentence": sentence,
-                                    "corpora": ",".join(choices), "top-k": top_k})
+                                    "corpora": ",".join(choices), "top-k": top_k,
+                                    "examples": json.dumps(examples, ensure_ascii=False)})
 
 
 def live_beam(corpus: str = "fr-en", sentence: str = "je suis étudiant", *, beam_size: int = 2,
