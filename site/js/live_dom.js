@@ -51,11 +51,13 @@ export function slider(label, { min, max, step, value }, onChange, name) {
   return h("label", {}, label, control, readout);
 }
 
-/** Calls fn at most once per `ms` of quiet (the last call wins). */
+/** Calls fn after `ms` of quiet (the last call wins); .cancel() drops a pending call. */
 export function debounce(fn, ms) {
   let timer = null;
-  return (...args) => {
+  const later = (...args) => {
     window.clearTimeout(timer);
     timer = window.setTimeout(() => fn(...args), ms);
   };
+  later.cancel = () => window.clearTimeout(timer);
+  return later;
 }

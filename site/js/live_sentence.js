@@ -61,7 +61,9 @@ export function sentenceBox({ value, onSentence }) {
   function changed() { suggest(); check(); later(); }
   input.addEventListener("input", changed);
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && check()) onSentence(input.value);
+    if (event.key !== "Enter") return;
+    later.cancel();
+    if (check()) onSentence(input.value);
   });
   const element = h("div", {}, h("div", { class: "il-row" },
     h("label", {}, "source sentence", input), datalist), suggestions, flag);
