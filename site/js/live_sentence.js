@@ -5,9 +5,10 @@ import { tokenize } from "./tokenizer.js";
 
 let counter = 0;
 
-/** The last, unfinished word of what was typed: after the last space or punctuation mark. */
+/** The last, unfinished word of what was typed: after the last space, punctuation mark or
+ * apostrophe (so "l'ani" offers "animal", the tokenizer's word after the elision "l'"). */
 export function partialWord(text) {
-  const match = /[^\s.,!?;:]*$/u.exec(text);
+  const match = /[^\s.,!?;:'\u2019]*$/u.exec(text);
   return match[0].toLowerCase();
 }
 

@@ -9,6 +9,7 @@ when used, and no widget that needs a kernel is left in them. Needs the built bo
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -455,3 +456,24 @@ def test_no_dead_control(browser, server, page):
     assert not stray, f"{page}: controls that are neither a live widget nor a player: {stray}"
     dead = check_live_controls(browser, widgets) + check_player_controls(browser)
     assert not dead, f"{page}: controls that changed nothing: {dead}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Weight
+
+@pytest.mark.parametrize("page", [CH07, CH09, CH10])
+def test_page_with_its_images_and_models_under_5_mb(site, page):
+    """The page's HTML (its players' frames inline), the images it links from _images/, and the
+    models of every corpus its live widgets can load (onnxruntime-web, shared by all pages and
+    then cached, is counted in test_translate_api.py)."""
+    html = (site / f"{page}.html").read_text(encoding="utf-8")
+    images = set(re.findall(r'src="\.\./(_images/[^"]+)"', html))
+    corpora = set()
+    for attrs in re.findall(r'<div class="illustrated-live"([^>]*)>', html):
+        found = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', attrs))
+        corpora |= set(found.get("corpora", found["corpus"]).split(","))
+    assert corpora, f"{page}: no live widget"
+    index = json.loads((site / "_illustrated" / "models" / "index.json").read_text("utf-8"))
+    total = (len(html.encode("utf-8")) + sum((site / i).stat().st_size for i in images)
+             + sum(sum(index["models"][c]["bytes"].values()) for c in corpora))
+    assert total < 5e6, f"{page}: {total / 1e6:.2f} MB"
