@@ -15,8 +15,10 @@ export const LIVE_CSS = `
 .il-status.il-error { color: #b00020; }
 .il-tokens span { display: inline-block; border: 1px solid #8e7cc3; background: #efe9fb;
   border-radius: 3px; padding: 0 0.35em; margin: 0.1em; font-family: monospace; }
-.il-heatmap { border-collapse: collapse; margin: 0.4em 0; font-family: monospace; }
-.il-heatmap td, .il-heatmap th { padding: 0.25em 0.45em; text-align: center; font-weight: normal; }
+.il-heatmap { border-collapse: collapse; margin: 0.4em 0; }
+.il-heatmap td, .il-heatmap th { padding: 0.25em 0.45em; text-align: center; font-weight: normal;
+  font-family: monospace; }
+.il-heatmap caption, .il-hyps caption { caption-side: top; text-align: left; color: #444; }
 .il-heatmap td { min-width: 3.2em; border: 1px solid #fff; }
 .il-heatmap th.il-out { text-align: right; }
 .il-dists { display: flex; flex-wrap: wrap; gap: 0.6em 1.2em; }
