@@ -328,20 +328,23 @@ return Array.from(document.querySelectorAll('.cell_output input, .cell_output se
     + '.cell_output button, .cell_output textarea, .cell_output [contenteditable]')).map(c => ({
   tag: c.tagName.toLowerCase(), type: c.type || '', name: c.dataset.control || c.title || c.value,
   live: Boolean(c.closest('.illustrated-live-widget')), player: Boolean(c.closest('.animation')),
+  copy: c.classList.contains('copybtn'),
 }));
 """
 
-#: What a reader sees of a live widget: its markup and the values of its form controls.
+#: What a live widget shows besides its controls: its result, the unknown-word flag, the
+#: suggestions (a control's own new value or readout does not count as a change).
 SNAPSHOT = """
 const w = arguments[0];
-return w.innerHTML + '|' + Array.from(w.querySelectorAll('input, select'))
-  .map(c => c.type === 'radio' ? c.checked : c.value).join('|');
+return Array.from(w.querySelectorAll('[data-role=result], [data-role=unknown], .il-suggestions'))
+  .map(e => e.innerHTML).join('|');
 """
 
 
 def use_live_control(driver, widget, control) -> None:
     tag, kind = control.tag_name, control.get_attribute("type")
     name = control.get_attribute("data-control")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", control)
     if tag == "select":
         menu = Select(control)
         values = [o.get_attribute("value") for o in menu.options]
@@ -408,6 +411,7 @@ def _check_player(driver, player) -> list[str]:
     n = int(player.find_element(By.CSS_SELECTOR, "input[type=range]").get_attribute("max")) + 1
     if n < 2:
         return dead
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", player)
 
     def frame():
         return driver.execute_script(PLAYER_FRAME, player)
@@ -442,6 +446,21 @@ def _check_player(driver, player) -> list[str]:
     return dead
 
 
+def check_copy_buttons(driver) -> list[str]:
+    """sphinx-copybutton's buttons on printed outputs: a click copies and says so in its tooltip
+    ("Copied!", or "Failed to copy" where the headless browser has no clipboard)."""
+    dead = []
+    for i, button in enumerate(driver.find_elements(By.CSS_SELECTOR, ".cell_output .copybtn")):
+        before = button.get_attribute("data-tooltip")
+        driver.execute_script("arguments[0].click()", button)
+        try:
+            WebDriverWait(driver, 5).until(
+                lambda _, b=button, t=before: b.get_attribute("data-tooltip") != t)
+        except TimeoutException:
+            dead.append(f"copy button {i + 1}")
+    return dead
+
+
 def check_player_controls(driver) -> list[str]:
     """matplotlib's to_jshtml players: each button moves the frame, plays, pauses, or changes the
     playback speed (its `interval`); each loop mode radio button becomes the checked one."""
@@ -455,9 +474,10 @@ def test_no_dead_control(browser, server, page):
     assert not browser.find_elements(By.CSS_SELECTOR, ".jupyter-widgets, .widget-subarea"), (
         f"{page}: an ipywidget (it needs a kernel) is shown in the static page")
     controls = browser.execute_script(CONTROLS)
-    stray = [c for c in controls if not c["live"] and not c["player"]]
-    assert not stray, f"{page}: controls that are neither a live widget nor a player: {stray}"
+    stray = [c for c in controls if not (c["live"] or c["player"] or c["copy"])]
+    assert not stray, f"{page}: controls that are neither a live widget, a player nor a copy button: {stray}"
     dead = check_live_controls(browser, widgets) + check_player_controls(browser)
+    dead += check_copy_buttons(browser)
     assert not dead, f"{page}: controls that changed nothing: {dead}"
 
 
