@@ -9,10 +9,14 @@ import { h, slider } from "./live_dom.js";
 import { runner, whenVisible } from "./live_run.js";
 import { sentenceBox } from "./live_sentence.js";
 
+// Keyword arguments are code, as the book writes them (never prose with an underscore).
+const code = (text) => h("code", { text });
+
 function hypothesesTable(hypotheses, settings) {
   return h("table", { class: "il-hyps", "data-role": "hypotheses" },
-    h("caption", { text: `beam_size=${settings.beamSize}, top_beams=${settings.topBeams}, ` +
-      `α=${settings.alpha}: the returned translations, best first` }),
+    h("caption", {}, code(`beam_size=${settings.beamSize}`), ", ",
+      code(`top_beams=${settings.topBeams}`), ", ", code(`α=${settings.alpha}`),
+      ": the returned translations, best first"),
     h("thead", {}, h("tr", {}, ["#", "translation", "score"].map((t) => h("th", { text: t })))),
     h("tbody", {}, hypotheses.map((hyp, i) => h("tr", { "data-role": "hypothesis" },
       h("td", { text: String(i + 1) }),
@@ -32,9 +36,9 @@ export async function mount(element, api) {
     { ...settings, maxLen, returnSteps: true }).then((result) => ({ result, settings })),
   ({ result, settings }) => {
     const note = state.topBeams > state.beamSize
-      ? `top_beams=${state.topBeams} is read as beam_size=${state.beamSize}.` : "";
+      ? [code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), "."] : [];
     shown.replaceChildren(hypothesesTable(result.hypotheses, settings),
-      h("div", { class: "il-status", text: note }), beamTree(result.steps, result.hypotheses));
+      h("div", { class: "il-status" }, note), beamTree(result.steps, result.hypotheses));
   });
   const ask = () => run({ sentence: state.sentence, beamSize: state.beamSize,
     topBeams: Math.min(state.topBeams, state.beamSize), alpha: state.alpha });
@@ -45,8 +49,8 @@ export async function mount(element, api) {
     h("div", { class: "il-row" }, h("span", { text: `live: beam search with the shipped ${corpus} model, in your browser` })),
     box.element,
     h("div", { class: "il-row" },
-      slider("beam_size", { min: 1, max: maxBeam, step: 1, value: state.beamSize }, set("beamSize"), "beam_size"),
-      slider("top_beams", { min: 1, max: maxBeam, step: 1, value: state.topBeams }, set("topBeams"), "top_beams"),
+      slider(code("beam_size"), { min: 1, max: maxBeam, step: 1, value: state.beamSize }, set("beamSize"), "beam_size"),
+      slider(code("top_beams"), { min: 1, max: maxBeam, step: 1, value: state.topBeams }, set("topBeams"), "top_beams"),
       slider("α", { min: 0, max: 2, step: 0.1, value: state.alpha }, set("alpha"), "alpha")),
     h("div", { class: "il-status", "data-role": "status" }), shown));
   await api.ready;

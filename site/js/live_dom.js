@@ -24,7 +24,7 @@ export function s(tag, attrs = {}, ...children) {
 
 /**
  * A labelled <select>.
- * @param {string} label @param {Array<[string, string]>} options [value, text]
+ * @param {string|Node} label @param {Array<[string, string]>} options [value, text]
  * @param {string} value the selected one @param {function(string): void} onChange
  * @param {string} name its data-control name (the tests find controls by it)
  */
@@ -37,7 +37,7 @@ export function select(label, options, value, onChange, name) {
 
 /**
  * A labelled range slider with its value shown beside it.
- * @param {string} label @param {{min: number, max: number, step: number, value: number}} range
+ * @param {string|Node} label @param {{min: number, max: number, step: number, value: number}} range
  * @param {function(number): void} onChange @param {string} name its data-control name
  */
 export function slider(label, { min, max, step, value }, onChange, name) {
