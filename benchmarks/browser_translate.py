@@ -1,6 +1,7 @@
 """Time of window.illustrated.translate in headless Chromium (onnxruntime-web, WebAssembly, one
 thread): the first translation of a page (runtime and model fetched and compiled) and then each
-test sentence, greedy and beam 4, for every corpus; plus the bytes a reader fetches.
+test sentence, greedy and beam 4, and as the live widgets ask (greedy with the top 5 words per
+step, beam 4 with its tree), for every corpus; plus the bytes a reader fetches.
 
     python benchmarks/browser_translate.py [--site _build/html] [--sentences 50]
 
@@ -99,12 +100,17 @@ def main() -> None:
                 sentences += [s for s, _ in pairs if s not in sentences]
             sentences = sentences[:args.sentences]
             timing = driver.execute_async_script(
-                TIMING, corpus, sentences, [["greedy", {}], ["beam_4", {"beamSize": 4}]])
+                TIMING, corpus, sentences, [["greedy", {}], ["beam_4", {"beamSize": 4}],
+                                            # what the live widgets ask for on every change
+                                            ["greedy_top_5", {"topK": 5}],
+                                            ["beam_4_steps", {"beamSize": 4, "returnSteps": True}]])
             if "error" in timing:
                 raise RuntimeError(timing["error"])
             results[corpus] = {"first_translation_ms": round(timing["first_ms"], 1),
                                "greedy": _summary(timing["greedy"]),
-                               "beam_4": _summary(timing["beam_4"])}
+                               "beam_4": _summary(timing["beam_4"]),
+                               "greedy_top_5": _summary(timing["greedy_top_5"]),
+                               "beam_4_steps": _summary(timing["beam_4_steps"])}
             print(corpus, json.dumps(results[corpus]), flush=True)
     finally:
         driver.quit()

@@ -7,17 +7,21 @@
 //   r.hypotheses[0].tokens                          // ["i", "am", "a", "student", "<eos>"]
 //
 // translate(corpus, sentence, {beamSize = 1, topBeams = 1, alpha = 0, maxLen = min(50, max_len),
-// returnSteps = false}) -> Promise of {hypotheses: [{tokens, score}], sourceTokens,
+// returnSteps = false, topK = 0}) -> Promise of {hypotheses: [{tokens, score}], sourceTokens,
 // encoderAttention [layer][head][source][source], crossAttention [layer][head][step][source],
-// decoderAttention [layer][head][step][step], steps (with returnSteps)}: il.beam_search's
-// hypotheses and scores (beamSize 1 included); attention of the best hypothesis.
+// decoderAttention [layer][head][step][step], steps (with returnSteps), topK (with topK > 0:
+// [step][rank] {token, prob, logProb}, the decoder's most probable next words at each step of
+// the best hypothesis)}: il.beam_search's hypotheses and scores (beamSize 1 included);
+// attention of the best hypothesis.
 // greedy(corpus, sentence, {maxLen}) -> the same, from il.greedy_decode, plus logProbs per step.
+// words(corpus) -> Promise of the source words the corpus's model knows (no runtime loaded).
 import { beamSearch } from "./beam.js";
-import { attentionOf, encode } from "./graphs.js";
+import { attentionOf, encode, stepDistributions } from "./graphs.js";
 import { greedyDecode } from "./greedy.js";
-import { loadIndex, loadModel } from "./models.js";
+import { loadConfig, loadIndex, loadModel } from "./models.js";
+import { mountLiveWidgets } from "./live.js";
 import { decodeOptions, OPTIONS } from "./options.js";
-import { sourceIds } from "./vocab.js";
+import { sourceIds, SPECIALS } from "./vocab.js";
 
 // One decoding at a time: an onnxruntime-web session runs one call at a time.
 let queue = Promise.resolve();
@@ -54,6 +58,11 @@ async function translate(corpus, sentence, options = {}) {
         candidates: s.candidates.map(([ids, logProb]) => ({ tokens: spell(ids), logProb })),
         kept: s.kept.map(spell), finished: s.finished.map(spell) }));
     }
+    if (settings.topK > 0) {
+      const ranked = await stepDistributions(model, best[0][0], memory, settings.topK);
+      result.topK = ranked.map((ranks) => ranks.map(({ id, logProb }) =>
+        ({ token: model.tgtVocab.tokens[id], prob: Math.exp(logProb), logProb })));
+    }
     return result;
   });
 }
@@ -69,10 +78,17 @@ async function greedy(corpus, sentence, options = {}) {
   });
 }
 
-const api = { corpora: [], translate, greedy };
+async function words(corpus) {
+  const config = await loadConfig(corpus);
+  return config.src_tokens.filter((token) => !SPECIALS.includes(token));
+}
+
+const api = { corpora: [], translate, greedy, words };
 api.ready = loadIndex().then((index) => {
   api.corpora = Object.freeze([...index.corpora]);
   return api;
 });
 api.ready.catch(() => {});  // a failure reaches whoever awaits ready, not the console
 window.illustrated = api;
+// The live widgets of the page (containers written by illustrated.widgets.live), if any.
+mountLiveWidgets(api);

@@ -69,3 +69,22 @@ export async function attentionOf(model, tokens, memory) {
   const pick = (t) => nest(t.data, t.dims).map((layer) => layer[0]);  // drop the batch of one
   return { crossAttention: pick(out.cross_attention), selfAttention: pick(out.self_attention) };
 }
+
+/**
+ * The decoder's output distribution at every step of a hypothesis, its topK most probable words:
+ * step t is nextLogProbs on <bos> + tokens[:t] (so <bos> and <pad> have probability 0, as in
+ * decoding; they still count in the log_softmax's normalisation).
+ * @param {object} model @param {number[]} tokens a hypothesis without <bos>
+ * @param {object} memory the encoder's output tensor @param {number} topK words kept per step
+ * @returns {Promise<Array<Array<{id: number, logProb: number}>>>} [step][rank], best first
+ *   (ties: the lower id first)
+ */
+export async function stepDistributions(model, tokens, memory, topK) {
+  const out = [];
+  for (let t = 0; t < tokens.length; t += 1) {
+    const [row] = await nextLogProbs(model, [[model.config.bos_id, ...tokens.slice(0, t)]], memory);
+    const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
+    out.push(order.slice(0, topK).map((id) => ({ id, logProb: row[id] })));
+  }
+  return out;
+}

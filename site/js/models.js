@@ -29,6 +29,28 @@ export function loadIndex() {
   return index;
 }
 
+const configs = new Map();  // corpus -> Promise of {corpus}.json
+
+/**
+ * A corpus's {corpus}.json (vocabularies and sizes, a few kB), fetched once and without the
+ * runtime: what a widget needs to offer the model's words before it translates anything.
+ * @param {string} corpus one of index.json's corpora
+ * @returns {Promise<object>} {corpus, src_tokens, tgt_tokens, bos_id, eos_id, max_len, ...}
+ */
+export function loadConfig(corpus) {
+  if (!configs.has(corpus)) {
+    const config = loadIndex().then(({ corpora, models: entries }) => {
+      if (!corpora.includes(corpus)) {
+        throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
+      }
+      return fetchJson(new URL(entries[corpus].files.vocab, MODELS_URL));
+    });
+    configs.set(corpus, config);
+    config.catch(() => configs.delete(corpus));
+  }
+  return configs.get(corpus);
+}
+
 const models = new Map();  // corpus -> Promise of its model
 
 /**
@@ -46,13 +68,10 @@ export function loadModel(corpus) {
 }
 
 async function load(corpus) {
-  const { corpora, models: entries } = await loadIndex();
-  if (!corpora.includes(corpus)) {
-    throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
-  }
+  const config = await loadConfig(corpus);  // checks the name first
+  const { models: entries } = await loadIndex();
   const files = entries[corpus].files;
-  const [ort, config] = await Promise.all([loadRuntime(),
-    fetchJson(new URL(files.vocab, MODELS_URL))]);
+  const ort = await loadRuntime();
   const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
   const [encoder, decoder] = await Promise.all([files.encoder, files.decoder].map(
     (name) => ort.InferenceSession.create(new URL(name, MODELS_URL).href, options)));

@@ -232,7 +232,38 @@ def test_runtime_fetched_once_then_cached(page, server):
     (["translate", "post", "je suis", {"maxLen": 0}], "maxLen: expected an integer in [1, 64]"),
     (["translate", "post", "je suis", {"alpha": -1}], "alpha: expected a finite number >= 0"),
     (["greedy", "post", "je suis", {"beamSize": 4}], "options: unknown beamSize"),
+    (["translate", "post", "je suis", {"topK": -1}], "topK: expected an integer in [0, "),
+    (["translate", "post", "je suis", {"topK": 2.5}], "topK: expected an integer in [0, "),
 ])
 def test_bad_input_is_refused_by_name(page, call, message):
     [result] = run(page, [call])
     assert message in result.get("error", ""), result
+
+
+def test_top_k_per_step_matches_python(page):
+    """topK: the most probable next words at each step of the best hypothesis, as the model's
+    log_softmax gives them with <bos> and <pad> excluded (beam 2 here, so not only greedy)."""
+    sentences = _test_sentences("fr-en")[:4]
+    got = run(page, [["translate", "fr-en", s, {"beamSize": 2, "topK": 4}] for s in sentences])
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    for sentence, g in zip(sentences, got):
+        [(best, _)] = il.beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+                                     eos_id=tgt_vocab.eos_id, beam_size=2)
+        tgt_in = torch.tensor([[tgt_vocab.bos_id, *best[:-1]]])  # (1, steps)
+        with torch.no_grad():
+            log_probs = model(torch.tensor([src_vocab.encode(sentence)]), tgt_in)[0].log_softmax(-1)
+        log_probs[:, [tgt_vocab.bos_id, model.cfg.tgt_pad_id]] = float("-inf")  # (steps, vocab)
+        assert len(g["topK"]) == len(best), (sentence, g)
+        for step, (ranks, row) in enumerate(zip(g["topK"], log_probs.numpy())):
+            order = np.argsort(-row, kind="stable")[:4]
+            assert [r["token"] for r in ranks] == [tgt_vocab.tokens[i] for i in order], (sentence, step)
+            np.testing.assert_allclose([r["logProb"] for r in ranks], row[order], rtol=0, atol=TOL)
+            np.testing.assert_allclose([r["prob"] for r in ranks], np.exp(row[order]), rtol=0, atol=TOL)
+
+
+def test_words_are_the_source_vocabulary(page):
+    got = page.execute_async_script(
+        "const done = arguments[0]; window.illustrated.words('fr-en').then(done, (e) => done(String(e)));")
+    _, src_vocab, _ = il.pretrained("fr-en")
+    specials = {"<pad>", "<bos>", "<eos>", "<unk>"}
+    assert got == [t for t in src_vocab.tokens if t not in specials]
