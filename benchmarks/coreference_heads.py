@@ -61,9 +61,14 @@ _BASE_MODEL = il.SETTINGS[CORPUS]["model"]
 _BASE_TRAIN = il.SETTINGS[CORPUS]["train"]
 
 
-def _config(model: dict | None = None, train: dict | None = None) -> dict:
-    """A recipe: the corpus's shipped settings with some model fields and train keywords changed."""
-    return {"model": {**_BASE_MODEL, **(model or {})}, "train": {**_BASE_TRAIN, **(train or {})}}
+def _config(model: dict | None = None, train: dict | None = None, corpus: str = "shipped"
+            ) -> dict:
+    """A recipe: the corpus's shipped settings with some model fields and train keywords changed.
+
+    ``corpus`` is "shipped" (the corpus as it is) or "pronoun-first" (:func:`load_variant`).
+    """
+    return {"model": {**_BASE_MODEL, **(model or {})}, "train": {**_BASE_TRAIN, **(train or {})},
+            "corpus": corpus}
 
 
 #: The recipes searched; "baseline" is the shipped one (il.SETTINGS["coreference"] on TINY).
@@ -87,12 +92,43 @@ CONFIGS: dict[str, dict] = {
     "l3_dropout0.2": _config({"n_layers": 3, "dropout": 0.2}),
     "h8_dropout0.2": _config({"n_heads": 8, "dropout": 0.2}),
     "dropout0.2_steps600": _config({"dropout": 0.2}, {"steps": 600}),
+    # Corpus-side option (measured here, data/ untouched): the French clause with the pronoun first.
+    "pronoun_first": _config(corpus="pronoun-first"),
+    "pronoun_first_l3": _config({"n_layers": 3}, corpus="pronoun-first"),
     "l3_dropout0.1_ls0.1": _config({"n_layers": 3, "dropout": 0.1}, {"label_smoothing": 0.1}),
     "l4_dropout0.1_steps1000": _config({"n_layers": 4, "dropout": 0.1}, {"steps": 1000}),
     "l4_h8_d128_dropout0.1_steps1000": _config(
         {"n_layers": 4, "n_heads": 8, "d_model": 128, "d_ff": 256, "dropout": 0.1},
         {"steps": 1000}),
 }
+
+
+def pronoun_first(target: str) -> str:
+    """Move the French "parce qu'il/elle ..." clause to the front of the target sentence.
+
+    "l'animal n'a pas traversé la rue parce qu'il était trop fatigué" becomes
+    "parce qu'il était trop fatigué l'animal n'a pas traversé la rue": the decoder must then
+    choose il/elle before it has written either noun with its article, so the gender must come
+    from the source, not from its own prefix.
+    """
+    main, sep, clause = target.partition(" parce ")
+    if not sep:
+        raise ValueError(f"target: expected a sentence with ' parce ', got {target!r}")
+    return f"parce {clause} {main}"
+
+
+def load_variant(variant: str) -> tuple[list, list, il.data.Vocab, il.data.Vocab]:
+    """(train pairs, test pairs, src_vocab, tgt_vocab) of the corpus, "shipped" or "pronoun-first"."""
+    pairs, src_vocab, tgt_vocab = il.data.load_corpus(CORPUS, "train")
+    test_pairs, _, _ = il.data.load_corpus(CORPUS, "test")
+    if variant == "shipped":
+        return pairs, test_pairs, src_vocab, tgt_vocab
+    if variant != "pronoun-first":
+        raise ValueError(f"variant: expected 'shipped' or 'pronoun-first', got {variant!r}")
+    pairs = [(s, pronoun_first(t)) for s, t in pairs]
+    test_pairs = [(s, pronoun_first(t)) for s, t in test_pairs]
+    tgt_vocab = il.data.Vocab.build(t for _, t in pairs + test_pairs)
+    return pairs, test_pairs, src_vocab, tgt_vocab
 
 
 def roles(sentence: str, tokens: list[str]) -> tuple[int, int, int]:
@@ -131,11 +167,39 @@ def head_margins(model: il.modules.Transformer, src_vocab, sentences: list[str])
     return np.moveaxis(referent - distractor, 0, -1)  # (n_layers, n_heads, batch)
 
 
+def cross_margins(model: il.modules.Transformer, src_vocab, tgt_vocab,
+                  test_pairs: list[tuple[str, str]]) -> np.ndarray:
+    """Margin (referent - distractor) of the decoder's encoder-decoder attention at the il/elle step.
+
+    The reference translation is fed (teacher forcing, ``<bos>`` first); the decoder position
+    that predicts the pronoun reads ``<bos>`` + the words before it. Returns an array of shape
+    (n_layers, n_heads, n_sentences).
+    """
+    src = [src_vocab.encode(s) for s, _ in test_pairs]
+    tgt = [tgt_vocab.encode(t) for _, t in test_pairs]
+    words = [[tgt_vocab.tokens[i] for i in t] for t in tgt]
+    step = np.array([next(k for k, w in enumerate(ws) if w in ("il", "elle")) for ws in words])
+    places = np.array([roles(s, [src_vocab.tokens[i] for i in x])
+                       for (s, _), x in zip(test_pairs, src)])
+    length = max(map(len, tgt))
+    tgt_in = torch.tensor([[tgt_vocab.bos_id, *t] + [tgt_vocab.pad_id] * (length - len(t))
+                           for t in tgt])  # (batch, 1 + length); padding after the pronoun only
+    model.eval()
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        _, attention = model(torch.tensor(src).to(device), tgt_in.to(device),
+                             return_attention=True)
+    cross = torch.stack(attention.decoder_cross).double().cpu().numpy()  # (layers, b, heads, t, s)
+    rows = np.arange(len(test_pairs))
+    at_step = cross[:, rows, :, step, :]  # (batch, n_layers, n_heads, src_len)
+    margin = at_step[rows, :, :, places[:, 1]] - at_step[rows, :, :, places[:, 2]]  # (b, l, h)
+    return np.moveaxis(margin, 0, -1)  # (n_layers, n_heads, batch)
+
+
 def run(name: str, seed: int, device: str) -> dict:
     """Train config ``name`` with ``seed``; return its head scores and pronoun accuracy."""
     recipe = CONFIGS[name]
-    pairs, src_vocab, tgt_vocab = il.data.load_corpus(CORPUS, "train")
-    test_pairs, _, _ = il.data.load_corpus(CORPUS, "test")
+    pairs, test_pairs, src_vocab, tgt_vocab = load_variant(recipe["corpus"])
     cfg = il.presets.make_config(CORPUS, src_vocab, tgt_vocab, **recipe["model"])
     il.set_seed(seed)
     model = il.modules.Transformer(cfg)
@@ -143,7 +207,13 @@ def run(name: str, seed: int, device: str) -> dict:
     history = il.train(model, pairs, src_vocab, tgt_vocab, device=device, seed=seed,
                        progress=False, **recipe["train"])
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    metrics = il.evaluate(model, CORPUS, src_vocab, tgt_vocab)
+    predictions = il.training.translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
+    pronoun_accuracy = statistics.fmean(il.data.pronoun_correct(p, t)
+                                        for p, (_, t) in zip(predictions, test_pairs))
+    exact = statistics.fmean(p == t for p, (_, t) in zip(predictions, test_pairs))
+    cross = cross_margins(model, src_vocab, tgt_vocab, test_pairs)  # (n_layers, n_heads, n)
+    cross_scores = cross.mean(-1)  # (n_layers, n_heads), every layer
+    c_layer, c_head = np.unravel_index(int(np.argmax(cross_scores)), cross_scores.shape)
     test = head_margins(model, src_vocab, [s for s, _ in test_pairs])  # (n_layers, n_heads, n)
     train_check = head_margins(model, src_vocab, [s for s, _ in pairs[:400]])
     scores, shares = test.mean(-1), (test > 0).mean(-1)  # (n_layers, n_heads)
@@ -153,8 +223,7 @@ def run(name: str, seed: int, device: str) -> dict:
         "config": name, "seed": seed, "recipe": recipe, "seconds": round(seconds, 2),
         "cpu_seconds": round(cpu_seconds, 2), "steps": history.steps,
         "final_loss": round(history.loss[-1], 4),
-        "pronoun_accuracy": round(metrics["pronoun_accuracy"], 4),
-        "exact_match": round(metrics["exact_match"], 4),
+        "pronoun_accuracy": round(pronoun_accuracy, 4), "exact_match": round(exact, 4),
         "best_layer": int(layer) + 1, "best_head": int(head),  # layer 1-based, head 0-based
         "best_score": round(float(scores[layer, head]), 4),
         "best_share": round(float(shares[layer, head]), 4),
@@ -162,6 +231,11 @@ def run(name: str, seed: int, device: str) -> dict:
         "scores": np.round(scores, 4).tolist(),  # (n_layers, n_heads), layer 1 included
         "shares": np.round(shares, 4).tolist(),
         "n_test_sentences": int(test.shape[-1]),
+        # The decoder's encoder-decoder attention at the il/elle step, any layer (1-based).
+        "cross_best_layer": int(c_layer) + 1, "cross_best_head": int(c_head),
+        "cross_best_score": round(float(cross_scores[c_layer, c_head]), 4),
+        "cross_best_share": round(float((cross[c_layer, c_head] > 0).mean()), 4),
+        "cross_scores": np.round(cross_scores, 4).tolist(),
     }
 
 
