@@ -305,7 +305,9 @@ def main() -> None:
             "first_optimizer_seconds": first_optimizer_s, "score_bar": SCORE_BAR,
             "share_bar": SHARE_BAR, "seeds_bar": SEEDS_BAR,
             "score": "mean over test sentences of w(it->referent) - w(it->distractor), "
-                     "encoder layers >= 2 (1-based), best head per model"}
+                     "encoder layers >= 2 (1-based), best head per model",
+            "note": "runs without cross_* fields were recorded before the decoder's "
+                    "cross-attention score was added (first screening, seeds 0-1)"}
     todo = [(c, s) for c in args.configs for s in args.seeds]
     if args.merge:  # merging only: no training
         todo = []
