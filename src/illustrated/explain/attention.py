@@ -790,7 +790,9 @@ def torch_flops(module: nn.Module, x: torch.Tensor) -> int:
     Parameters
     ----------
     module : torch.nn.Module
-        Called as ``module(x, x, x)`` (self-attention), in eval mode and without gradients.
+        Called as ``module(x, x, x)`` (self-attention), in eval mode and without gradients;
+        :class:`illustrated.modules.MultiHeadAttention` with ``return_attention=True``, so that
+        its step-by-step path (the matrix products of paper Eq. 1) is what is counted.
     x : torch.Tensor
         Input.
 
@@ -816,8 +818,13 @@ def torch_flops(module: nn.Module, x: torch.Tensor) -> int:
         raise ValueError(f"x: expected a (batch, seq, d_model) tensor, got {getattr(x, 'shape', x)!r}")
     from torch.utils.flop_counter import FlopCounterMode
 
+    from ..modules import MultiHeadAttention
+
+    # Ours runs the book's step-by-step path (return_attention=True): the fused kernel it uses
+    # otherwise is counted by torch as one opaque attention call.
+    keywords = {"return_attention": True} if isinstance(module, MultiHeadAttention) else {}
     with EvalMode(module), FlopCounterMode(display=False) as counter:
-        module(x, x, x)
+        module(x, x, x, **keywords)
     return int(counter.get_total_flops())
 
 
