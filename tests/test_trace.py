@@ -54,18 +54,21 @@ def test_logits_memory_and_attention_equal_the_models_forward(model_and_vocabs):
 def test_layer_outputs_equal_each_layers_forward(model_and_vocabs):
     model, src_vocab, tgt_vocab = model_and_vocabs
     t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    # The trace runs the book's step-by-step attention; a layer called without
+    # return_attention runs the fused kernel: the two agree to float32 rounding (~1e-6 at
+    # values of a few units), hence 1e-5 here.
     with il.decoding.EvalMode(model):
         x = torch.tensor(t.encoder_input, dtype=torch.float32)[None]
         for layer, traced in zip(model.encoder.layers, t.encoder_layers):
-            np.testing.assert_allclose(traced.input, x[0].double().numpy(), atol=1e-6)
+            np.testing.assert_allclose(traced.input, x[0].double().numpy(), atol=1e-5)
             x = layer(x)
-            np.testing.assert_allclose(traced.output, x[0].double().numpy(), atol=1e-6)
+            np.testing.assert_allclose(traced.output, x[0].double().numpy(), atol=1e-5)
         memory = torch.tensor(t.memory, dtype=torch.float32)[None]
         y = torch.tensor(t.decoder_input, dtype=torch.float32)[None]
         mask = il.causal_mask(y.shape[1])
         for layer, traced in zip(model.decoder.layers, t.decoder_layers):
             y = layer(y, memory, None, mask)
-            np.testing.assert_allclose(traced.output, y[0].double().numpy(), atol=1e-6)
+            np.testing.assert_allclose(traced.output, y[0].double().numpy(), atol=1e-5)
 
 
 def test_attention_steps_are_the_posts_six_steps(model_and_vocabs):

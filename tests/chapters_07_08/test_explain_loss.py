@@ -59,7 +59,8 @@ def test_position_distributions_is_the_teacher_forced_forward_pass(post_trained)
     np.testing.assert_array_equal(d.target_ids, [2, 1, 0, 4, 5])
     with torch.no_grad():
         logits = model(torch.tensor([[4, 6, 7]]), torch.tensor([[7, 2, 1, 0, 4]]))[0]
-    np.testing.assert_allclose(d.logits, logits.numpy(), atol=1e-6)
+    # the model's fused attention vs the traced step-by-step path: float32 rounding apart
+    np.testing.assert_allclose(d.logits, logits.numpy(), atol=1e-5)
     np.testing.assert_allclose(d.probs, il.reference.softmax(d.logits), atol=1e-12)
     assert d.vocab_tokens == tv.tokens
     assert (d.probs.argmax(axis=1) == d.target_ids).all()  # the trained model has learned it
