@@ -54,10 +54,12 @@ export function mount(root) {
       `√(variance + ε) = ${fixed(Math.sqrt(variance + eps))} with ε = ${eps}`);
     const top = Math.max(...summed.map(Math.abs), ...normalized.map(Math.abs), 1e-9);
     const labels = columns;
-    ui.el("span", out, {}, "x + z: ");
-    bars(ui, out, summed, labels, { lo: -top, hi: top, width: 260, height: 100 });
-    ui.el("span", out, {}, " after the norm: ");
-    bars(ui, out, normalized, labels, { lo: -top, hi: top, width: 260, height: 100,
-      color: "#dd8452" });
+    // Two panels side by side, each titled: before and after the norm, on one scale.
+    for (const [title, values, color] of [["x + z", summed, "#4c72b0"],
+      ["after the norm", normalized, "#dd8452"]]) {
+      const panel = ui.el("div", out, { style: "display: inline-block; margin-right: 24px" });
+      ui.el("div", panel, {}, title);
+      bars(ui, panel, values, labels, { lo: -top, hi: top, width: 260, height: 100, color });
+    }
   });
 }
