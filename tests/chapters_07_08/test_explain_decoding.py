@@ -88,7 +88,8 @@ def test_memory_keys_values_are_the_cross_attention_projections(post_trained):
     assert len(kv.keys) == len(kv.values) == model.cfg.n_layers
     with torch.no_grad():
         memory = model.encode(torch.tensor([sv.encode(SENTENCE)]))
-    np.testing.assert_allclose(kv.memory, memory.numpy(), atol=1e-6)
+    # the traced step-by-step attention vs the model's fused kernel: float32 rounding apart
+    np.testing.assert_allclose(kv.memory, memory.numpy(), atol=1e-5)
     for layer, k, v in zip(model.decoder.layers, kv.keys, kv.values):
         assert k.shape == v.shape == (1, h, 3, d // h)
         w = layer.cross_attn.w_k
@@ -105,7 +106,8 @@ def test_output_step_is_linear_then_softmax(post_trained):
     np.testing.assert_allclose(ref.probs, step.probs, atol=1e-6)
     with torch.no_grad():
         logits = model(torch.tensor([sv.encode(SENTENCE)]), torch.tensor([[tv.bos_id, tv.index("i")]]))
-    np.testing.assert_allclose(step.logits, logits[0, -1].numpy(), atol=1e-6)
+    # the traced step-by-step attention vs the model's fused kernel: float32 rounding apart
+    np.testing.assert_allclose(step.logits, logits[0, -1].numpy(), atol=1e-5)
     assert step.chosen_id == _greedy(model, sv, tv, SENTENCE)[1]
     assert step.chosen_token == "am"
 
