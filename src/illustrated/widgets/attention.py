@@ -22,7 +22,7 @@ from ..plots import matrices as matrix_plots
 from ..plots.player import frames_player
 from ..plots.style import COLORS
 
-__all__ = ["softmax_widget", "softmax_player", "saturation_widget", "saturation_player",
+__all__ = ["softmax_widget", "softmax_player", "draw_saturation", "saturation_widget", "saturation_player",
            "heads_widget", "heads_player", "draw_head_split"]
 
 
@@ -128,8 +128,12 @@ def softmax_player(score_1: float = 112.0, scores_2: Sequence[float] = tuple(ran
 _D_K_CHOICES = tuple(2 ** i for i in range(11))
 
 
-def _draw_saturation(d_k: int, curve: compute.SaturationCurve, n_keys: int, seed: int,
-                     fig=None):
+def draw_saturation(d_k: int, curve: compute.SaturationCurve, n_keys: int, seed: int,
+                    fig=None):
+    """The saturation widget's picture for one ``d_k`` (a Figure), over a precomputed ``curve``.
+
+    Used by the widget, its player and the static page's precomputed panels. Paper §3.2.1.
+    """
     example = compute.saturation_example(d_k, n_keys, seed)
     return attention_plots.plot_saturation(example.unscaled, example.scaled, d_k, *curve, fig=fig)
 
@@ -142,7 +146,7 @@ class _SaturationView:
         self.curve = compute.saturation_curve(_D_K_CHOICES, n_keys=n_keys, seed=seed)
 
     def show(self, d_k: int) -> None:
-        _show(_draw_saturation(d_k, self.curve, self.n_keys, self.seed))
+        _show(draw_saturation(d_k, self.curve, self.n_keys, self.seed))
 
 
 def saturation_widget(d_k: int = 64, n_keys: int = 8, seed: int = 0) -> widgets.VBox:
@@ -217,11 +221,11 @@ def saturation_player(d_k_values: Sequence[int] = _D_K_CHOICES[::2], n_keys: int
     d_k_values = list(d_k_values)
     curve = compute.saturation_curve(sorted({*_D_K_CHOICES, *d_k_values}), n_keys=n_keys,
                                      seed=seed)
-    fig = _draw_saturation(d_k_values[0], curve, n_keys, seed)
+    fig = draw_saturation(d_k_values[0], curve, n_keys, seed)
     fig.set_dpi(72)
 
     def draw_frame(i: int) -> None:
-        _draw_saturation(d_k_values[i], curve, n_keys, seed, fig=fig)
+        draw_saturation(d_k_values[i], curve, n_keys, seed, fig=fig)
 
     return frames_player(fig, draw_frame, len(d_k_values))
 

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 from ..explain import loss as loss_explain
 from ..plots import distributions as distribution_plots
 
-__all__ = ["label_smoothing_widget", "training_widget"]
+__all__ = ["label_smoothing_widget", "draw_snapshot", "training_widget"]
 
 
 def _show_smoothing(target_ids: tuple[int, ...], tokens: tuple[str, ...],
@@ -73,14 +73,22 @@ def label_smoothing_widget(target_ids: Sequence[int], tokens: Sequence[str],
     return widgets.VBox([slider, out])
 
 
-def _show_snapshot(snapshots: loss_explain.TrainingSnapshots, index: int) -> None:
+def draw_snapshot(snapshots: loss_explain.TrainingSnapshots, index: int):
+    """The training widget's picture: the model's distributions at snapshot ``index`` beside the
+    one-hot targets (a Figure). Used by the widget and by the static page's precomputed panels.
+    Post "Recap Of Training".
+    """
     positions = snapshots.positions
-    fig = distribution_plots.plot_distributions(
+    return distribution_plots.plot_distributions(
         {f"model, step {snapshots.steps[index]}": snapshots.probs[index],
          "target": loss_explain.smoothed_targets(positions.target_ids, len(positions.vocab_tokens),
                                                  0.0)},
         positions.vocab_tokens, position_labels=positions.target_tokens,
         highlight=positions.target_ids)
+
+
+def _show_snapshot(snapshots: loss_explain.TrainingSnapshots, index: int) -> None:
+    fig = draw_snapshot(snapshots, index)
     plt.show()
     plt.close(fig)
 

@@ -17,21 +17,29 @@ from ..config import TransformerConfig
 from ..explain import norms
 from ..plots import residual as residual_plots
 
-__all__ = ["VIEWS", "norm_placement_widget"]
+__all__ = ["VIEWS", "draw_plan", "norm_placement_widget"]
 
 VIEWS = ("one encoder layer", "encoders and decoders")
 """What the widget can draw."""
 
 
-def _show_plan(norm_first: bool, n_layers: int, view: str, cfg: TransformerConfig) -> None:
+def draw_plan(norm_first: bool, n_layers: int, view: str, cfg: TransformerConfig):
+    """The widget's picture for one setting: describe the stack, then draw it.
+
+    ``view`` is one of :data:`VIEWS`. Returns the matplotlib Figure. Used by the widget and by
+    the static page's precomputed panels. Post "The Residuals"; paper §3.1.
+    """
     plan = norms.describe_stack(replace(cfg, norm_first=norm_first, n_layers=n_layers))
     name = "pre-LN: x + Sublayer(LayerNorm(x))" if norm_first else \
         "post-LN: LayerNorm(x + Sublayer(x))"
     if view == VIEWS[0]:
-        fig = residual_plots.plot_add_norm_layer(plan.encoder[0], norm_first=norm_first,
-                                                 title=name)
-    else:
-        fig = residual_plots.plot_add_norm_stack(**plan._asdict(), title=name)
+        return residual_plots.plot_add_norm_layer(plan.encoder[0], norm_first=norm_first,
+                                                  title=name)
+    return residual_plots.plot_add_norm_stack(**plan._asdict(), title=name)
+
+
+def _show_plan(norm_first: bool, n_layers: int, view: str, cfg: TransformerConfig) -> None:
+    fig = draw_plan(norm_first, n_layers, view, cfg)
     plt.show()
     plt.close(fig)
 

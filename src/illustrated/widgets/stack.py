@@ -19,12 +19,20 @@ import numpy as np
 from ..explain import tensors
 from ..plots import diagrams, vectors
 
-__all__ = ["stack_widget", "perturbation_widget"]
+__all__ = ["draw_stack", "stack_widget", "draw_perturbation", "perturbation_widget"]
+
+
+def draw_stack(n_layers: int, source: str, target: str):
+    """The widget's picture: the encoder-decoder stack with ``n_layers`` a side (a Figure).
+
+    Used by the widget and by the static page's precomputed panels. Post "A High-Level Look".
+    """
+    return diagrams.encoder_decoder_stack(n_layers, source=source, target=target,
+                                          title=f"n_layers = {n_layers}")
 
 
 def _show_stack(n_layers: int, source: str, target: str) -> None:
-    fig = diagrams.encoder_decoder_stack(n_layers, source=source, target=target,
-                                         title=f"n_layers = {n_layers}")
+    fig = draw_stack(n_layers, source, target)
     plt.show()
     plt.close(fig)
 
@@ -73,14 +81,24 @@ def stack_widget(source: str, target: str, *, n_layers: int = 6,
     return widgets.VBox([slider, out])
 
 
+def draw_perturbation(position: int, delta: float, x: np.ndarray,
+                      params: Mapping[str, np.ndarray], n_heads: int, words: Sequence[str]):
+    """The widget's picture: nudge one input row by ``delta``, draw how every output row moves.
+
+    ``x`` (seq, d_model); returns the Figure. Used by the widget and by the static page's
+    precomputed panels. Post "Now We're Encoding!".
+    """
+    effect = tensors.perturbation_effect(x, params, n_heads, position, delta=delta)
+    return vectors.change_heatmaps(effect.changes, words, perturbed=position,
+                                   row_change=effect.row_change,
+                                   title=f"nudging the input of {words[position]!r} "
+                                         f"(position {position + 1}) by {delta:g}")
+
+
 def _show_perturbation(position: int, delta: float, x: np.ndarray,
                        params: Mapping[str, np.ndarray], n_heads: int,
                        words: Sequence[str]) -> None:
-    effect = tensors.perturbation_effect(x, params, n_heads, position, delta=delta)
-    fig = vectors.change_heatmaps(effect.changes, words, perturbed=position,
-                                  row_change=effect.row_change,
-                                  title=f"nudging the input of {words[position]!r} "
-                                        f"(position {position + 1}) by {delta:g}")
+    fig = draw_perturbation(position, delta, x, params, n_heads, words)
     plt.show()
     plt.close(fig)
 
