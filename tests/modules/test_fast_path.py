@@ -1,5 +1,6 @@
-"""The two attention paths agree: the book's explicit one (``return_attention=True``) and the fused
-``torch.nn.functional.scaled_dot_product_attention`` one (``return_attention=False``)."""
+"""The three attention paths agree: the book's explicit one (``return_attention=True``), the batched
+key-first one that ``forward`` takes on a CPU, and the fused
+``torch.nn.functional.scaled_dot_product_attention`` one it takes on other devices."""
 from dataclasses import replace
 
 import pytest
@@ -30,55 +31,81 @@ def masks(batch: int, heads: int, seq_q: int, seq_k: int) -> dict[str, torch.Ten
     return out
 
 
+FAST_PATHS = ["attend_batched", "attend_fused"]
+
+
+@pytest.mark.parametrize("path", FAST_PATHS)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("seq_k", [5, 7])  # 5: self-attention; 7: cross-attention
-def test_both_paths_equal_in_eval_mode(dtype, seq_k):
+@pytest.mark.parametrize("inputs", ["self", "cross", "key != value"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fast_paths_equal_the_explicit_one_in_eval_mode(path, dtype, inputs, bias):
     torch.manual_seed(0)
-    mha = MultiHeadAttention(16, 4, dropout=0.5).to(dtype).eval()  # eval: dropout off
+    mha = MultiHeadAttention(16, 4, dropout=0.5, bias=bias).to(dtype).eval()  # eval: no dropout
     query = torch.randn(3, 5, 16, dtype=dtype)
-    memory = query if seq_k == 5 else torch.randn(3, seq_k, 16, dtype=dtype)
-    for name, mask in masks(3, 4, 5, seq_k).items():
-        explicit, weights = mha(query, memory, memory, mask, return_attention=True)
-        fast = mha(query, memory, memory, mask)
+    key = query if inputs == "self" else torch.randn(3, 7, 16, dtype=dtype)
+    value = torch.randn_like(key) if inputs == "key != value" else key
+    for name, mask in masks(3, 4, 5, key.shape[1]).items():
+        explicit, weights = mha(query, key, value, mask, return_attention=True)
+        fast = getattr(mha, path)(query, key, value, mask)
         assert fast.dtype == dtype and fast.shape == (3, 5, 16)
         assert torch.allclose(fast, explicit, atol=ATOL[dtype], rtol=0), name
         if mask is not None:  # the explicit path did mask: a forbidden key has weight 0
             assert torch.all(weights.masked_select(~mask.expand_as(weights)) == 0)
 
 
-def test_both_paths_equal_in_train_mode_without_dropout(float64):
+def test_forward_takes_the_batched_path_on_a_cpu(monkeypatch):
+    mha = MultiHeadAttention(16, 4).eval()
+    x = torch.randn(2, 5, 16)
+    expected = mha.attend_batched(x, x, x, il.causal_mask(5))
+
+    def refuse(*args):
+        raise AssertionError("the fused path ran on a CPU")
+
+    monkeypatch.setattr(mha, "attend_fused", refuse)
+    assert torch.equal(mha(x, x, x, il.causal_mask(5)), expected)
+
+
+@pytest.mark.parametrize("path", FAST_PATHS)
+def test_fast_paths_equal_the_explicit_one_in_train_mode_without_dropout(float64, path):
     mha = MultiHeadAttention(16, 4, dropout=0.0).train()
     x, memory = torch.randn(2, 5, 16), torch.randn(2, 6, 16)
     for key, mask in ((x, il.causal_mask(5)), (memory, random_mask(2, 4, 5, 6))):
         explicit, _ = mha(x, key, key, mask, return_attention=True)
-        assert torch.allclose(mha(x, key, key, mask), explicit, atol=1e-12, rtol=0)
+        fast = getattr(mha, path)(x, key, key, mask)
+        assert torch.allclose(fast, explicit, atol=1e-12, rtol=0)
 
 
-def test_both_paths_give_equal_gradients(float64):
+@pytest.mark.parametrize("path", FAST_PATHS)
+@pytest.mark.parametrize("inputs", ["self", "cross"])
+def test_fast_paths_give_the_explicit_paths_gradients(float64, path, inputs):
     mha = MultiHeadAttention(16, 4)
-    x = torch.randn(2, 5, 16)
-    mask = il.causal_mask(5)
+    x = torch.randn(2, 5, 16, requires_grad=True)
+    memory = x if inputs == "self" else torch.randn(2, 6, 16, requires_grad=True)
+    mask = il.causal_mask(5) if inputs == "self" else masks(2, 4, 5, 6)["padding"]
     grads = []
-    for return_attention in (True, False):
+    for run in (lambda: mha(x, memory, memory, mask, return_attention=True)[0],
+                lambda: getattr(mha, path)(x, memory, memory, mask)):
         mha.zero_grad()
-        out = mha(x, x, x, mask, return_attention=return_attention)
-        out = out[0] if return_attention else out
-        (out * torch.linspace(-1, 1, 16)).sum().backward()
-        grads.append([p.grad.clone() for p in mha.parameters()])
+        x.grad = memory.grad = None
+        (run() * torch.linspace(-1, 1, 16)).sum().backward()
+        grads.append([p.grad.clone() for p in mha.parameters()] + [x.grad.clone()]
+                     + ([] if memory is x else [memory.grad.clone()]))
     for explicit, fast in zip(*grads):
         assert torch.allclose(fast, explicit, atol=1e-12, rtol=0)
 
 
-def draws(mha: MultiHeadAttention, x: torch.Tensor, n: int, return_attention: bool):
-    """``n`` independent train-mode outputs of ``mha`` on ``x`` (batch, seq, d_model), from one
-    call on ``n`` copies of the batch (every copy draws its own dropout): (n, batch, seq, d_model)."""
+def draws(mha: MultiHeadAttention, x: torch.Tensor, n: int, path: str):
+    """``n`` independent train-mode outputs of ``mha``'s ``path`` on ``x`` (batch, seq, d_model),
+    from one call on ``n`` copies of the batch (every copy draws its own dropout):
+    (n, batch, seq, d_model)."""
     copies = x.repeat(n, 1, 1)  # (n * batch, seq, d_model)
-    out = mha(copies, copies, copies, return_attention=return_attention)
-    out = out[0] if return_attention else out  # (n * batch, seq, d_model)
+    out = getattr(mha, path)(copies, copies, copies)
+    out = out[0] if path == "attend_step_by_step" else out  # (n * batch, seq, d_model)
     return out.view(n, *x.shape)  # (n, batch, seq, d_model)
 
 
-def test_fast_path_dropout_is_unbiased_with_the_explicit_paths_spread(float64):
+@pytest.mark.parametrize("path", FAST_PATHS)
+def test_fast_path_dropout_is_unbiased_with_the_explicit_paths_spread(float64, path):
     """Dropout on the attention weights at rate p keeps each weight with probability 1 - p and
     scales it by 1/(1 - p): over many draws the mean output is the eval output, and the spread
     is that of the explicit path, which drops the same weights at the same rate."""
@@ -88,11 +115,11 @@ def test_fast_path_dropout_is_unbiased_with_the_explicit_paths_spread(float64):
     mha.train()
     n = 4000
     torch.manual_seed(1)
-    fast = draws(mha, x, n, False)
-    explicit = draws(mha, x, n, True)
+    fast = draws(mha, x, n, path)
+    explicit = draws(mha, x, n, "attend_step_by_step")
     assert not torch.allclose(fast[0], expected, atol=1e-3)  # dropout did act
     torch.manual_seed(1)
-    assert torch.equal(draws(mha, x, n, False), fast)  # the same seed, the same draws
+    assert torch.equal(draws(mha, x, n, path), fast)  # the same seed, the same draws
     error = (fast.mean(0) - expected).abs()
     assert torch.all(error <= 5 * fast.std(0) / n ** 0.5)  # unbiased, to 5 standard errors
     spread = fast.var(0).sum() / explicit.var(0).sum()

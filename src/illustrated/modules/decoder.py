@@ -107,7 +107,7 @@ class Decoder(nn.Module):
         check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
-            if not return_attention:  # the fused attention path (see MultiHeadAttention)
+            if not return_attention:  # the fast attention path (see MultiHeadAttention)
                 x = layer(x, memory, src_mask, tgt_mask)
                 continue
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)

@@ -63,7 +63,7 @@ class EncoderLayer(nn.Module):
         h = sublayer_input(x, self.norm1, self.norm_first)
         if return_attention:
             z, weights = self.self_attn(h, h, h, mask, return_attention=True)
-        else:  # the fused attention path (see MultiHeadAttention)
+        else:  # the fast attention path (see MultiHeadAttention)
             z, weights = self.self_attn(h, h, h, mask), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)

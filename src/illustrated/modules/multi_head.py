@@ -9,6 +9,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._checks import check_attention_inputs, check_attention_sizes, check_features
+from .batched_attention import (attend_keys_first, mask_bias, merge_heads, project_heads,
+                                scaled_query_projection)
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention"]
@@ -36,14 +38,20 @@ class MultiHeadAttention(nn.Module):
     -> out (batch, seq_q, d_model), and with ``return_attention=True`` also the weights
        (batch, n_heads, seq_q, seq_k).
 
-    Two paths compute the same attention. With ``return_attention=True`` the book's
-    :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` runs step by step
-    (scores, -inf where masked, softmax, dropout on the weights, weights times values) and
-    hands the weights back. Without it, ``torch.nn.functional.scaled_dot_product_attention``
-    computes the same thing in one fused call and never builds the weights; the two agree to
-    rounding in eval mode (tested to 1e-6 in float32, 1e-12 in float64). In train mode with
-    dropout > 0 both drop attention weights at the rate ``dropout``, but the fused call draws
-    its own random numbers, so the two paths drop different weights.
+    Three paths compute the same attention; ``forward`` picks one.
+
+    * ``return_attention=True``: :meth:`attend_step_by_step`, the book's
+      :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` step by step
+      (scores, -inf where masked, softmax, dropout on the weights, weights times values), which
+      hands the weights back.
+    * Otherwise, on a CPU: :meth:`attend_batched`, every head and sentence in a few batched
+      products laid out for the CPU (:mod:`~illustrated.modules.batched_attention`).
+    * Otherwise (CUDA, MPS): :meth:`attend_fused`,
+      ``torch.nn.functional.scaled_dot_product_attention`` in one fused kernel.
+
+    The three agree to rounding (tested to 1e-6 in float32 and 1e-12 in float64, gradients
+    too). In train mode with dropout > 0 all three drop attention weights at the rate
+    ``dropout``, but each draws its own random numbers, so they drop different weights.
 
     Raises
     ------
@@ -80,15 +88,51 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False):
         check_attention_inputs(self, query, key, value, mask)
+        if return_attention:
+            return self.attend_step_by_step(query, key, value, mask)
+        if query.device.type == "cpu":
+            return self.attend_batched(query, key, value, mask)
+        return self.attend_fused(query, key, value, mask)
+
+    def attend_step_by_step(self, query, key, value, mask=None):
+        """The book's path: -> (out (batch, seq_q, d_model), weights (batch, n_heads, seq_q, seq_k))."""
         batch, seq_q, _ = query.shape
         q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
         k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
         v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
-        if return_attention:  # the book's path: every step, weights kept
-            z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
-        else:  # the same math in one fused call (mask already checked: True = may attend)
-            p = self.dropout.p if self.training else 0.0
-            z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
         concat = z.transpose(1, 2).reshape(batch, seq_q, self.d_model)  # (batch, seq_q, d_model)
-        out = self.w_o(concat)  # (batch, seq_q, d_model)
-        return (out, weights) if return_attention else out
+        return self.w_o(concat), weights  # (batch, seq_q, d_model), (batch, n_heads, seq_q, seq_k)
+
+    def attend_fused(self, query, key, value, mask=None):
+        """``F.scaled_dot_product_attention`` in one call: -> (batch, seq_q, d_model)."""
+        batch, seq_q, _ = query.shape
+        q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
+        k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
+        v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+        p = self.dropout.p if self.training else 0.0  # mask already checked: True = may attend
+        z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+        return self.w_o(z.transpose(1, 2).reshape(batch, seq_q, self.d_model))
+
+    def attend_batched(self, query, key, value, mask=None):
+        """Every head and sentence at once, laid out for a CPU: -> (batch, seq_q, d_model).
+
+        Self-attention (``query is key is value``) projects Q, K and V in one product, and
+        cross-attention K and V in one; see :mod:`~illustrated.modules.batched_attention`.
+        """
+        batch, seq_q, _ = query.shape
+        seq_k = key.shape[1]
+        w_q, b_q = scaled_query_projection(self.w_q.weight, self.w_q.bias, self.d_k)
+        wk, bk, wv, bv = self.w_k.weight, self.w_k.bias, self.w_v.weight, self.w_v.bias
+        if query is key and key is value:
+            q, k, v = project_heads(query, [w_q, wk, wv], [b_q, bk, bv], self.n_heads)
+        else:
+            q = project_heads(query, [w_q], [b_q], self.n_heads)[0]  # (n_heads * batch, seq_q, d_k)
+            if key is value:
+                k, v = project_heads(key, [wk, wv], [bk, bv], self.n_heads)
+            else:
+                k = project_heads(key, [wk], [bk], self.n_heads)[0]  # (n_heads * batch, seq_k, d_k)
+                v = project_heads(value, [wv], [bv], self.n_heads)[0]
+        bias = None if mask is None else mask_bias(mask, batch, self.n_heads, seq_q, seq_k, q.dtype)
+        z = attend_keys_first(q, k, v, bias, self.dropout.p if self.training else 0.0)
+        return self.w_o(merge_heads(z, batch))  # (batch, seq_q, d_model)

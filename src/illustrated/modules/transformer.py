@@ -111,7 +111,7 @@ class Transformer(nn.Module):
                 and tgt_in.shape[0] != src.shape[0]:
             raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "
                              f"{tuple(tgt_in.shape)}")
-        if not return_attention:  # the fused attention path (see MultiHeadAttention)
+        if not return_attention:  # the fast attention path (see MultiHeadAttention)
             memory = self.encode(src, src_mask)  # (batch, src_len, d_model)
             return self.generator(self.decode(tgt_in, memory, src_mask))  # (batch, tgt_len, tgt_vocab_size)
         memory, enc_w = self.encode(src, src_mask, return_attention=True)
