@@ -12,14 +12,17 @@ the median of the per-round ratios:
 
 * training: forward, cross-entropy, backward and a fused Adam step (the optimizer ``il.train``
   uses) per batch;
-* inference: ``model(src, tgt_in)`` in eval mode under ``torch.no_grad()`` (our fused attention
-  path; torch's encoder takes its native "fast path" there);
+* inference: ``model(src, tgt_in)`` in eval mode under ``torch.no_grad()`` (our batched
+  attention path on a CPU; torch's encoder takes its native "fast path" there);
 * optimizer: our training step with ``torch.optim.Adam`` as a Python loop over parameters
   (``foreach=False``), with ``foreach=True`` and with ``fused=True``.
 
-Writes benchmarks/results/throughput.json.
+Then the training and inference measurements are repeated under ``ATEN_CPU_CAPABILITY=avx2`` and
+``=default`` (how a machine without AVX-512, or without vector kernels, computes), each in a
+subprocess, and their ratios recorded too. Writes benchmarks/results/throughput.json.
 
     python benchmarks/throughput.py [--steps 10] [--rounds 21] [--threads 1] [--device cpu]
+                                    [--also-capabilities avx2 default]
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -50,6 +55,10 @@ EARLIER = {
     "this_machine_before": {"ms_per_step_ours": 13.3, "ms_per_step_torch": 13.64,
                             "training_ratio": 1.026,
                             "note": "this 2-core AVX-512 machine, explicit attention only"},
+    "this_machine_sdpa": {"ms_per_step_ours": 15.2, "ms_per_step_torch": 16.1,
+                          "training_ratio": 1.06, "inference_ratio": 1.27,
+                          "note": "this machine, F.scaled_dot_product_attention when no weights "
+                                  "are asked for (before the batched key-first path)"},
 }
 
 
@@ -126,6 +135,27 @@ def ratios(times: dict, slow: str, fast: str) -> dict:
     return out
 
 
+def other_capabilities(args) -> dict:
+    """The training and inference ratios of this script rerun under each ATEN_CPU_CAPABILITY of
+    ``args.also_capabilities`` (a subprocess each, same settings)."""
+    out = {}
+    for capability in args.also_capabilities:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "throughput.json"
+            subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--rounds",
+                            str(args.rounds), "--device", args.device, "--threads",
+                            str(args.threads), "--out", str(path), "--also-capabilities"],
+                           env=dict(os.environ, ATEN_CPU_CAPABILITY=capability), check=True,
+                           capture_output=True)
+            run = json.loads(path.read_text())
+        out[capability] = {"capability": run["machine"]["capability"]} | {
+            key: run[key]["cpu_ratio_of_medians"]
+            for key in ("training_ratio_ours_over_torch", "inference_ratio_ours_over_torch")} | {
+            "training_ms_ours_torch": [run["training_ms_per_step"][m]["median_cpu_ms"]
+                                       for m in ("ours", "torch")]}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10, help="batches per model and round")
@@ -133,6 +163,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "throughput.json"))
+    parser.add_argument("--also-capabilities", nargs="*", default=["avx2", "default"],
+                        help="after the run, rerun under these ATEN_CPU_CAPABILITY values (how "
+                             "a machine with other vector instructions computes) and record "
+                             "their ratios too")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -192,10 +226,12 @@ def main() -> None:
         "inference_ms_per_batch": summary(inference),
         "optimizer_ms_per_step_ours": summary(optimizer),
         "earlier": EARLIER,
+        "other_capabilities": other_capabilities(args),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in result.items() if "ratio" in k or "speedup" in k}
+    print(json.dumps({k: v for k, v in result.items()
+                      if "ratio" in k or "speedup" in k or k == "other_capabilities"}
                      | {"load": result["machine"]["load_average_1min_before_after"]}, indent=2))
 
 
