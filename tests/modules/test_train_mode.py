@@ -38,13 +38,13 @@ def test_add_and_norm_train_mode_equals_hand_written(float64, norm_first):
 
 
 def attend(attention: MultiHeadAttention, explicit: bool, *args) -> torch.Tensor:
-    """The attention's output on the book's explicit path or on the fused path."""
+    """The attention's output on the book's explicit path or on the fast path (batched, on a CPU)."""
     return attention(*args, return_attention=True)[0] if explicit else attention(*args)
 
 
 # explicit: the layer asked for its weights, so the book's path ran (and the reference asks
-# for them too); fused: F.scaled_dot_product_attention ran, with its own dropout draws.
-PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "fused"])
+# for them too); fast: the batched key-first path ran (on a CPU), with its own dropout draws.
+PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "fast"])
 
 
 @PATHS

@@ -820,8 +820,9 @@ def torch_flops(module: nn.Module, x: torch.Tensor) -> int:
 
     from ..modules import MultiHeadAttention
 
-    # Ours runs the book's step-by-step path (return_attention=True): the fused kernel it uses
-    # otherwise is counted by torch as one opaque attention call.
+    # Ours runs the book's step-by-step path (return_attention=True), whose products are the
+    # ones the chapter counts; otherwise it would take a faster path (batched products on a
+    # CPU, a fused kernel that torch counts as one opaque call on a GPU).
     keywords = {"return_attention": True} if isinstance(module, MultiHeadAttention) else {}
     with EvalMode(module), FlopCounterMode(display=False) as counter:
         module(x, x, x, **keywords)
