@@ -27,9 +27,10 @@ __all__ = ["canvas", "box", "format_value", "ink_on", "heatmap", "colorbar",
 COLORBAR_WIDTH_IN = 0.15
 #: Gap between a colour bar and the axes it belongs to, inches.
 COLORBAR_PAD_IN = 0.1
-#: What a colour bar takes right of its axes: the gap, the bar, its tick labels (up to six
-#: characters such as "-0.015") and its label. Figures laid out by hand leave this much room.
-COLORBAR_ROOM_IN = 1.05
+#: What a colour bar takes right of its axes: the gap, the bar, its tick labels (up to four
+#: characters such as "-0.5") and its label. Figures laid out by hand leave this much room
+#: (wider tick labels narrow the axes, see :func:`colorbar`).
+COLORBAR_ROOM_IN = 0.85
 
 _INK = COLORS["text"]
 

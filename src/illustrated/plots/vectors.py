@@ -140,7 +140,7 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
     names = _check_labels("names", names, seq) if names is not None else None
     write = _write(show_values, d)
     # inches per box: the page's width at most, with the words and the colour bar
-    sx = 0.55 if write else min(0.3, (5.4 if names else 5.8) / d)
+    sx = 0.55 if write else min(0.3, (5.6 if names else 6.0) / d)
     label_w = max(4.0 if names else 3.0, (1.5 if names else 1.1) / sx)  # room for the words
     fig = fig if fig is not None else plt.figure()
     fig.clear()
@@ -235,7 +235,7 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     write = _write(show_values, d)
     # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
     # the names between the columns (0.5 in each) and the colour bar
-    sx = 0.55 if write else min(0.3, max(0.01, 6.8 - 0.5 * seq) / (seq * d))
+    sx = 0.55 if write else min(0.3, max(0.01, 6.95 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
