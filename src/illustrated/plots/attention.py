@@ -26,6 +26,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from .primitives import colorbar, heatmap
 from .style import CMAP, COLORS
 
 __all__ = ["HEAD_COLORS", "head_colors", "plot_word_attention", "plot_word_attention_panels",
@@ -289,7 +290,9 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
     ncols : int, optional
         Panels per row; default up to 4.
     annotate : bool, optional
-        Write the values in the cells; default when the matrices have at most 12 × 12 cells.
+        Write the values in the cells (:func:`~illustrated.plots.primitives.format_value`, 2
+        decimals), in ink or white for contrast; default when the matrices have at most
+        12 × 12 cells.
     cmap : str
         Colour map; default the book's sequential map.
     vmin, vmax : float
@@ -349,25 +352,18 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
     axes = [fig.add_subplot(nrows, ncols, p + 1) for p in range(n)]
     image = None
     for p, ax in enumerate(axes):
-        image = ax.imshow(array[p], cmap=cmap, vmin=vmin, vmax=vmax, aspect="equal")
-        ax.set_xticks(range(cols), [str(c) for c in col_lists[p]], rotation=90, fontsize=8)
-        ax.set_yticks(range(rows), [str(r) for r in row_labels], fontsize=8)
+        image = heatmap(ax, array[p], row_labels=row_labels, col_labels=col_lists[p], cmap=cmap,
+                        vmin=vmin, vmax=vmax, annotate=annotate, label_fontsize=8,
+                        col_rotation=90, aspect="equal")
         if p % ncols == 0:
             ax.set_ylabel(ylabel, fontsize=8)
         if p >= n - ncols:
             ax.set_xlabel(xlabel, fontsize=8)
         if titles is not None:
             ax.set_title(titles[p], fontsize=9, color=_INK)
-        if annotate:
-            middle = (vmin + vmax) / 2
-            for i in range(rows):
-                for j in range(cols):
-                    value = array[p, i, j]
-                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                            color="white" if value < middle else "black")
     if suptitle:
         fig.suptitle(suptitle, fontsize=11, color=_INK)
-    fig.colorbar(image, ax=axes, fraction=0.025, pad=0.02)
+    colorbar(fig, image, axes)
     return fig
 
 

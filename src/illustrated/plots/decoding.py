@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from .primitives import heatmap
 from .style import CMAP, COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN
 
 __all__ = ["plot_decoding_step", "plot_decoding_grid", "plot_causal_mask", "plot_leak_test",
@@ -37,17 +38,10 @@ def _matrix(name: str, values: object, shape: tuple[int | None, int | None]) -> 
 
 
 def _heatmap(ax, values: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str],
-             *, vmax: float = 1.0, fmt: str = "{:.2f}") -> None:
-    """An annotated heatmap; NaN cells are left blank (rows not reached yet)."""
-    ax.imshow(np.ma.masked_invalid(values), cmap=CMAP, vmin=0.0, vmax=vmax, aspect="auto")
-    for (i, j), v in np.ndenumerate(values):
-        if np.isfinite(v):
-            ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=8,
-                    color="white" if v < 0.6 * vmax else "black")
-    ax.set_xticks(range(len(col_labels)))
-    ax.set_xticklabels(col_labels, fontsize=9)
-    ax.set_yticks(range(len(row_labels)))
-    ax.set_yticklabels(row_labels, fontsize=9)
+             *, vmax: float = 1.0, col_rotation: float = 0.0) -> None:
+    """An annotated heatmap of weights; NaN cells are left blank (rows not reached yet)."""
+    heatmap(ax, values, row_labels=row_labels, col_labels=col_labels, cmap=CMAP, vmin=0.0,
+            vmax=vmax, annotate=True, col_rotation=col_rotation)
 
 
 def _prob_bars(ax, tokens: Sequence[str], probs: np.ndarray, chosen: str) -> None:
@@ -258,21 +252,15 @@ def plot_causal_mask(tokens: Sequence[str], mask: object, weights: object | None
     fig, axes = plt.subplots(1, panels, figsize=(0.6 + 3.5 * panels, 3.4), squeeze=False,
                              constrained_layout=True)
     ax = axes[0, 0]
-    ax.imshow(allowed, cmap="Greys_r", vmin=-0.6, vmax=1.0)
-    for (i, j), v in np.ndenumerate(allowed):
-        ax.text(j, i, "0" if v else "−∞", ha="center", va="center", fontsize=9,
-                color=COLORS["text"] if v else "white")
-    ax.set_xticks(range(n))
-    ax.set_xticklabels(tokens, rotation=45, ha="right", fontsize=9)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels(tokens, fontsize=9)
+    heatmap(ax, allowed, row_labels=tokens, col_labels=tokens, cmap="Greys_r", vmin=-0.6,
+            vmax=1.0, annotate=True, fmt=lambda v: "0" if v else "−∞", fontsize=9,
+            col_rotation=45, aspect="equal")
     ax.set_xlabel("key position (attended to)")
     ax.set_ylabel("query position")
     ax.set_title("causal mask added to the scores", fontsize=10)
     if weights is not None:
         w = _matrix("weights", weights, (n, n))
-        _heatmap(axes[0, 1], w, tokens, tokens)
-        axes[0, 1].set_xticklabels(tokens, rotation=45, ha="right", fontsize=9)
+        _heatmap(axes[0, 1], w, tokens, tokens, col_rotation=45)
         axes[0, 1].set_xlabel("key position (attended to)")
         axes[0, 1].set_title(weights_title, fontsize=10)
     return fig
@@ -389,8 +377,7 @@ def plot_output_softmax(decoder_output: object, tokens: Sequence[str], logits: o
                              constrained_layout=True)
     limit = float(np.abs(x_vec).max()) or 1.0
     strip = x_vec[None, :]  # (1, d_model)
-    axes[0].imshow(strip, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto")
-    axes[0].set_yticks([])
+    heatmap(axes[0], strip, row_labels=(), cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit)
     axes[0].set_xlabel("dimension", fontsize=8)
     axes[0].set_title(f"decoder stack output: a vector of {x_vec.size} floats", fontsize=10)
     colors = [COLORS["z"] if t == chosen_token else _MUTED for t in tokens]

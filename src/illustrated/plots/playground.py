@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .primitives import colorbar, heatmap
 from .style import CMAP, COLORS
 
 __all__ = ["plot_loss_curve", "plot_cross_attention"]
@@ -77,7 +78,8 @@ def plot_cross_attention(weights: object, source_tokens: Sequence[str],
     ----------
     weights : (out_len, src_len) attention weights, each row summing to 1.
     source_tokens : column labels.   output_tokens : row labels (the word each row produced).
-    title : axes title.   annotate : write each weight in its cell.
+    title : axes title.   annotate : write each weight in its cell (2 decimals, ink or
+        white for contrast).
 
     Returns
     -------
@@ -101,19 +103,12 @@ def plot_cross_attention(weights: object, source_tokens: Sequence[str],
         raise ValueError(f"weights: expected shape ({len(output_tokens)}, {len(source_tokens)}) "
                          f"(output words, source words), got {array.shape}")
     rows, cols = array.shape
-    fig, ax = plt.subplots(figsize=(0.55 * cols + 2.2, 0.45 * rows + 1.4))
-    image = ax.imshow(array, cmap=CMAP, vmin=0.0, vmax=1.0, aspect="auto")
-    ax.set_xticks(range(cols), list(source_tokens), rotation=45, ha="right", fontsize=9)
-    ax.set_yticks(range(rows), list(output_tokens), fontsize=9)
+    fig, ax = plt.subplots(figsize=(0.55 * cols + 2.2, 0.45 * rows + 1.4), layout="constrained")
+    image = heatmap(ax, array, row_labels=output_tokens, col_labels=source_tokens, cmap=CMAP,
+                    vmin=0.0, vmax=1.0, annotate=annotate, col_rotation=45)
     ax.set_xlabel("source word (key)", fontsize=9)
     ax.set_ylabel("output word (query)", fontsize=9)
-    if annotate:
-        for i in range(rows):
-            for j in range(cols):
-                ax.text(j, i, f"{array[i, j]:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if array[i, j] < 0.5 else "black")
     if title:
         ax.set_title(title, fontsize=10, color=_INK)
-    fig.colorbar(image, ax=ax, fraction=0.05, pad=0.03)
-    fig.tight_layout()
+    colorbar(fig, image, ax)
     return fig

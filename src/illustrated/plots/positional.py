@@ -20,6 +20,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .player import frames_player
+from .primitives import colorbar, heatmap
 from .primitives import format_value as _format_value
 from .style import COLORS, DIVERGING_CMAP, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
@@ -46,11 +47,6 @@ def _labels(name: str, labels: Sequence[str], n: int) -> list[str]:
     if len(labels) != n:
         raise ValueError(f"{name}: expected {n} labels, got {len(labels)}")
     return labels
-
-
-def _ink(value: float, scale: float) -> str:
-    """Dark text on pale cells, white text on saturated ones."""
-    return "white" if abs(value) > 0.6 * scale else _INK
 
 
 def format_value(value: float, decimals: int = 4) -> str:
@@ -146,19 +142,15 @@ def plot_vector_rows(rows: Mapping[str, object], words: Sequence[str], *, title:
         for i in range(seq):
             ax = axes[r, i]
             strip = array[i][None, :]  # (1, d)
-            image = ax.imshow(strip, cmap=DIVERGING_CMAP, norm=norm, aspect="auto")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if write:
-                for j, v in enumerate(array[i]):
-                    ax.text(j, 0, format_value(v, decimals), ha="center", va="center",
-                            fontsize=MIN_FONT_PT, color=_ink(v, scale))
+            image = heatmap(ax, strip, row_labels=(), col_labels=(), cmap=DIVERGING_CMAP,
+                            norm=norm, annotate=write, fmt=partial(format_value, decimals=decimals),
+                            fontsize=MIN_FONT_PT)
             if label in names:
                 ax.set_xlabel(names[label][i], fontsize=9)
             if r == 0:
                 ax.set_title(words[i])
         axes[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=9)
-    fig.colorbar(image, ax=axes, fraction=0.025, pad=0.01, label="value")
+    colorbar(fig, image, axes, label="value")
     if symbols is not None:
         fig.canvas.draw()  # settle the layout so the symbols land between rows
         for r, symbol in enumerate(symbols):
@@ -255,8 +247,7 @@ def plot_positional_heatmap(pe: object, *, title: str = "", split: bool = False,
         fig.set_layout_engine("constrained")
     ax = fig.add_subplot()
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    image = ax.imshow(pe, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, aspect="auto",
-                      interpolation="nearest")
+    image = heatmap(ax, pe, cmap=DIVERGING_CMAP, vmin=-1, vmax=1)
     ax.set_xlabel(f"dimension (column, 0..{d - 1})")
     ax.set_ylabel(f"position (row, 0..{n - 1})")
     if split:
@@ -265,7 +256,7 @@ def plot_positional_heatmap(pe: object, *, title: str = "", split: bool = False,
         ax.text(3 * d / 4, -0.6, "cos", ha="center", va="bottom", color=_INK)
     if title:
         ax.set_title(title, pad=16 if split else 6)
-    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="value")
+    colorbar(fig, image, ax, label="value")
     return fig
 
 
@@ -315,19 +306,17 @@ def plot_layout_difference(concatenated: object, regrouped: object, difference: 
     names = ["post (tensor2tensor): sin | cos", "paper, columns regrouped: sin | cos",
              "difference (post - paper)"]
     for ax, table, name in zip(axes[:2], tables[:2], names[:2]):
-        image = ax.imshow(table, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, aspect="auto",
-                          interpolation="nearest")
+        image = heatmap(ax, table, cmap=DIVERGING_CMAP, vmin=-1, vmax=1)
         ax.set(title=name, xlabel="dimension", ylabel="position")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.colorbar(image, ax=axes[:2], fraction=0.03, pad=0.01, label="value")
     scale = float(np.abs(tables[2]).max()) or 1.0
-    diff_image = axes[2].imshow(tables[2], cmap=DIVERGING_CMAP, vmin=-scale, vmax=scale,
-                                aspect="auto", interpolation="nearest")
+    diff_image = heatmap(axes[2], tables[2], cmap=DIVERGING_CMAP, vmin=-scale, vmax=scale)
     axes[2].set(title=names[2], xlabel="dimension", ylabel="position")
     axes[2].yaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.colorbar(diff_image, ax=axes[2], fraction=0.05, pad=0.01, label="difference")
     if title:
         fig.suptitle(title)
+    colorbar(fig, image, axes[:2], label="value")
+    colorbar(fig, diff_image, axes[2], label="difference")
     return fig
 
 
@@ -396,14 +385,9 @@ def plot_frequency_spacing(frequencies: Mapping[str, object], *, ratio: object =
 
 def _column(ax, values: np.ndarray, title: str, write: bool) -> None:
     column = values[:, None]  # (d, 1)
-    ax.imshow(column, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, aspect="auto")
-    ax.set_xticks([])
-    ax.set_yticks([])
+    heatmap(ax, column, row_labels=(), col_labels=(), cmap=DIVERGING_CMAP, vmin=-1, vmax=1,
+            annotate=write, fmt=partial(format_value, decimals=2), fontsize=8)
     ax.set_title(title, fontsize=10)
-    if write:
-        for i, v in enumerate(values):
-            ax.text(0, i, format_value(v, 2), ha="center", va="center", fontsize=8,
-                    color=_ink(v, 1.0))
 
 
 def plot_relative_shift(matrix: object, before: object, rotated: object, shifted: object, *,
@@ -455,8 +439,7 @@ def plot_relative_shift(matrix: object, before: object, rotated: object, shifted
         vectors.append(v)
     fig, axes = plt.subplots(1, 4, figsize=(8, 3.8), constrained_layout=True,
                              gridspec_kw={"width_ratios": [4, 1, 1, 1]})
-    axes[0].imshow(matrix, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, interpolation="nearest",
-                   aspect="auto")
+    heatmap(axes[0], matrix, cmap=DIVERGING_CMAP, vmin=-1, vmax=1)
     axes[0].set(title=f"M_{k} (depends on k={k} only)", xlabel="column", ylabel="row")
     write = d <= 16
     _column(axes[1], vectors[0], f"PE({position})", write)
@@ -511,19 +494,18 @@ def plot_order_blindness(z_a: object, z_b: object, z_a_positions: object, z_b_po
     seq = arrays[0].shape[0]
     words_a = _labels("words_a", words_a, seq)
     words_b = _labels("words_b", words_b, seq)
-    scale = max(float(np.abs(a).max()) for a in arrays)
+    scale = max(float(np.abs(a).max()) for a in arrays) or 1.0
     fig, axes = plt.subplots(2, 2, figsize=(8, 5), constrained_layout=True)
     titles = [f"'{' '.join(words_a)}', no positions", f"'{' '.join(words_b)}', no positions",
               f"'{' '.join(words_a)}', with positions", f"'{' '.join(words_b)}', with positions"]
     for ax, array, words, name in zip(axes.ravel(), arrays, [words_a, words_b] * 2, titles):
-        image = ax.imshow(array, cmap=DIVERGING_CMAP, vmin=-scale, vmax=scale, aspect="auto",
-                          interpolation="nearest")
-        ax.set_yticks(range(seq), words)
+        image = heatmap(ax, array, row_labels=words, cmap=DIVERGING_CMAP, vmin=-scale,
+                        vmax=scale, label_fontsize=None)
         ax.set_xlabel("dimension of z")
         ax.set_title(name, fontsize=10)
-    fig.colorbar(image, ax=axes, fraction=0.03, pad=0.01, label="value")
     if title:
         fig.suptitle(title)
+    colorbar(fig, image, axes, label="value")
     return fig
 
 
@@ -564,8 +546,7 @@ def plot_position_scan(pe: object, position: int = 0, *, title: str = "") -> Fig
     fig, (ax_map, ax_row) = plt.subplots(2, 1, figsize=(7, 4.2), dpi=72,
                                          gridspec_kw={"height_ratios": [1.3, 1]},
                                          constrained_layout=True)
-    ax_map.imshow(pe, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, aspect="auto",
-                  interpolation="nearest")
+    heatmap(ax_map, pe, cmap=DIVERGING_CMAP, vmin=-1, vmax=1)
     ax_map.set(xlabel="dimension", ylabel="position")
     ax_map.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax_map.add_patch(Rectangle((-0.5, -0.5), d, 1, fill=False, edgecolor="black", linewidth=2))

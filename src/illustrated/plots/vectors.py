@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-from .primitives import box
+from .primitives import COLORBAR_ROOM_IN, box, colorbar, heatmap
 from .style import CMAP, COLORS, DIVERGING_CMAP
 
 __all__ = ["MAX_WRITTEN_VALUES", "vector_rows", "encoder_flow", "change_heatmaps"]
@@ -29,6 +29,7 @@ MAX_WRITTEN_VALUES = 8
 """Vectors up to this length get their numbers written in the boxes by default."""
 _MARGIN = 0.03                 # left and right margins of the figure, as a share of its width
 _AXES_SHARE = 1 - 2 * _MARGIN
+_LEFT_IN = 0.1                 # left margin (inches) of a figure with a colour bar at its right
 
 _INK = COLORS["text"]
 
@@ -62,9 +63,24 @@ def _vector(ax: Axes, values: np.ndarray, x0: float, y0: float, *, gid: str, col
                            linewidth=1.6, gid=f"{gid}-frame"))
 
 
+def _layout(fig: Figure, content_in: float, height_in: float, min_width_in: float,
+            with_colorbar: bool) -> Axes:
+    """Size the figure for ``content_in`` inches of axes (plus the colour bar's room at the
+    right, inside the figure) and add its one axes."""
+    if with_colorbar:
+        width = max(min_width_in, _LEFT_IN + content_in + COLORBAR_ROOM_IN)
+        fig.set_size_inches(width, height_in)
+        ax = fig.add_subplot(1, 1, 1)
+        fig.subplots_adjust(left=_LEFT_IN / width, right=1 - COLORBAR_ROOM_IN / width)
+    else:
+        fig.set_size_inches(max(min_width_in, content_in / _AXES_SHARE), height_in)
+        ax = fig.add_subplot(1, 1, 1)
+        fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
+    return ax
+
+
 def _colorbar(fig: Figure, ax: Axes, norm: Normalize, cmap) -> None:
-    mappable = ScalarMappable(norm=norm, cmap=cmap)
-    fig.colorbar(mappable, ax=ax, fraction=0.03, pad=0.01, label="value")
+    colorbar(fig, ScalarMappable(norm=norm, cmap=cmap), ax, label="value")
 
 
 def _write(show_values: bool | None, d: int) -> bool:
@@ -123,14 +139,12 @@ def vector_rows(vectors: object, labels: Sequence[str], *, names: Sequence[str] 
     labels = _check_labels("labels", labels, seq)
     names = _check_labels("names", names, seq) if names is not None else None
     write = _write(show_values, d)
-    sx = 0.55 if write else min(0.3, 5.6 / d)  # inches per box: the page's width at most
+    # inches per box: the page's width at most, with the words and the colour bar
+    sx = 0.55 if write else min(0.3, (5.6 if names else 6.0) / d)
     label_w = max(4.0 if names else 3.0, (1.5 if names else 1.1) / sx)  # room for the words
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(4.0, (label_w + d + 0.5) * sx / _AXES_SHARE + (0.8 if not write else 0)),
-                        0.6 + 0.5 * seq * 1.5)
-    ax = fig.add_subplot(1, 1, 1)
-    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
+    ax = _layout(fig, (label_w + d + 0.5) * sx, 0.6 + 0.5 * seq * 1.5, 4.0, not write)
     ax.set_xlim(-label_w, d + 0.5)
     ax.set_ylim(-0.3, seq * 1.5)
     ax.axis("off")
@@ -221,15 +235,13 @@ def encoder_flow(x: object, z: object, r: object, words: Sequence[str], *, title
     write = _write(show_values, d)
     # inches per box: numbers need 0.55 in; coloured boxes share what the page leaves after
     # the names between the columns (0.5 in each) and the colour bar
-    sx = 0.55 if write else min(0.3, max(0.01, 6.6 - 0.5 * seq) / (seq * d))
+    sx = 0.55 if write else min(0.3, max(0.01, 6.95 - 0.5 * seq) / (seq * d))
     gap = max(2.0, 0.5 / sx)  # room for the names between columns, in boxes
     col_w = d + gap
     width = seq * col_w + 0.5
     fig = fig if fig is not None else plt.figure()
     fig.clear()
-    fig.set_size_inches(max(5.0, width * sx / _AXES_SHARE + (0.8 if not write else 0.0)), 5.6)
-    ax = fig.add_subplot(1, 1, 1)
-    fig.subplots_adjust(left=_MARGIN, right=1 - _MARGIN)
+    ax = _layout(fig, (width + 0.2) * sx, 5.6, 5.0, not write)
     ax.set_xlim(-0.2, width)
     ax.set_ylim(-0.6, 11.0)
     ax.axis("off")
@@ -332,15 +344,13 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
     fig.clear()
     n = len(arrays)
     fig.set_size_inches(min(3.6, 7.0 / n) * n + 0.8, 1.0 + 0.42 * seq)
+    fig.set_layout_engine("constrained", w_pad=0.04, h_pad=0.04, wspace=0.06)
     axes = fig.subplots(1, n, squeeze=False)[0]
-    top = 0.78 if title else 0.86
-    fig.subplots_adjust(left=0.09, right=0.88, bottom=0.14, top=top, wspace=0.4)
     vmax = float(max(np.max(a) for a in arrays.values())) or 1.0
     for ax, (name, array) in zip(axes, arrays.items()):
-        image = ax.imshow(array, cmap=CMAP, vmin=0.0, vmax=vmax, aspect="auto")
+        image = heatmap(ax, array, row_labels=words if ax is axes[0] else [""] * seq,
+                        col_labels=(), cmap=CMAP, vmin=0.0, vmax=vmax, label_fontsize=None)
         ax.set_title(name, fontsize=10)
-        ax.set_yticks(range(seq), words if ax is axes[0] else [""] * seq)
-        ax.set_xticks([])
         ax.set_xlabel(f"{d} dimensions", fontsize=8)
         if perturbed is not None:
             ax.add_patch(Rectangle((-0.5, perturbed - 0.5), d, 1.0, fill=False,
@@ -355,8 +365,7 @@ def change_heatmaps(changes: Mapping[str, object], words: Sequence[str], *,
             for i, t in enumerate(totals):
                 ax.text(d - 0.5 + 0.03 * d, i, f"{t:.2g}", ha="left", va="center", fontsize=8,
                         color=_INK, clip_on=False, gid=f"row-change-{i}")
-    cax = fig.add_axes((0.92, 0.14, 0.012, top - 0.14))
-    fig.colorbar(image, cax=cax, label="|change|")
     if title:
         fig.suptitle(title, fontsize=11)
+    colorbar(fig, image, list(axes), label="|change|")
     return fig
