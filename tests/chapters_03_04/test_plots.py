@@ -280,6 +280,13 @@ def test_heatmaps_show_each_head_matrix():
         np.testing.assert_allclose(fig.axes[h].images[0].get_array(), weights[h])
         assert fig.axes[h].get_title() == f"head {h}"
         assert [t.get_text() for t in fig.axes[h].get_xticklabels()] == labels
+    assert len(fig.axes[2].texts) == 0  # four panels in a row: cells too narrow for "0.00"
+    fig = A.plot_attention_heatmaps(weights[:2], labels, labels)  # two: wide enough
+    assert f"{weights[1, 1, 0]:.2f}" in [t.get_text() for t in fig.axes[1].texts]
+    fig.canvas.draw()
+    cell = fig.axes[1].get_window_extent().width / fig.dpi / 3
+    assert cell >= A.MIN_CELL_IN
+    fig = A.plot_attention_heatmaps(weights, labels, labels, annotate=True)  # asked for
     assert f"{weights[2, 1, 0]:.2f}" in [t.get_text() for t in fig.axes[2].texts]
     with pytest.raises(ValueError, match="row_labels"):
         A.plot_attention_heatmaps(weights, labels[:2], labels)

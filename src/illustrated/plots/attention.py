@@ -26,8 +26,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from .primitives import colorbar, heatmap
+from .primitives import colorbar, heatmap, write_values
 from .style import CMAP, COLORS
+
+#: Narrowest heatmap cell, inches, whose value :func:`plot_attention_heatmaps` writes in it.
+MIN_CELL_IN = 0.36
 
 __all__ = ["HEAD_COLORS", "head_colors", "plot_word_attention", "plot_word_attention_panels",
            "plot_attention_heatmaps", "plot_scaled_softmax", "plot_saturation"]
@@ -291,8 +294,8 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
         Panels per row; default up to 4.
     annotate : bool, optional
         Write the values in the cells (:func:`~illustrated.plots.primitives.format_value`, 2
-        decimals), in ink or white for contrast; default when the matrices have at most
-        12 × 12 cells.
+        decimals), in ink or white for contrast; by default when the laid-out cells are at
+        least ``MIN_CELL_IN`` inches wide, room for "0.00" at 8 pt with a gap.
     cmap : str
         Colour map; default the book's sequential map.
     vmin, vmax : float
@@ -341,7 +344,6 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
         raise ValueError(f"titles: expected {n} titles, got {len(titles)}")
     if not vmin < vmax:
         raise ValueError(f"vmin, vmax: expected vmin < vmax, got {vmin}, {vmax}")
-    annotate = rows <= 12 and cols <= 12 if annotate is None else annotate
     ncols = min(n, 4) if ncols is None else max(1, min(int(ncols), n))
     nrows = -(-n // ncols)
     side = min(0.32 * max(rows, cols) + 1.3, 7.2 / ncols)  # fits the content width
@@ -353,8 +355,7 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
     image = None
     for p, ax in enumerate(axes):
         image = heatmap(ax, array[p], row_labels=row_labels, col_labels=col_lists[p], cmap=cmap,
-                        vmin=vmin, vmax=vmax, annotate=annotate, label_fontsize=8,
-                        col_rotation=90, aspect="equal")
+                        vmin=vmin, vmax=vmax, label_fontsize=8, col_rotation=90, aspect="equal")
         if p % ncols == 0:
             ax.set_ylabel(ylabel, fontsize=8)
         if p >= n - ncols:
@@ -363,7 +364,13 @@ def plot_attention_heatmaps(weights: object, row_labels: Sequence[str],
             ax.set_title(titles[p], fontsize=9, color=_INK)
     if suptitle:
         fig.suptitle(suptitle, fontsize=11, color=_INK)
-    colorbar(fig, image, axes)
+    colorbar(fig, image, axes)  # lays the figure out: the cells have their final size now
+    if annotate is None:
+        cell = axes[0].get_position().width * fig.get_figwidth() / cols  # inches
+        annotate = cell >= MIN_CELL_IN
+    if annotate:
+        for ax in axes:
+            write_values(ax, ax.images[0])
     return fig
 
 

@@ -20,7 +20,7 @@ from matplotlib.transforms import Bbox
 
 from .style import CMAP, COLORS, MIN_FONT_PT
 
-__all__ = ["canvas", "box", "format_value", "ink_on", "heatmap", "colorbar",
+__all__ = ["canvas", "box", "format_value", "ink_on", "heatmap", "write_values", "colorbar",
            "COLORBAR_WIDTH_IN", "COLORBAR_PAD_IN", "COLORBAR_ROOM_IN"]
 
 #: Thickness of every colour bar, inches.
@@ -324,13 +324,49 @@ def heatmap(ax: Axes, values: object, *, row_labels: Sequence[str] | None = None
     _ticks(ax.set_xticks, col_labels, cols, "col_labels", **size, **turned)
     _ticks(ax.set_yticks, row_labels, rows, "row_labels", **size)
     if annotate:
-        for (i, j), value in np.ndenumerate(array):
-            if not np.isfinite(value):
-                continue
-            ax.text(j, i, write(value), ha="center", va="center", fontsize=fontsize,
-                    color=ink_on(image.cmap(image.norm(value))),
-                    gid=None if gid is None else f"{gid}-value-{i}-{j}")
+        write_values(ax, image, fmt=write, fontsize=fontsize, gid=gid)
     return image
+
+
+def write_values(ax: Axes, image: AxesImage, *, fmt: Callable[[float], str] | str = format_value,
+                 fontsize: float = MIN_FONT_PT, gid: str | None = None) -> None:
+    """Write each finite value of a :func:`heatmap` image in its cell, in :func:`ink_on` its
+    cell's colour (what ``heatmap(..., annotate=True)`` does; for figures that decide after
+    their layout whether the cells are wide enough).
+
+    Parameters
+    ----------
+    ax : Axes
+        The heatmap's axes.
+    image : AxesImage
+        The image :func:`heatmap` returned.
+    fmt : callable or str, default :func:`format_value`
+        How a value is written.
+    fontsize : float, default MIN_FONT_PT
+        Points.
+    gid : str, optional
+        The texts get ``gid + "-value-i-j"``.
+
+    Shapes
+    ------
+    Not applicable.
+
+    Raises
+    ------
+    ValueError
+        If ``fmt`` is neither a callable nor a str.
+
+    References
+    ----------
+    None (drawing only).
+    """
+    write = _formatter(fmt)
+    for (i, j), value in np.ndenumerate(np.ma.filled(image.get_array(), np.nan)):
+        if not np.isfinite(value):
+            continue
+        ax.text(j, i, write(value), ha="center", va="center", fontsize=fontsize,
+                color=ink_on(image.cmap(image.norm(value))),
+                gid=None if gid is None else f"{gid}-value-{i}-{j}")
 
 
 def _pull_inside(fig: Figure, bar: Colorbar, parents: list[Axes], box: Bbox) -> None:
