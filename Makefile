@@ -12,9 +12,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 NPM ?= npm
 export MPLBACKEND := Agg
-# MathJax, require.js, the widget manager and onnxruntime-web, from the npm registry
+# MathJax, Font Awesome 4 (matplotlib's players) and onnxruntime-web, from the npm registry
 # (site/package-lock.json), served by the site itself from _vendor/ (html_extra_path in
-# _config.yml); our own modules (site/js/) and the ONNX models from _illustrated/.
+# _config.yml); our own modules (site/js/) and the ONNX models from _illustrated/. No Jupyter
+# widget manager: no page shows an ipywidget (site/no_widget_state.py).
 SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
 .PHONY: setup site-assets test book browser-test models clean
@@ -27,8 +28,7 @@ $(BIN)/activate: requirements.txt pyproject.toml
 
 setup: $(BIN)/activate
 
-$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs site/widgets-bootstrap.js \
-		$(wildcard site/js/*.js)
+$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildcard site/js/*.js)
 	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	node site/build.mjs
 

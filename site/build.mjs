@@ -23,13 +23,6 @@ const version = (name) =>
 
 // [source inside node_modules, destination inside _vendor, optional file-name filter]
 const copies = [
-  // require.js: the AMD loader the widget manager's embed-amd bundle needs.
-  ["requirejs/require.js", "require.js"],
-  // The Jupyter widget manager for ipywidgets 8 widget state (@jupyter-widgets/html-manager 1.x).
-  // Its webpack public path is the folder of embed-amd.js, where it finds its icon fonts;
-  // browsers take the woff2 of each @font-face rule, woff is the fallback.
-  ["@jupyter-widgets/html-manager/dist/embed-amd.js", "html-manager/embed-amd.js"],
-  ["@jupyter-widgets/html-manager/dist", "html-manager", (f) => /\.woff2?$/.test(f)],
   // MathJax 3, TeX input and CommonHTML output only, with its fonts; the TeX extensions are
   // loaded on demand by the autoload extension (\boldsymbol, \cancel, ...), the ui/ files by
   // the context menu.
@@ -39,7 +32,8 @@ const copies = [
   ["mathjax/es5/ui", "mathjax/ui"],
   ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
   // Font Awesome 4 for the buttons of matplotlib's `to_jshtml()` players, which link it from
-  // maxcdn; offline_html.py points that link here.
+  // maxcdn; offline_html.py points that link here. Browsers take the woff2 of each @font-face
+  // rule, woff is the fallback.
   ["font-awesome/css/font-awesome.min.css", "font-awesome/css/font-awesome.min.css"],
   ["font-awesome/fonts", "font-awesome/fonts", (f) => /\.woff2?$/.test(f)],
   // onnxruntime-web, WebAssembly only, single-threaded use: the ES module API, the Emscripten
@@ -50,8 +44,7 @@ const copies = [
   ["onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "onnxruntime-web/ort-wasm-simd-threaded.wasm"],
 ];
 
-const packages = ["requirejs", "@jupyter-widgets/html-manager", "mathjax", "font-awesome",
-  "onnxruntime-web"];
+const packages = ["mathjax", "font-awesome", "onnxruntime-web"];
 for (const name of packages) {
   if (!existsSync(join(modules, name, "package.json"))) {
     console.error(`site/build.mjs: ${name} is not installed; run \`npm ci\` in site/ first`);
@@ -61,9 +54,6 @@ for (const name of packages) {
 
 rmSync(dest, { recursive: true, force: true });
 mkdirSync(dest, { recursive: true });
-// Our own small script (not from npm): where the widget manager finds its fonts, and the
-// MathJax 2 call ipywidgets 8 makes, answered by MathJax 3.
-copies.push([join(here, "widgets-bootstrap.js"), "widgets-bootstrap.js"]);
 // Our ES modules, loaded on every page from _illustrated/js/api.js (html_js_files in _config.yml).
 rmSync(ours, { recursive: true, force: true });
 for (const name of readdirSync(join(here, "js")).filter((f) => f.endsWith(".js"))) {

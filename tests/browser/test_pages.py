@@ -3,7 +3,8 @@
 Each page (from _toc.yml) is loaded once from the local server; then the tests check what a
 reader would see: no request left 127.0.0.1, none failed, no JavaScript error (but the listed
 harmless ones), math typeset by MathJax, the post's figures present under their names with
-captions, every image loaded, every saved widget rendered in its saved state, every kernel-free
+captions, every image loaded, no ipywidget and no Jupyter widget manager (no page shows an
+ipywidget: their cells are tagged remove-output and the site loads no manager), every kernel-free
 player (matplotlib `to_jshtml`) changing its frame when its slider moves; no math left as plain
 text with ^ or _ outside code; no token such as <bos> swallowed as an HTML tag; every figure's
 smallest text legible (>= 9 px) at the width the page shows it; a full-page screenshot of each
@@ -18,7 +19,6 @@ import struct
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -29,7 +29,6 @@ from builtbook import (HTML, KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapt
 
 PAGES = toc_pages()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 #: Plain-text math in prose (JavaScript regex, flags "gu"): a letter, digit or closing bracket,
 #: then ^ or _, then what would be its superscript or subscript; W^Q, d_k, e^14, (11/6)^α.
 RAW_MATH = r"[\p{L}\p{N})\]]+[\^_][\p{L}\p{N}({\-−][\p{L}\p{N}{}]*"
@@ -64,14 +63,6 @@ def _wait(driver, script: str, timeout: float, interval: float = 0.2):
 def _harmless(message: str) -> bool:
     return any(re.search(pattern, message) for pattern in KNOWN_HARMLESS_CONSOLE_ERRORS)
 
-
-WIDGETS_RENDERED = f"""
-const views = document.querySelectorAll('script[type="{WIDGET_VIEW}"]');
-return Array.from(views).every(v => {{
-  const area = v.previousElementSibling;
-  return area && area.classList.contains('widget-subarea') && area.children.length > 0;
-}});
-"""
 
 IMAGES_DONE = "return Array.from(document.images).every(i => i.complete);"
 
@@ -148,18 +139,10 @@ return {{
       .filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
       .map(e => ({{text: text(e).slice(0, 60), scroll: e.scrollWidth, shown: e.clientWidth}})),
   widgetViews: views.length,
-  widgetsRendered: views.filter(v => {{
-    const area = v.previousElementSibling;
-    return area && area.classList.contains('widget-subarea') &&
-           area.querySelector('.jupyter-widgets, [class*="widget-"]');
-  }}).length,
-  widgetErrors: Array.from(document.querySelectorAll('.jupyter-widgets-error-widget, .widget-subarea'))
-      .filter(e => e.classList.contains('jupyter-widgets-error-widget') ||
-                   /Error displaying widget/.test(e.textContent)).map(e => text(e).slice(0, 200)),
-  widgetTables: document.querySelectorAll('.widget-subarea table').length,
-  readouts: Array.from(document.querySelectorAll('.widget-readout')).map(text),
-  selects: Array.from(document.querySelectorAll('.widget-dropdown select'))
-      .map(s => s.selectedOptions.length ? text(s.selectedOptions[0]) : ''),
+  // What ipywidgets would leave in the page: their views' areas, and the AMD loader and widget
+  // manager the site no longer loads.
+  widgetAreas: document.querySelectorAll('.widget-subarea, .jupyter-widgets').length,
+  widgetManager: ['requirejs', 'define'].filter(name => typeof window[name] !== 'undefined'),
   players: Array.from(document.querySelectorAll('.animation input[type=range]')).map(s => s.id),
   pageErrors: window.__pageErrors || [],
 }};
@@ -248,7 +231,6 @@ def report(request, browser, server, screenshots) -> PageReport:
     driver.get(url)
     _wait(driver, "return document.readyState === 'complete';", 30)
     mathjax = driver.execute_async_script(MATHJAX_DONE)
-    _wait(driver, WIDGETS_RENDERED, 30)
     _wait(driver, IMAGES_DONE, 15)
     time.sleep(0.5)  # let late scripts (theme, fonts) settle and report
     figure_ids = figure_names().get(chapter_number(page) or "", [])
@@ -267,12 +249,6 @@ def report(request, browser, server, screenshots) -> PageReport:
     js_errors += [e for e in dict.fromkeys(facts["pageErrors"]) if not _harmless(e)]
     _reports[page] = PageReport(page, url, external, failed, js_errors, facts, players, shot)
     return _reports[page]
-
-
-def _source_has_widgets(page: str) -> bool:
-    """Whether the executed notebook of ``page`` displays any widget (its page must show them)."""
-    html = html_path(page)
-    return html.exists() and WIDGET_VIEW in html.read_text(encoding="utf-8")
 
 
 pages = pytest.mark.parametrize("page", PAGES)
@@ -414,27 +390,13 @@ def test_every_image_loads(page, report):
 
 
 @pages
-def test_widgets_render_in_their_saved_state(page, report):
+def test_no_ipywidget_and_no_widget_manager(page, report):
+    """No ipywidget view (without a manager it would be an empty output: the cell must be tagged
+    remove-output) and no require.js or widget manager on the page."""
     facts = report.facts
-    if not _source_has_widgets(page):
-        assert facts["widgetViews"] == 0
-        return
-    assert facts["widgetViews"] > 0
-    assert facts["widgetsRendered"] == facts["widgetViews"], (
-        f"{page}: {facts['widgetsRendered']} of {facts['widgetViews']} widgets rendered")
-    assert not facts["widgetErrors"], f"{page}: widget errors: {facts['widgetErrors']}"
-    expected = saved_widget_values(html_path(page))
-    missing_readouts = Counter(expected["readouts"]) - Counter(facts["readouts"])
-    assert not missing_readouts, (
-        f"{page}: slider values saved in the notebook but not shown: {dict(missing_readouts)} "
-        f"(shown: {facts['readouts']})")
-    missing_selects = Counter(expected["selects"]) - Counter(facts["selects"])
-    assert not missing_selects, (
-        f"{page}: dropdown choices saved but not shown: {dict(missing_selects)} "
-        f"(shown: {facts['selects']})")
-    assert facts["widgetTables"] >= expected["tables"], (
-        f"{page}: {expected['tables']} HTML tables saved in Output widgets, "
-        f"{facts['widgetTables']} shown")
+    assert facts["widgetViews"] == 0 and facts["widgetAreas"] == 0, (
+        f"{page}: {facts['widgetViews']} ipywidget views, {facts['widgetAreas']} widget areas")
+    assert not facts["widgetManager"], f"{page}: an AMD loader is defined: {facts['widgetManager']}"
 
 
 @pages
@@ -475,61 +437,3 @@ def test_search_box_finds_a_chapter(browser, server, site):
     assert hits, f"the search box found nothing for {word!r} (from the title {title!r})"
     assert any(h.split("#")[0].split("?")[0].endswith(chapters[0] + ".html") for h in hits), (
         f"{chapters[0]} not among the results for {word!r}: {hits}")
-
-
-# ---------------------------------------------------------------------------------------------
-
-class _ScriptReader(HTMLParser):
-    def __init__(self, mime: str):
-        super().__init__()
-        self.mime, self.inside, self.bodies = mime, False, []
-
-    def handle_starttag(self, tag, attrs):
-        self.inside = tag == "script" and dict(attrs).get("type") == self.mime
-        if self.inside:
-            self.bodies.append("")
-
-    def handle_endtag(self, tag):
-        self.inside = False
-
-    def handle_data(self, data):
-        if self.inside:
-            self.bodies[-1] += data
-
-
-def _scripts(html: str, mime: str) -> list:
-    reader = _ScriptReader(mime)
-    reader.feed(html)
-    return [json.loads(body) for body in reader.bodies if body.strip()]
-
-
-def saved_widget_values(html_file: Path) -> dict[str, list[str]]:
-    """What the page must show for the displayed sliders, dropdowns and Output tables, from the
-    saved state."""
-    html = html_file.read_text(encoding="utf-8")
-    state = {}
-    for blob in _scripts(html, WIDGET_STATE):
-        state.update(blob.get("state", {}))
-    todo = [view["model_id"] for view in _scripts(html, WIDGET_VIEW)]
-    shown, readouts, selects, tables = set(), [], [], 0
-    while todo:
-        model_id = todo.pop()
-        if model_id in shown or model_id not in state:
-            continue
-        shown.add(model_id)
-        model = state[model_id]
-        values = model.get("state", {})
-        for child in values.get("children", []):
-            todo.append(str(child).removeprefix("IPY_MODEL_"))
-        name = model.get("model_name")
-        if name in ("IntSliderModel", "FloatSliderModel") and values.get("readout", True):
-            fmt = values.get("readout_format", "d" if name == "IntSliderModel" else ".2f")
-            try:
-                readouts.append(format(values["value"], fmt))
-            except (KeyError, ValueError):
-                pass  # a d3 format Python cannot read: not checked
-        elif name == "DropdownModel" and values.get("index") is not None:
-            selects.append(values["_options_labels"][values["index"]])
-        for output in values.get("outputs", []) if name == "OutputModel" else []:
-            tables += "".join(output.get("data", {}).get("text/html", "")).count("<table")
-    return {"readouts": readouts, "selects": selects, "tables": tables}

@@ -1,6 +1,7 @@
 """The built HTML itself (no browser needed, only `make book`): no CDN anywhere, every internal
 link and anchor resolves, the launch buttons point where _config.yml says, the vendored scripts
-are wired into the pages that need them."""
+are wired into the pages that need them, and no page carries a Jupyter widget manager, widget
+state or a widget view."""
 from __future__ import annotations
 
 import json
@@ -156,28 +157,49 @@ def test_launch_download_and_repository_buttons(site, page):
         assert (site / download).exists()
 
 
+#: The Jupyter widget manager and what it needs, which the site no longer loads: no page shows
+#: an ipywidget (_config.yml: nb_ipywidgets_js: {}; site/no_widget_state.py).
+WIDGET_MANAGER = re.compile(r"(^|/)(require(\.min)?\.js|embed-amd\.js|widgets-bootstrap\.js)$|html-manager")
+WIDGET_MIME = re.compile(r"application/vnd\.jupyter\.widget-(state|view)\+json")
+
+
 def test_vendored_scripts_are_wired_where_needed(site, pages):
-    """Pages with math load MathJax from _vendor/; pages with widgets load require.js, the
-    bootstrap and the widget manager from _vendor/, in that order; no other page loads them."""
+    """Pages with math load MathJax from _vendor/, and no page any other script from there."""
     problems = []
     for path, page in pages.items():
         text = path.read_text(encoding="utf-8")
         name = str(path.relative_to(site))
         scripts = [urlsplit(s).path for s in page.scripts]
         vendored = [s.split("_vendor/", 1)[1] for s in scripts if "_vendor/" in s]
-        has_math = 'class="math' in text
-        has_widgets = "application/vnd.jupyter.widget-state+json" in text
-        if has_math and "mathjax/tex-chtml.js" not in vendored:
+        if 'class="math' in text and "mathjax/tex-chtml.js" not in vendored:
             problems.append(f"{name}: math but no _vendor/mathjax/tex-chtml.js")
-        widget_scripts = [s for s in vendored if s != "mathjax/tex-chtml.js"]
-        expected = ["require.js", "widgets-bootstrap.js", "html-manager/embed-amd.js"]
-        if has_widgets and widget_scripts != expected:
-            problems.append(f"{name}: widget scripts {widget_scripts}, expected {expected}")
-        if not has_widgets and widget_scripts:
-            problems.append(f"{name}: widget scripts without widgets: {widget_scripts}")
+        if [s for s in vendored if s != "mathjax/tex-chtml.js"]:
+            problems.append(f"{name}: unexpected _vendor/ scripts {vendored}")
         if any("_static/_vendor" in s or s.startswith("_vendor") and "/" in name for s in scripts):
             problems.append(f"{name}: badly resolved _vendor path in {scripts}")
     assert not problems, "\n".join(problems)
+
+
+def test_no_page_loads_a_jupyter_widget_manager(site, pages):
+    """No require.js, widget manager or its bootstrap in any page (they were 3.7 MB of scripts on
+    every chapter), no saved widget state (50-150 kB of JSON per chapter that nothing reads) and
+    no widget view, which without a manager would be an empty output."""
+    problems = []
+    for path, page in pages.items():
+        name = str(path.relative_to(site))
+        text = path.read_text(encoding="utf-8")
+        loaded = [s for s in page.scripts if WIDGET_MANAGER.search(urlsplit(s).path)]
+        if loaded:
+            problems.append(f"{name}: loads {loaded}")
+        found = sorted({m.group(0) for m in WIDGET_MIME.finditer(text)})
+        if found:
+            problems.append(f"{name}: carries {found}")
+    assert pages, "no built page"
+    assert not problems, "\n".join(problems)
+    # (MathJax has a require.js of its own, the TeX \require extension: not this one.)
+    left = [name for name in ("require.js", "widgets-bootstrap.js", "html-manager")
+            if (site / "_vendor" / name).exists()]
+    assert not left, f"_vendor/ still holds the widget manager's {left} (site/build.mjs)"
 
 
 def test_vendored_assets_were_built(site):

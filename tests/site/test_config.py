@@ -48,19 +48,39 @@ def test_pytest_does_not_collect_the_build():
 
 
 def test_browser_assets_are_vendored_not_from_a_cdn():
-    """MathJax and the widget scripts come from _vendor/ (built by site/build.mjs, copied into the
-    site by html_extra_path), never from another host and never from _static/."""
+    """MathJax and our own modules come from the site (MathJax from _vendor/, built by
+    site/build.mjs and copied into the site by html_extra_path), never from another host and
+    never from _static/."""
     build_script = (ROOT / "site" / "build.mjs").read_text(encoding="utf-8")
     assert "_build/site-assets" in SPHINX["html_extra_path"]
-    scripts = [SPHINX["mathjax_path"], *SPHINX["nb_ipywidgets_js"]]
-    assert [s.rsplit("/", 1)[-1] for s in SPHINX["nb_ipywidgets_js"]] == [
-        "require.js", "widgets-bootstrap.js", "embed-amd.js"], "require.js must load first"
-    for script in scripts:
-        assert "://" not in script, f"{script}: served from another host"
-        # Sphinx resolves script paths relative to _static/: "../_vendor/x" is <site>/_vendor/x.
-        assert script.startswith("../_vendor/"), f"{script}: not under _vendor/"
-        assert f'"{script.removeprefix("../_vendor/")}"' in build_script, (
-            f"{script}: site/build.mjs does not put it into _vendor/")
+    mathjax = SPHINX["mathjax_path"]
+    assert "://" not in mathjax, f"{mathjax}: served from another host"
+    # Sphinx resolves script paths relative to _static/: "../_vendor/x" is <site>/_vendor/x.
+    assert mathjax.startswith("../_vendor/"), f"{mathjax}: not under _vendor/"
+    assert f'"{mathjax.removeprefix("../_vendor/")}"' in build_script, (
+        f"{mathjax}: site/build.mjs does not put it into _vendor/")
+    for script in SPHINX["html_js_files"]:
+        path = script[0] if isinstance(script, list) else script
+        assert "://" not in path and path.startswith("../_illustrated/"), path
+
+
+def test_no_jupyter_widget_manager():
+    """No page shows an ipywidget (their cells are tagged remove-output; the live controls are
+    site/js/), so the site loads no widget manager: myst-nb's nb_ipywidgets_js is an empty
+    mapping (its default loads require.js and @jupyter-widgets/html-manager from a CDN), npm
+    installs neither, and site/no_widget_state.py leaves the saved state out of the pages."""
+    assert SPHINX["nb_ipywidgets_js"] == {}
+    package = json.loads((ROOT / "site" / "package.json").read_text(encoding="utf-8"))
+    build_script = (ROOT / "site" / "build.mjs").read_text(encoding="utf-8")
+    for name in ("requirejs", "@jupyter-widgets/html-manager"):
+        assert name not in package["dependencies"], f"site/package.json still installs {name}"
+        assert name not in build_script, f"site/build.mjs still copies {name}"
+    lock = json.loads((ROOT / "site" / "package-lock.json").read_text(encoding="utf-8"))
+    assert not [p for p in lock["packages"] if p.endswith(("/requirejs", "/html-manager"))], (
+        "site/package-lock.json still locks the widget manager (run `npm install` in site/)")
+    assert not (ROOT / "site" / "widgets-bootstrap.js").exists()
+    assert "no_widget_state" in SPHINX["extensions"]
+    assert CONFIG["sphinx"]["local_extensions"]["no_widget_state"] == "site/"
 
 
 def test_no_extension_writes_a_cdn_address():
@@ -79,13 +99,3 @@ def test_npm_pins_are_exact_and_locked():
         assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name}: {version} is not an exact pin"
         assert lock["packages"][f"node_modules/{name}"]["version"] == version, (
             f"{name}: package-lock.json is out of date (run `npm install` in site/)")
-
-
-def test_widget_manager_matches_the_pinned_ipywidgets():
-    """ipywidgets 8 writes widget state that @jupyter-widgets/html-manager 1.x reads (0.x is for
-    ipywidgets 7, which Colab has but the book is not built with)."""
-    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8")
-    ipywidgets = re.search(r"^ipywidgets==(\d+)\.", requirements, re.M).group(1)
-    manager = json.loads((ROOT / "site" / "package.json").read_text(encoding="utf-8"))[
-        "dependencies"]["@jupyter-widgets/html-manager"]
-    assert (ipywidgets, manager.split(".")[0]) == ("8", "1")

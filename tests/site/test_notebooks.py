@@ -133,6 +133,18 @@ def test_no_error_output_committed(path):
     assert not errors, f"{path.name}: error outputs in cells {errors}"
 
 
+@chapters
+def test_every_ipywidget_output_is_removed_from_the_page(path):
+    """The site loads no Jupyter widget manager (_config.yml: nb_ipywidgets_js: {}), so a widget
+    view left in a page would be an empty output: every cell that displays an ipywidget is
+    tagged remove-output (Jupyter and Colab still show it). The build fails on one too
+    (site/no_widget_state.py)."""
+    shown = [i for i, c in enumerate(load(path)["cells"]) if c["cell_type"] == "code"
+             and "application/vnd.jupyter.widget-view+json" in json.dumps(c.get("outputs", []))
+             and not {"remove-output", "remove-cell"} & set(c.get("metadata", {}).get("tags", []))]
+    assert not shown, f"{path.name}: cells {shown} show an ipywidget in the static page"
+
+
 def toc_files() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     files = [toc["root"]]
