@@ -42,7 +42,7 @@ def test_perturbation_widget_offers_every_word():
     box = stack.perturbation_widget(x, params, 2, ["je", "suis", "étudiant"])
     controls, out = box.children
     choice, size = controls.children
-    assert [label for label, _ in choice.options] == ["1: je", "2: suis", "3: étudiant"]
+    assert [label for label, _ in choice.options] == ["0: je", "1: suis", "2: étudiant"]
     assert (choice.value, size.value) == (0, 1.0)
     choice.value = 2
     size.value = 2.5

@@ -92,7 +92,7 @@ def draw_perturbation(position: int, delta: float, x: np.ndarray,
     return vectors.change_heatmaps(effect.changes, words, perturbed=position,
                                    row_change=effect.row_change,
                                    title=f"nudging the input of {words[position]!r} "
-                                         f"(position {position + 1}) by {delta:g}")
+                                         f"(position {position}) by {delta:g}")
 
 
 def _show_perturbation(position: int, delta: float, x: np.ndarray,
@@ -154,7 +154,7 @@ def perturbation_widget(x: object, params: Mapping[str, object], n_heads: int,
         raise ValueError(f"position: expected an int in [0, {len(words)}), got {position!r}")
     if not 0.1 <= delta <= 5.0:
         raise ValueError(f"delta: expected a number in [0.1, 5], got {delta!r}")
-    choice = widgets.Dropdown(options=[(f"{i + 1}: {w}", i) for i, w in enumerate(words)],
+    choice = widgets.Dropdown(options=[(f"{i}: {w}", i) for i, w in enumerate(words)],
                               value=position, description="nudge")
     size = widgets.FloatSlider(value=delta, min=0.1, max=5.0, step=0.1, description="by",
                                continuous_update=False)
