@@ -143,11 +143,13 @@ def test_without_causal_mask_copies_weights_and_keeps_the_rng(post_trained):
 
 def test_leak_test_earlier_outputs_do_not_move(post_trained, fr_en_untrained):
     for model, sv, tv in (post_trained, fr_en_untrained):
-        for position in (1, 3):
-            leak = D.leak_test(model, SENTENCE, TARGET, sv, tv, position=position, new_word="a")
-            assert leak.input_after[position] == "a" and leak.position == position
+        # a word other than the one there ("<bos> i am a student": "i" at 1, "a" at 3)
+        for position, new_word in ((1, "a"), (3, "am")):
+            leak = D.leak_test(model, SENTENCE, TARGET, sv, tv, position=position,
+                               new_word=new_word)
+            assert leak.input_after[position] == new_word and leak.position == position
             assert np.all(leak.change_masked[:position] < 1e-12)
-            assert leak.change_masked[position] > 0
+            assert leak.change_masked[position] > 1e-3  # a real change, not rounding
     model, sv, tv = fr_en_untrained
     leak = D.leak_test(model, SENTENCE, TARGET, sv, tv, position=3, new_word="the")
     assert leak.change_unmasked[:3].max() > 1e-4  # without the mask the future leaks back
