@@ -192,7 +192,7 @@ def test_only_self_attention_mixes_positions(position):
     others = [i for i in range(5) if i != position]
     assert np.linalg.norm(p.direction) == pytest.approx(0.5)
     assert np.all(p.row_change["feed-forward"][others] == 0.0)
-    assert p.row_change["feed-forward"][position] > 0
+    assert p.row_change["feed-forward"][position] > 1e-6  # a real change, not rounding
     assert np.all(p.row_change["self-attention"] > 1e-6)
     assert np.all(p.row_change["encoder layer"] > 1e-6)
     for name, change in p.changes.items():
