@@ -212,14 +212,12 @@ def _attention(mha: torch.nn.Module, query: torch.Tensor, memory: torch.Tensor,
                mask: torch.Tensor) -> tuple[AttentionTrace, torch.Tensor]:
     """Run one MultiHeadAttention (batch of one) and keep its steps; returns (trace, output)."""
     out, weights = mha(query, memory, memory, mask, return_attention=True)  # (1, seq_q, d_model)
-    q = mha.split_heads(mha.w_q(query))  # (1, n_heads, seq_q, d_k)
-    k = mha.split_heads(mha.w_k(memory))  # (1, n_heads, seq_k, d_k)
-    v = mha.split_heads(mha.w_v(memory))  # (1, n_heads, seq_k, d_k)
+    q, k, v = mha.project_qkv(query, memory, memory)  # (1, n_heads, seq_q or seq_k, d_k)
     scores = q @ k.transpose(-2, -1)  # (1, n_heads, seq_q, seq_k)
     full_mask = mask.expand(scores.shape)[0, 0]  # (seq_q, seq_k)
     scaled = (scores / math.sqrt(mha.d_k)).masked_fill(~full_mask, float("-inf"))
     z = weights @ v  # (1, n_heads, seq_q, d_k)
-    concat = z.transpose(1, 2).reshape(query.shape)  # (1, seq_q, d_model)
+    concat = mha.concat_heads(z)  # (1, seq_q, d_model)
     return AttentionTrace(to_numpy(q[0]), to_numpy(k[0]), to_numpy(v[0]), to_numpy(scores[0]),
                           to_numpy(scaled[0]), to_numpy(weights[0]), to_numpy(z[0]),
                           to_numpy(concat[0]), to_numpy(out[0]),

@@ -85,6 +85,16 @@ class MultiHeadAttention(nn.Module):
         batch, seq, _ = x.shape
         return x.view(batch, seq, self.n_heads, self.d_k).transpose(1, 2)  # (batch, n_heads, seq, d_k)
 
+    def project_qkv(self, query, key, value):
+        """Q = query W_Q, K = key W_K, V = value W_V, each split into heads (batch, n_heads, seq, d_k)."""
+        return (self.split_heads(self.w_q(query)), self.split_heads(self.w_k(key)),
+                self.split_heads(self.w_v(value)))
+
+    def concat_heads(self, z: torch.Tensor) -> torch.Tensor:
+        """(batch, n_heads, seq, d_k) -> (batch, seq, d_model): the heads side by side."""
+        batch, _, seq, _ = z.shape
+        return z.transpose(1, 2).reshape(batch, seq, self.d_model)
+
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False):
         check_attention_inputs(self, query, key, value, mask)
@@ -96,23 +106,16 @@ class MultiHeadAttention(nn.Module):
 
     def attend_step_by_step(self, query, key, value, mask=None):
         """The book's path: -> (out (batch, seq_q, d_model), weights (batch, n_heads, seq_q, seq_k))."""
-        batch, seq_q, _ = query.shape
-        q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
-        k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
-        v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+        q, k, v = self.project_qkv(query, key, value)  # (batch, n_heads, seq, d_k) each
         z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout)
-        concat = z.transpose(1, 2).reshape(batch, seq_q, self.d_model)  # (batch, seq_q, d_model)
-        return self.w_o(concat), weights  # (batch, seq_q, d_model), (batch, n_heads, seq_q, seq_k)
+        return self.w_o(self.concat_heads(z)), weights  # (batch, seq_q, d_model), weights
 
     def attend_fused(self, query, key, value, mask=None):
         """``F.scaled_dot_product_attention`` in one call: -> (batch, seq_q, d_model)."""
-        batch, seq_q, _ = query.shape
-        q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
-        k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
-        v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+        q, k, v = self.project_qkv(query, key, value)  # (batch, n_heads, seq, d_k) each
         p = self.dropout.p if self.training else 0.0  # mask already checked: True = may attend
         z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
-        return self.w_o(z.transpose(1, 2).reshape(batch, seq_q, self.d_model))
+        return self.w_o(self.concat_heads(z))  # (batch, seq_q, d_model)
 
     def attend_batched(self, query, key, value, mask=None):
         """Every head and sentence at once, laid out for a CPU: -> (batch, seq_q, d_model).
