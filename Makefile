@@ -4,6 +4,7 @@
 #   make test   set-up + ruff + every test: the package's tests, the site's checks and every
 #               chapter under nbval
 # and, after `make book`:
+#   make serve          the built book on http://127.0.0.1:8000/ (how to read it locally)
 #   make browser-test   the built pages in headless Chromium, offline (Debian: chromium chromium-driver)
 # and, to remake the book's shipped models (src/illustrated/weights: weights + manifest.json):
 #   make models         trains each corpus's default model once, on one thread
@@ -18,7 +19,7 @@ export MPLBACKEND := Agg
 # widget manager: no page shows an ipywidget (site/no_widget_state.py).
 SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
-.PHONY: setup site-assets test book browser-test models clean
+.PHONY: setup site-assets test book serve browser-test models clean
 
 $(BIN)/activate: requirements.txt pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -51,6 +52,13 @@ book: setup site-assets
 # bits least dependent on the machine that trains. The manifest records what was used.
 models: setup
 	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 $(BIN)/python -m illustrated.shipped
+
+# The built book over http on this machine only (browsers run no module of a page opened from
+# file://, so its widgets would be dead): then open http://127.0.0.1:8000/
+PORT ?= 8000
+serve:
+	@test -f _build/html/index.html || { echo "no built book: run make book first"; exit 1; }
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 browser-test: setup
 	$(BIN)/python -m pytest -q --confcutdir=tests/browser tests/browser

@@ -20,6 +20,7 @@ import { attentionOf, encode, stepDistributions } from "./graphs.js";
 import { greedyDecode } from "./greedy.js";
 import { loadConfig, loadIndex, loadModel } from "./models.js";
 import { mountLiveWidgets } from "./live.js";
+import { mountWidgets } from "./widgets.js";
 import { decodeOptions, OPTIONS } from "./options.js";
 import { sourceIds, SPECIALS } from "./vocab.js";
 
@@ -92,3 +93,4 @@ api.ready.catch(() => {});  // a failure reaches whoever awaits ready, not the c
 window.illustrated = api;
 // The live widgets of the page (containers written by illustrated.widgets.live), if any.
 mountLiveWidgets(api);
+mountWidgets(api);

@@ -1,0 +1,60 @@
+// The one DOM toolkit of the book's widgets: elements, SVG elements, labelled controls.
+const document = window.document;
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function fill(element, attrs, children) {
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "text") element.textContent = value;
+    else if (name.startsWith("on")) element.addEventListener(name.slice(2), value);
+    else if (value !== undefined && value !== null && value !== false) element.setAttribute(name, value);
+  }
+  element.append(...children.flat().filter((c) => c !== null && c !== undefined));
+  return element;
+}
+
+/** An HTML element: h("p", {class: "x", text: "hi", onclick: f}, child, ...). */
+export function h(tag, attrs = {}, ...children) {
+  return fill(document.createElement(tag), attrs, children);
+}
+
+/** An SVG element, same arguments as h. */
+export function s(tag, attrs = {}, ...children) {
+  return fill(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+/**
+ * A labelled <select> over [value, text] options; onChange(value) on every change.
+ * The control keeps its element (and the keyboard focus) when the widget redraws around it.
+ */
+export function select(label, options, value, onChange, name) {
+  const control = h("select", { "data-control": name, onchange: () => onChange(control.value) },
+    options.map(([v, text]) => h("option", { value: v, text })));
+  control.value = String(value);
+  return h("label", {}, label, control);
+}
+
+/** A labelled range slider over 0..labels.length-1 that shows labels[index] beside it. */
+export function slider(label, labels, index, onChange, name) {
+  const readout = h("output", { text: labels[index] });
+  const control = h("input", { type: "range", min: 0, max: labels.length - 1, step: 1,
+    "data-control": name, "aria-valuetext": labels[index] });
+  control.value = String(index);
+  control.addEventListener("input", () => {
+    const i = Number(control.value);
+    readout.textContent = labels[i];
+    control.setAttribute("aria-valuetext", labels[i]);
+    onChange(i);
+  });
+  return h("label", {}, label, control, readout);
+}
+
+/** Calls fn after `ms` of quiet (the last call wins); .cancel() drops a pending call. */
+export function debounce(fn, ms) {
+  let timer = null;
+  const later = (...args) => {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(() => fn(...args), ms);
+  };
+  later.cancel = () => window.clearTimeout(timer);
+  return later;
+}

@@ -1,0 +1,48 @@
+// An interactive figure of the static book (src/illustrated/book/interactive.py): every picture
+// was drawn at build time; the controls choose which one shows, and "play" steps the first one.
+import { h, select, slider } from "./dom.js";
+
+export function mount(element) {
+  const { controls, frames, play } = JSON.parse(element.dataset.params);
+  const state = controls.map((c) => c.value);
+  const images = [...element.querySelectorAll("img.il-frame")];
+  const show = () => {
+    const frame = frames[state.join("-")];
+    for (const img of images) img.hidden = Number(img.dataset.frame) !== frame;
+    element.dataset.shown = state.join("-");
+  };
+  const inputs = controls.map((c, k) => {
+    const set = (v) => { state[k] = Number(v); show(); };
+    return c.kind === "select"
+      ? select(c.name, c.labels.map((text, i) => [String(i), text]), c.value, set, c.name)
+      : slider(c.name, c.labels, c.value, set, c.name);
+  });
+  const row = h("div", { class: "il-controls" }, inputs);
+  if (play) row.prepend(player(controls[0], inputs[0].querySelector("input, select")));
+  element.prepend(row);
+  show();
+}
+
+// ▶ steps the first control to its end (from the start if it is there), ⏸ stops.
+function player(control, input) {
+  let timer = null;
+  const button = h("button", { type: "button", class: "il-play", text: "▶ play",
+    "aria-label": `play through ${control.name}` });
+  const stop = () => { window.clearInterval(timer); timer = null; button.textContent = "▶ play"; };
+  const step = () => {
+    const next = Number(input.value) + 1;
+    if (next >= control.labels.length) { stop(); return; }
+    input.value = String(next);
+    input.dispatchEvent(new window.Event(input.tagName === "SELECT" ? "change" : "input"));
+  };
+  button.addEventListener("click", () => {
+    if (timer !== null) { stop(); return; }
+    if (Number(input.value) >= control.labels.length - 1) {
+      input.value = "0";
+      input.dispatchEvent(new window.Event(input.tagName === "SELECT" ? "change" : "input"));
+    }
+    button.textContent = "⏸ pause";
+    timer = window.setInterval(step, 900);
+  });
+  return button;
+}

@@ -1,0 +1,163 @@
+"""The figure kit every chapter draws with: the palette, a frameless canvas, boxes and arrows, how
+a number is written, and a heatmap with its colour bar. It draws what it is given; the math is
+computed by the package and the chapter modules.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
+from matplotlib.colorbar import Colorbar
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.transforms import Bbox
+
+__all__ = ["COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "MAX_FIGURE_WIDTH_IN", "DPI",
+           "canvas", "box", "arrow", "title", "format_value", "ink_on", "heatmap", "write_values",
+           "colorbar"]
+
+# The post's colour code (inputs green, queries purple, keys orange, values blue) and its boxes.
+COLORS = {
+    "input": "#7dbb6e", "query": "#a77bca", "key": "#f0a35e", "value": "#6aa7d8",
+    "z": "#e57373", "encoder": "#9ccc65", "decoder": "#f48fb1", "ffn": "#80cbc4",
+    "attention": "#ffcc80", "norm": "#fff59d", "output": "#b0bec5", "text": "#263238",
+    "muted": "#78909c",
+}
+CMAP = "viridis"            # sequential values: attention weights, probabilities
+DIVERGING_CMAP = "RdBu_r"   # signed values: embeddings, positional encodings
+
+# The page's text column is 672 CSS px wide at 1280 px; a figure drawn at DPI and at most
+# MAX_FIGURE_WIDTH_IN wide is shown at most 1.2x smaller there, so MIN_FONT_PT text stays at
+# 9 px or more (8 pt * 100/72 / 1.2 = 9.3 px). On a phone the figure keeps that size and
+# scrolls inside its own box (_static/illustrated.css).
+MIN_FONT_PT = 8.0
+MAX_FIGURE_WIDTH_IN = 8.0
+DPI = 100
+COLORBAR_WIDTH_IN, COLORBAR_PAD_IN = 0.15, 0.1
+_INK = COLORS["text"]
+
+
+def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[float, float], *,
+           rect: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 1.0)) -> tuple[Figure, Axes]:
+    """A figure with one frameless axes in data coordinates, for diagrams."""
+    fig = plt.figure(figsize=figsize, dpi=DPI)
+    ax = fig.add_axes(rect)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.axis("off")
+    return fig, ax
+
+
+def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
+        fontsize: float = 11, bold: bool = True, subtitle: str = "", dashed: bool = False,
+        rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2) -> FancyBboxPatch:
+    """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle)."""
+    patch = FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0,rounding_size={rounding}",
+                           facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
+                           linestyle="--" if dashed else "-", zorder=zorder)
+    ax.add_patch(patch)
+    if text:
+        ax.text(x + w / 2, y + h / 2 + (0.16 * h if subtitle else 0), text, ha="center",
+                va="center", fontsize=fontsize, fontweight="bold" if bold else "normal",
+                color=_INK, zorder=zorder + 1)
+    if subtitle:
+        ax.text(x + w / 2, y + h / 2 - 0.2 * h, subtitle, ha="center", va="center",
+                fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK, zorder=zorder + 1)
+    return patch
+
+
+def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *, color: str = _INK,
+          width: float = 1.3, dashed: bool = False, curve: float = 0.0) -> FancyArrowPatch:
+    """An arrow from ``start`` to ``end`` (data coordinates), optionally bent by ``curve``."""
+    patch = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color=color,
+                            linewidth=width, linestyle="--" if dashed else "-",
+                            connectionstyle=f"arc3,rad={curve}", shrinkA=0, shrinkB=0, zorder=1)
+    ax.add_patch(patch)
+    return patch
+
+
+def title(ax: Axes, text: str, fontsize: float = 11) -> None:
+    """A figure title at the top of a diagram's axes."""
+    ax.set_title(text, fontsize=fontsize, color=_INK, pad=4)
+
+
+def format_value(value: float, decimals: int = 2, *, trim_zeros: bool = False) -> str:
+    """How a number is written in a cell: integers bare, others to ``decimals``, never "-0"."""
+    value = float(value)
+    if np.isfinite(value) and abs(value - round(value)) < 1e-9:
+        return f"{int(round(value))}"
+    text = f"{value:.{decimals}f}"
+    if trim_zeros and "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text.lstrip("-").strip("0.") == "" else text
+
+
+def _luminance(color) -> float:
+    channels = np.asarray(to_rgb(color), dtype=np.float64)
+    linear = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    return float(linear @ np.array([0.2126, 0.7152, 0.0722]))
+
+
+def ink_on(color) -> str:
+    """White or the book's ink, whichever contrasts more with ``color`` (WCAG 2.1 ratio)."""
+    fill = _luminance(color)
+    return "white" if 1.05 / (fill + 0.05) > (fill + 0.05) / (_luminance(_INK) + 0.05) else _INK
+
+
+def heatmap(ax: Axes, values, *, row_labels: Sequence[str] | None = None,
+            col_labels: Sequence[str] | None = None, cmap=CMAP, vmin: float | None = None,
+            vmax: float | None = None, norm=None, annotate: bool = False,
+            fmt: Callable[[float], str] = format_value, fontsize: float = MIN_FONT_PT,
+            label_fontsize: float = 9.0, col_rotation: float = 0.0,
+            aspect: str | float = "auto") -> AxesImage:
+    """A matrix as coloured cells (row i at y = i), its values optionally written in them."""
+    array = np.asarray(values, dtype=np.float64)
+    image = ax.imshow(array, cmap=cmap, vmin=vmin, vmax=vmax, norm=norm, aspect=aspect,
+                      interpolation="nearest")
+    turned = {"rotation": col_rotation, "ha": "right"} if 0 < col_rotation < 90 else {}
+    for labels, set_ticks, n, extra in ((col_labels, ax.set_xticks, array.shape[1], turned),
+                                        (row_labels, ax.set_yticks, array.shape[0], {})):
+        if labels is not None:
+            set_ticks(range(n) if len(labels) else [], [str(t) for t in labels],
+                      fontsize=label_fontsize, **extra)
+    if annotate:
+        write_values(ax, image, fmt=fmt, fontsize=fontsize)
+    return image
+
+
+def write_values(ax: Axes, image: AxesImage, *, fmt: Callable[[float], str] = format_value,
+                 fontsize: float = MIN_FONT_PT) -> None:
+    """Write each finite value of a heatmap in its cell, in the ink that reads on its colour."""
+    for (i, j), value in np.ndenumerate(np.ma.filled(image.get_array(), np.nan)):
+        if np.isfinite(value):
+            ax.text(j, i, fmt(value), ha="center", va="center", fontsize=fontsize,
+                    color=ink_on(image.cmap(image.norm(value))))
+
+
+def colorbar(fig: Figure, mappable: ScalarMappable, ax: Axes | Sequence[Axes], *,
+             label: str = "") -> Colorbar:
+    """The colour bar of one or more heatmaps, right of them, the same thickness everywhere.
+
+    With constrained layout the engine makes room for it; in a figure laid out by hand the
+    figure must leave about 0.85 in right of the axes.
+    """
+    parents = [ax] if isinstance(ax, Axes) else list(np.ravel(np.asarray(ax, dtype=object)))
+    width_in, height_in = fig.get_size_inches()
+    engine = fig.get_layout_engine()
+    if engine is None:
+        area = Bbox.union([p.get_position() for p in parents])
+        cax = fig.add_axes((area.x1 + COLORBAR_PAD_IN / width_in, area.y0,
+                            COLORBAR_WIDTH_IN / width_in, area.height))
+        return fig.colorbar(mappable, cax=cax, label=label or None)
+    engine.execute(fig)  # size the bar on the axes as they will be drawn
+    area = Bbox.union([p.get_position() for p in parents])
+    span = area.width * width_in
+    return fig.colorbar(mappable, ax=parents, fraction=1.4 * COLORBAR_WIDTH_IN / span,
+                        pad=COLORBAR_PAD_IN / span,
+                        aspect=max(1.0, area.height * height_in / COLORBAR_WIDTH_IN),
+                        label=label or None)
