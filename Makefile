@@ -42,7 +42,7 @@ site-assets: $(SITE_ASSETS) $(ONNX_MODELS)
 
 test: setup
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q tests chapters --nbval-lax --nbval-current-env --ignore=tests/browser
+	$(BIN)/python -m pytest -q tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
