@@ -1,6 +1,6 @@
-"""What importing the package costs: the NumPy reference and the corpora need no torch (DESIGN.md:
-"NumPy reference (float64, pure functions, no torch import)"), and every public name still
-resolves from ``import illustrated as il``."""
+"""What importing the package costs: the NumPy reference and the corpora need no torch
+(docs/ARCHITECTURE.md: "NumPy reference: float64, pure functions, no torch import"), and every
+public name still resolves from ``import illustrated as il``."""
 import subprocess
 import sys
 

@@ -1,6 +1,6 @@
 """The Illustrated Transformer, interactive: the tested package behind the book.
 
-``import illustrated as il`` gives the names the chapters use; see ``DESIGN.md`` for the contract.
+``import illustrated as il`` gives the names the chapters use; see docs/ARCHITECTURE.md for the contract.
 The NumPy parts (``il.reference``, ``il.data``'s corpora and vocabularies, ``il.display``, the
 configuration) import no torch: the names that need it are imported on first use (PEP 562), so
 ``import illustrated.reference`` stays light.
