@@ -174,11 +174,21 @@ def interactive(draw: Callable[..., object], controls: Sequence[Control] = (), *
     return Interactive(page, kernel, alt)
 
 
-def live(kind: str, params: dict, *, alt: str, kernel: Callable[[], object] | None = None) -> Interactive:
+def live(kind: str, params: dict, *, alt: str, kernel: Callable[[], object] | None = None,
+         default: Callable[[], object] | None = None) -> Interactive:
     """A widget the book's JavaScript computes with the shipped model (``site/js/<kind>.js``).
 
     ``params`` (JSON) are its starting state; ``kernel`` builds its ipywidget twin for Jupyter
-    and Colab, where the page's JavaScript does not run.
+    and Colab, where the page's JavaScript does not run; ``default`` draws the starting state
+    as a Figure, shown until the widget mounts (and where JavaScript does not run).
     """
-    body = f'<p class="il-noscript">{html.escape(NO_SCRIPT)}</p>'
-    return Interactive(lambda: _container(kind, params, body, alt), kernel, alt)
+    def page() -> str:
+        body = f'<p class="il-noscript">{html.escape(NO_SCRIPT)}</p>'
+        if default is not None:
+            png, size = _png(default())
+            body = (f'<img class="il-live-default" width="{size[0]}" height="{size[1]}" '
+                    f'alt="{html.escape(alt, quote=True)}" src="data:image/png;base64,{png}">'
+                    + body)
+        return _container(kind, params, body, alt)
+
+    return Interactive(page, kernel, alt)

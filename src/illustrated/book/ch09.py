@@ -1,0 +1,190 @@
+"""Chapter 09: greedy decoding and beam search, the beam drawn as a tree, the length penalty."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from IPython.display import display
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from ..decoding import beam_search, greedy_decode, length_penalty
+from . import interactive as ia
+from .kit import COLORS, DPI, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
+
+# How a hypothesis is drawn: kept in the beam, finished with <eos>, looked at and dropped.
+STYLE = {"start": ("#eceff1", COLORS["text"], "-"), "kept": ("#e1d5f0", COLORS["query"], "-"),
+         "finished": ("#d7ecd0", "#4e8a3e", "-"), "dropped": ("#f5f5f5", "#9e9e9e", "--")}
+LEGEND = {"kept": "kept in the beam", "finished": "ended with <eos>", "dropped": "dropped"}
+
+
+@dataclass(frozen=True)
+class Node:
+    """One hypothesis of the beam: its parent, step, last word, log-probability and fate."""
+    parent: int
+    step: int
+    word: str
+    words: str
+    log_prob: float
+    status: str
+    returned: bool = False
+
+
+def beam_tree(model, sentence, src_vocab, tgt_vocab, *, beam_size=2, top_beams=2, alpha=0.0):
+    """Every hypothesis ``il.beam_search`` looked at, as tree nodes, and what it returned."""
+    ids = src_vocab.encode(sentence)
+    results, steps = beam_search(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
+                                 beam_size=beam_size, top_beams=top_beams, alpha=alpha,
+                                 max_len=model.cfg.max_len - 1, return_steps=True)
+    nodes, alive = [Node(-1, 0, "<bos>", "", 0.0, "start")], {(): 0}
+    for record in steps:
+        kept, ended, next_alive = set(record.kept), set(record.finished), {}
+        for hyp, log_prob in record.candidates:
+            status = "kept" if hyp in kept else "finished" if hyp in ended else "dropped"
+            nodes.append(Node(alive[hyp[:-1]], record.step, tgt_vocab.tokens[hyp[-1]],
+                              " ".join(tgt_vocab.tokens[i] for i in hyp), log_prob, status))
+            if status == "kept":
+                next_alive[hyp] = len(nodes) - 1
+        alive = next_alive
+    returned = {" ".join(tgt_vocab.tokens[i] for i in ids) for ids, _ in results}
+    nodes = [Node(n.parent, n.step, n.word, n.words, n.log_prob,
+                  "finished" if n.words in returned else n.status, n.words in returned)
+             for n in nodes]
+    return nodes, [(tgt_vocab.decode(ids), score) for ids, score in results]
+
+
+def _layout(nodes) -> np.ndarray:
+    """Height of each node: a column's nodes one unit apart, children in their parents' order."""
+    y, rank = np.zeros(len(nodes)), {}
+    for step in range(max(n.step for n in nodes) + 1):
+        members = sorted((i for i, n in enumerate(nodes) if n.step == step),
+                         key=lambda i: (rank.get(nodes[i].parent, -1), i))
+        for r, i in enumerate(members):
+            rank[i], y[i] = r, (len(members) - 1) / 2 - r
+    return y
+
+
+def draw_tree(nodes, title: str = ""):
+    """The beam as a tree: every box a hypothesis with its summed log-probability."""
+    y, n_steps = _layout(nodes), max(n.step for n in nodes)
+    height = max(sum(n.step == s for n in nodes) for s in range(n_steps + 1))
+    fig, ax = plt.subplots(figsize=(min(MAX_FIGURE_WIDTH_IN, max(4.0, 1.25 * (n_steps + 1))),
+                                    0.5 * height + 1.4), dpi=DPI, layout="constrained")
+    for i, node in enumerate(nodes):
+        fill, edge, line = STYLE[node.status]
+        if node.parent >= 0:
+            p = nodes[node.parent]
+            ax.add_line(Line2D([p.step + 0.22, node.step - 0.22], [y[node.parent], y[i]],
+                               color=edge, lw=1.0, ls=line, zorder=1))
+        text = node.word if node.status == "start" else f"{node.word}\n{node.log_prob:.2f}"
+        ax.text(node.step, y[i], text, ha="center", va="center", fontsize=MIN_FONT_PT,
+                fontweight="bold" if node.returned else "normal", zorder=3,
+                bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": edge, "ls": line,
+                      "lw": 2.4 if node.returned else 1.0})
+    ax.set_xlim(-0.5, n_steps + 0.5)
+    ax.set_ylim(y.min() - 0.7, y.max() + 0.7)
+    ax.set_xticks(range(n_steps + 1), ["start"] + [f"step {s}" for s in range(1, n_steps + 1)],
+                  fontsize=MIN_FONT_PT)
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    handles = [Patch(fc=STYLE[s][0], ec=STYLE[s][1], ls=STYLE[s][2], label=label)
+               for s, label in LEGEND.items()]
+    handles.append(Patch(fc="white", ec=COLORS["text"], lw=2.4, label="returned"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=4,
+              fontsize=MIN_FONT_PT, frameon=False)
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def step_table(nodes, step: int) -> str:
+    """The candidates of one step, best first: hypothesis, summed log-probability, fate."""
+    rows = [n for n in nodes if n.step == step]
+    return "\n".join(f"step {step}  {n.words:<28} {n.log_prob:7.2f}  {n.status}" for n in rows)
+
+
+def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
+    """Test pairs that greedy decoding gets wrong and a beam gets right, with both log-probs."""
+    fixes, special = [], dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    for source, target in pairs:
+        ids = src_vocab.encode(source)
+        greedy = greedy_decode(model, ids, **special)
+        if tgt_vocab.decode(greedy) == target:
+            continue
+        greedy_lp = beam_search(model, ids, beam_size=1, **special)[0][1]
+        for size in beam_sizes:
+            (best, score), = beam_search(model, ids, beam_size=size, **special)
+            if tgt_vocab.decode(best) == target:
+                fixes.append((source, tgt_vocab.decode(greedy), target, size, greedy_lp, score))
+                break
+    return fixes
+
+
+def compare_decoders(model, pairs, src_vocab, tgt_vocab, beam_sizes=(1, 2, 4, 8)) -> str:
+    """Exact match and median milliseconds per sentence, for greedy decoding and each beam."""
+    lines, special = [], dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    for size in beam_sizes:
+        right, times = 0, []
+        for source, target in pairs:
+            start = time.perf_counter()
+            (ids, _), = beam_search(model, src_vocab.encode(source), beam_size=size, **special)
+            times.append(time.perf_counter() - start)
+            right += tgt_vocab.decode(ids) == target
+        name = "greedy" if size == 1 else f"beam {size}"
+        lines.append(f"{name:<8} exact match {right / len(pairs):6.1%}   "
+                     f"{1000 * np.median(times):5.1f} ms per sentence")
+    return "\n".join(lines)
+
+
+def penalties(lengths, alphas) -> np.ndarray:
+    """The GNMT length penalty for every alpha (rows) and length (columns)."""
+    return np.array([[length_penalty(n, a) for n in lengths] for a in alphas])
+
+
+def _kernel(model, src_vocab, tgt_vocab, sentence, beam_size, top_beams, alpha, max_beam):
+    """The Python twin of the page's beam widget: a sentence box and three sliders."""
+    box = widgets.Text(value=sentence, description="sentence", continuous_update=False)
+    size = widgets.IntSlider(value=beam_size, min=1, max=max_beam, description="beam_size")
+    top = widgets.IntSlider(value=top_beams, min=1, max=beam_size, description="top_beams")
+    penalty = widgets.FloatSlider(value=alpha, min=0.0, max=1.5, step=0.1, description="alpha")
+    out = widgets.Output()
+
+    def redraw(_=None):
+        top.max = size.value  # top_beams can never exceed beam_size
+        with out:
+            out.clear_output(wait=True)
+            try:
+                nodes, results = beam_tree(model, box.value, src_vocab, tgt_vocab,
+                                           beam_size=size.value, top_beams=top.value,
+                                           alpha=penalty.value)
+            except ValueError as error:
+                print(error)
+                return
+            for rank, (words, score) in enumerate(results):
+                print(f"#{rank}: {words}  (score {score:.3f})")
+            fig = draw_tree(nodes)
+            display(fig)
+            plt.close(fig)
+
+    for control in (box, size, top, penalty):
+        control.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([box, widgets.HBox([size, top, penalty]), out])
+
+
+def beam_widget(model, src_vocab, tgt_vocab, corpus="fr-en", sentence="je suis étudiant", *,
+                beam_size=2, top_beams=2, alpha=0.0, max_beam=6):
+    """Beam search on the reader's sentence and settings: live in the page, a widget in Jupyter."""
+    params = {"corpus": corpus, "sentence": sentence, "beamSize": beam_size,
+              "topBeams": top_beams, "alpha": alpha, "maxBeam": max_beam, "maxLen": 12}
+    nodes, _ = beam_tree(model, sentence, src_vocab, tgt_vocab, beam_size=beam_size,
+                         top_beams=top_beams, alpha=alpha)
+    return ia.live("beam", params, alt=f"beam search of '{sentence}' as a tree: every "
+                   f"hypothesis with its summed log-probability, beam_size={beam_size}, "
+                   f"top_beams={top_beams}",
+                   kernel=lambda: _kernel(model, src_vocab, tgt_vocab, sentence, beam_size,
+                                          top_beams, alpha, max_beam),
+                   default=lambda: draw_tree(nodes))

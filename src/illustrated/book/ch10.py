@@ -1,0 +1,149 @@
+"""Chapter 10: the playground. Train a model in the page, translate, and train on your own pairs."""
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+from ..data import CORPORA, load_corpus
+from ..modules import Transformer
+from ..presets import SETTINGS, make_config, pretrained
+from ..tracing import trace
+from ..training import set_seed, train, translate
+from . import interactive as ia
+from .kit import COLORS, DPI, MIN_FONT_PT, colorbar, heatmap
+
+
+def trained_lengths(corpus: str) -> tuple[int, int]:
+    """Shortest and longest source sentence (in words) of a corpus's training split."""
+    pairs, src_vocab, _ = load_corpus(corpus, "train")
+    lengths = [len(src_vocab.encode(source)) for source, _ in pairs]
+    return min(lengths), max(lengths)
+
+
+def train_with_snapshots(corpus: str, sentences, *, at=(10, 20, 30, 40, 60, 100, 200, 400),
+                         seed: int = 0, **overrides):
+    """Train a corpus's default recipe, translating ``sentences`` before and at the steps ``at``."""
+    pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+    set_seed(seed)
+    model = Transformer(make_config(corpus, src_vocab, tgt_vocab))
+    snapshots = {0: translate(model, sentences, src_vocab, tgt_vocab)}
+
+    def callback(step, history):
+        if step in at:
+            snapshots[step] = translate(model, sentences, src_vocab, tgt_vocab)
+
+    history = train(model, pairs, src_vocab, tgt_vocab, **{**SETTINGS[corpus]["train"], **overrides},
+                    seed=seed, callback=callback, progress=False)
+    return model, history, snapshots
+
+
+def draw_training(history, snapshots, sentences, step: int):
+    """The loss up to ``step`` (log scale) beside what the model translates at that step."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3), dpi=DPI, layout="constrained",
+                                      width_ratios=[1, 1.25])
+    steps = range(1, len(history.loss) + 1)
+    left.plot(steps, history.loss, color="#cfd8dc", lw=1)
+    left.plot(steps[:step], history.loss[:step], color=COLORS["query"], lw=1.5)
+    left.set(yscale="log", xlabel="training step", ylabel="loss (nats per word)")
+    left.set_title(f"after {step} steps", fontsize=10)
+    right.axis("off")
+    right.set_title("its translations", fontsize=10)
+    for i, (source, output) in enumerate(zip(sentences, snapshots[step])):
+        words = output.split()
+        output = " ".join(words[:7]) + (" …" if len(words) > 7 else "") or "(nothing)"
+        right.text(0, 1 - 0.3 * i, f"{source}\n→ {output}", va="top",
+                   fontsize=9, transform=right.transAxes, in_layout=False)
+    return fig
+
+
+def training_figure(history, snapshots, sentences):
+    """The training run as one figure with a step slider and play."""
+    return ia.interactive(lambda step: draw_training(history, snapshots, sentences, step),
+                          [ia.slider("step", sorted(snapshots), max(snapshots))],
+                          alt="the training loss falling over the steps, and the model's "
+                              "translations of three test sentences at each step", play=True)
+
+
+def draw_cross_attention(model, sentence, src_vocab, tgt_vocab):
+    """Encoder-decoder attention of the last decoder layer, mean of its heads, for a translation."""
+    t = trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+              max_len=model.cfg.max_len - 1)
+    weights = t.cross_attention()[-1].mean(axis=0)  # (out_len, src_len)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.6 * weights.shape[1], 1 + 0.4 * weights.shape[0]),
+                           dpi=DPI, layout="constrained")
+    image = heatmap(ax, weights, row_labels=t.target_tokens, col_labels=t.source_tokens,
+                    annotate=weights.shape[1] <= 8, vmin=0, vmax=1, col_rotation=30)
+    ax.set_title(f"encoder-decoder attention, layer {len(t.decoder_layers) - 1}, mean of heads",
+                 fontsize=MIN_FONT_PT + 1)
+    colorbar(fig, image, ax)
+    return fig
+
+
+def _kernel(corpus: str, sentence: str):
+    """The playground in a kernel: pick a corpus and steps, Train, then translate a sentence."""
+    choice = widgets.Dropdown(options=list(CORPORA), value=corpus, description="corpus")
+    steps = widgets.IntSlider(value=SETTINGS[corpus]["train"].get("steps", 300), min=10,
+                              max=2000, step=10, description="steps")
+    button = widgets.Button(description="Train")
+    box = widgets.Text(value=sentence, description="sentence", continuous_update=False)
+    out, state = widgets.Output(), {}
+
+    def show(_=None):
+        if "model" not in state:
+            return
+        with out:
+            out.clear_output(wait=True)
+            try:
+                fig = draw_cross_attention(state["model"], box.value, *state["vocabs"])
+            except ValueError as error:
+                print(error)
+                return
+            display(fig)
+            plt.close(fig)
+
+    def run(_=None):
+        button.disabled = True
+        with out:
+            out.clear_output()
+            print(f"training {choice.value} for {steps.value} steps...")
+        pairs, src_vocab, tgt_vocab = load_corpus(choice.value, "train")
+        set_seed(0)
+        state["model"] = Transformer(make_config(choice.value, src_vocab, tgt_vocab))
+        state["vocabs"] = (src_vocab, tgt_vocab)
+        train(state["model"], pairs, src_vocab, tgt_vocab,
+              **{**SETTINGS[choice.value]["train"], "steps": steps.value}, progress=False)
+        box.value = box.value if choice.value == corpus else load_corpus(choice.value, "test")[0][0][0]
+        button.disabled = False
+        show()
+
+    button.on_click(run)
+    box.observe(show, names="value")
+    return widgets.VBox([widgets.HBox([choice, steps, button]), box, out])
+
+
+def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voiture rouge"):
+    """The shipped models translate the reader's sentence in the page; in Colab, train your own."""
+    examples = {c: sentence if c == corpus else load_corpus(c, "test")[0][0][0] for c in CORPORA}
+    params = {"corpus": corpus, "sentence": sentence, "corpora": list(CORPORA), "topK": 5,
+              "examples": examples}
+    model, src_vocab, tgt_vocab = pretrained(corpus)
+    return ia.live("translate", params, alt=f"the shipped {corpus} model's translation of "
+                   f"'{sentence}' and its encoder-decoder attention",
+                   kernel=lambda: _kernel(corpus, sentence),
+                   default=lambda: draw_cross_attention(model, sentence, src_vocab, tgt_vocab))
+
+
+def cli(*args, cwd=None, fails: bool = False) -> None:
+    """Run ``python -m illustrated ARGS`` as a terminal would and print the command and output;
+    raise unless it ended as expected (``fails``: with an error, exit code 2)."""
+    print("$ python -m illustrated " + " ".join(shlex.quote(a) for a in args))
+    result = subprocess.run([sys.executable, "-m", "illustrated", *args], cwd=cwd,
+                            capture_output=True, text=True)
+    print(result.stdout + result.stderr, end="")
+    if result.returncode != (2 if fails else 0):
+        raise RuntimeError(f"python -m illustrated {args[0]} exited with {result.returncode}")

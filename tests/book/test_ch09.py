@@ -1,0 +1,75 @@
+"""Chapter 09: the beam tree is what il.beam_search did, and the length penalty its closed form."""
+import numpy as np
+import pytest
+
+import illustrated as il
+from illustrated.book import ch09
+
+
+@pytest.fixture(scope="module")
+def fr_en():
+    return il.pretrained("fr-en")
+
+
+def test_the_tree_holds_every_candidate_and_the_returned_translations(fr_en):
+    model, src_vocab, tgt_vocab = fr_en
+    nodes, results = ch09.beam_tree(model, "je suis étudiant", src_vocab, tgt_vocab,
+                                    beam_size=2, top_beams=2)
+    expected = il.beam_search(model, src_vocab.encode("je suis étudiant"), bos_id=tgt_vocab.bos_id,
+                              eos_id=tgt_vocab.eos_id, beam_size=2, top_beams=2,
+                              max_len=model.cfg.max_len - 1)
+    assert results == [(tgt_vocab.decode(ids), score) for ids, score in expected]
+    assert results[0][0] == "i am a student"
+    assert [n.words for n in nodes if n.returned] == sorted(
+        (n.words for n in nodes if n.returned), key=lambda w: len(w.split()))
+    for node in nodes[1:]:
+        assert nodes[node.parent].step == node.step - 1
+        assert node.words.split()[:-1] == nodes[node.parent].words.split()
+    for step in range(1, max(n.step for n in nodes) + 1):
+        kept = [n for n in nodes if n.step == step and n.status == "kept"]
+        assert len(kept) <= 2  # beam_size
+        assert len([n for n in nodes if n.step == step]) <= 4  # 2 x beam_size candidates
+
+
+def test_a_beam_of_one_is_greedy_decoding(fr_en):
+    model, src_vocab, tgt_vocab = fr_en
+    for source in ("je suis étudiant", "nous avons la voiture rouge"):
+        nodes, results = ch09.beam_tree(model, source, src_vocab, tgt_vocab, beam_size=1,
+                                        top_beams=1)
+        greedy = il.greedy_decode(model, src_vocab.encode(source), bos_id=tgt_vocab.bos_id,
+                                  eos_id=tgt_vocab.eos_id)
+        assert results[0][0] == tgt_vocab.decode(greedy)
+        last = max(n.step for n in nodes)  # where <eos> finished, one hypothesis stays alive
+        assert all(results[0][0].startswith(n.words) for n in nodes
+                   if n.status == "kept" and n.step < last)
+
+
+def test_the_step_table_ranks_candidates_best_first(fr_en):
+    nodes, _ = ch09.beam_tree(*fr_en[:1], "je suis étudiant", *fr_en[1:])
+    lines = ch09.step_table(nodes, 1).splitlines()
+    scores = [float(line.split()[-2]) for line in lines]
+    assert scores == sorted(scores, reverse=True) and lines[0].split()[2] == "i"
+
+
+def test_length_penalty_is_the_gnmt_formula():
+    table = ch09.penalties([1, 4, 10], [0.0, 0.6, 1.0])
+    np.testing.assert_allclose(table[0], 1.0)
+    np.testing.assert_allclose(table[1], [(6 / 6) ** 0.6, (9 / 6) ** 0.6, (15 / 6) ** 0.6])
+    np.testing.assert_allclose(table[2], [1.0, 1.5, 2.5])
+
+
+def test_the_shipped_model_needs_no_beam(fr_en):
+    test_pairs, _, _ = il.data.load_corpus("fr-en", "test")
+    assert ch09.beam_fixes(*fr_en[:1], test_pairs[:10], *fr_en[1:]) == []
+
+
+def test_the_widget_is_live_in_the_page_with_the_tree_as_its_default(fr_en):
+    page = ch09.beam_widget(*fr_en).html()
+    assert 'data-il-widget="beam"' in page and 'class="il-live-default"' in page
+    assert "&quot;beamSize&quot;: 2" in page
+
+
+def test_the_tree_is_legible(fr_en, legible):
+    nodes, _ = ch09.beam_tree(*fr_en[:1], "je suis étudiant", *fr_en[1:], beam_size=4,
+                              top_beams=4)
+    legible(ch09.draw_tree(nodes, "beam_size 4"))

@@ -1,0 +1,56 @@
+"""Chapter 10: training in the page learns, the corpora state their lengths, the CLI is shown."""
+import numpy as np
+import pytest
+
+import illustrated as il
+from illustrated.book import ch10
+
+
+def test_trained_lengths_are_the_training_split_s():
+    assert ch10.trained_lengths("copy") == (6, 10)
+    pairs, src_vocab, _ = il.data.load_corpus("coreference", "train")
+    assert ch10.trained_lengths("coreference") == (len(src_vocab.encode(pairs[0][0])),) * 2
+
+
+def test_snapshots_show_the_model_learning():
+    model, history, snapshots = ch10.train_with_snapshots("post", ["je suis étudiant"],
+                                                          at=(10, 100), steps=100)
+    assert sorted(snapshots) == [0, 10, 100]
+    assert snapshots[100] == ["i am a student"] != snapshots[0]
+    assert len(history.loss) == 100 and history.loss[-1] < history.loss[0] / 10
+
+
+def test_figures_are_legible_and_the_attention_rows_sum_to_one(legible):
+    model, src_vocab, tgt_vocab = il.pretrained("fr-en")
+    fig = ch10.draw_cross_attention(model, "nous avons la voiture rouge", src_vocab, tgt_vocab)
+    rows = fig.axes[0].images[0].get_array()
+    np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-6)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == \
+        ["nous", "avons", "la", "voiture", "rouge"]
+    legible(fig)
+    history = il.History(loss=[3.0, 1.0, 0.5], accuracy=[0, 0.5, 1])
+    legible(ch10.draw_training(history, {0: ["a " * 20], 2: ["b"]}, ["x"], 2))
+
+
+@pytest.mark.parametrize("corpus", ["fr-en", "copy"])
+def test_the_translate_widget_offers_every_corpus(corpus):
+    sentence = il.data.load_corpus(corpus, "test")[0][0][0]
+    page = ch10.translate_widget(corpus, sentence).html()
+    assert 'class="il-live-default"' in page
+    assert 'data-il-widget="translate"' in page
+    for name in il.data.CORPORA:
+        assert f"&quot;{name}&quot;" in page
+
+
+def test_cli_prints_the_command_and_the_one_line_error(tmp_path, capsys):
+    (tmp_path / "bad.tsv").write_text("je suis\tI am\nnous sommes we are\n", encoding="utf-8")
+    ch10.cli("train", "--pairs", "bad.tsv", cwd=tmp_path, fails=True)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "$ python -m illustrated train --pairs bad.tsv"
+    assert out[1].startswith("error: bad.tsv:2: expected 'source<TAB>target', got no tab")
+
+
+def test_cli_raises_when_a_command_does_not_end_as_expected(tmp_path):
+    (tmp_path / "bad.tsv").write_text("no tab here\n", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="exited with 2"):
+        ch10.cli("train", "--pairs", "bad.tsv", cwd=tmp_path)
