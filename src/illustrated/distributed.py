@@ -16,12 +16,17 @@ Training" (DDP); paper §5.2 (8 GPUs, batches of about 25000 tokens).
 """
 from __future__ import annotations
 
+import datetime
 import os
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["launched_by_torchrun", "init", "is_main"]
+__all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "is_timeout", "leave"]
+
+#: Seconds a process waits for the others in a collective before it gives up: 5 minutes, not
+#: the 30 of gloo's and NCCL's own default (a stopped or hung rank then ends the run soon).
+TIMEOUT = 300.0
 
 
 def launched_by_torchrun() -> bool:
@@ -29,17 +34,26 @@ def launched_by_torchrun() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
-def init(device: str = "auto") -> torch.device:
+def init(device: str = "auto", *, timeout: float = TIMEOUT) -> torch.device:
     """Join the process group ``torchrun`` set up (env:// rendezvous) and return this rank's device.
 
     NCCL and ``cuda:LOCAL_RANK`` when CUDA is available and ``device`` is "auto" or "cuda";
     gloo and the CPU otherwise. Calling it again once joined only returns the device.
 
+    Parameters
+    ----------
+    device : "auto", "cpu" or "cuda".
+    timeout : float, seconds a collective (all-reduce, broadcast) waits for the other processes
+        before it raises (:func:`is_timeout` recognises the error); default :data:`TIMEOUT`.
+
     Raises
     ------
     ValueError
-        If ``device`` is not "auto", "cpu" or "cuda", or is "cuda" without a GPU.
+        If ``device`` is not "auto", "cpu" or "cuda", or is "cuda" without a GPU, or
+        ``timeout`` is not a positive finite number of seconds.
     """
+    from ._args import check_real
+    check_real("timeout", timeout, low=0.0, low_open=True, what="a number of seconds")
     if device not in ("auto", "cpu", "cuda"):
         raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda' under torchrun, got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():
@@ -51,10 +65,23 @@ def init(device: str = "auto") -> torch.device:
     if cuda:
         torch.cuda.set_device(chosen)
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if cuda else "gloo")
+        dist.init_process_group("nccl" if cuda else "gloo",
+                                timeout=datetime.timedelta(seconds=timeout))
     return chosen
 
 
 def is_main() -> bool:
     """True on rank 0, or when no process group is running (the one that prints and saves)."""
     return not dist.is_initialized() or dist.get_rank() == 0
+
+
+def is_timeout(error: BaseException) -> bool:
+    """Whether ``error`` is a collective that waited longer than the process group's timeout."""
+    text = str(error).lower()
+    return "timed out" in text or "timeout" in text
+
+
+def leave() -> None:
+    """Leave the process group, if one is running."""
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
