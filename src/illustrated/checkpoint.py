@@ -416,6 +416,8 @@ def _check_training(training: dict, model: Transformer) -> None:
         if not isinstance(mt, torch.Tensor) or mt.dtype != torch.int64 or mt.dim() != 1 \
                 or bool((mt < 0).any()) or bool((mt >= 2**32).any()):
             raise ValueError("the NumPy key is not 32-bit words")
+        if not isinstance(pos, int) or not 0 <= pos <= 624:
+            raise ValueError(f"the NumPy position {pos!r:.20} is not in [0, 624]")
         np.random.RandomState().set_state((kind, mt.numpy().astype(np.uint32), pos, has_gauss,
                                            cached))
     except (TypeError, ValueError, OverflowError, IndexError) as error:
