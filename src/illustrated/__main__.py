@@ -163,16 +163,15 @@ def _train_pairs(args: argparse.Namespace) -> None:
                            if v is not None}, **_loop_options(args)}
     from . import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
-    device = distributed.init(args.device, timeout=args.timeout) if several else args.device
     try:
+        device = distributed.init(args.device, timeout=args.timeout) if several else args.device
         _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
                          device, several)
-    except RuntimeError as error:
-        if several and distributed.is_timeout(error):
-            raise ValueError(f"--timeout: another process did not answer within "
-                             f"{args.timeout:g} s (stopped, killed or stuck?); training "
-                             f"stopped") from None
-        raise
+    except RuntimeError as error:  # torch.distributed's errors are RuntimeErrors
+        message = distributed.lost_peer(error, args.timeout) if several else None
+        if message is None:
+            raise
+        raise ValueError(message) from None
     finally:
         if several:
             distributed.leave()

@@ -9,7 +9,8 @@ shuffled global batch from the same seeded generator and takes every ``world_siz
 cross-entropy, scaled so that DDP's gradient average equals the gradient of the mean over the
 whole batch. Training on N processes therefore follows single-process :func:`illustrated.train`
 with the same ``batch_size``, up to floating-point summation order (dropout aside: each process
-draws its own masks).
+draws its own masks). The process group waits at most :data:`TIMEOUT` seconds (``--timeout``) for
+a process that stopped answering, then the run ends with one line instead of gloo's 30 minutes.
 
 References: Li et al. 2020, "PyTorch Distributed: Experiences on Accelerating Data Parallel
 Training" (DDP); paper §5.2 (8 GPUs, batches of about 25000 tokens).
@@ -22,7 +23,7 @@ import os
 import torch
 import torch.distributed as dist
 
-__all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "is_timeout", "leave"]
+__all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "lost_peer", "leave"]
 
 #: Seconds a process waits for the others in a collective before it gives up: 5 minutes, not
 #: the 30 of gloo's and NCCL's own default (a stopped or hung rank then ends the run soon).
@@ -75,10 +76,16 @@ def is_main() -> bool:
     return not dist.is_initialized() or dist.get_rank() == 0
 
 
-def is_timeout(error: BaseException) -> bool:
-    """Whether ``error`` is a collective that waited longer than the process group's timeout."""
-    text = str(error).lower()
-    return "timed out" in text or "timeout" in text
+def lost_peer(error: BaseException, timeout: float) -> str | None:
+    """A one-line account of ``error`` if another process timed out or went away, else None."""
+    text = str(error)
+    if "timed out" in text.lower() or "timeout" in text.lower():
+        return (f"--timeout: another process did not answer within {timeout:g} s (stopped, "
+                f"killed or stuck?); training stopped")
+    for reason in ("Connection reset by peer", "Connection closed by peer", "Broken pipe"):
+        if reason in text:
+            return f"another process of the run went away ({reason}); training stopped"
+    return None
 
 
 def leave() -> None:
