@@ -84,6 +84,17 @@ def test_index_and_vocabularies(exported):
             model.cfg.max_len, model.cfg.n_layers, model.cfg.n_heads, model.cfg.d_model)
 
 
+def test_graphs_carry_no_debugging_records(exported):
+    """The exporter's per-node Python stacks and FX names are dropped: half of every file."""
+    onnx = pytest.importorskip("onnx")
+    for path in sorted(exported.glob("*.onnx")):
+        graph = onnx.load(str(path)).graph
+        assert all(not node.metadata_props and not node.doc_string for node in graph.node), path
+        assert all(not value.metadata_props for value in [*graph.input, *graph.output,
+                                                          *graph.value_info,
+                                                          *graph.initializer]), path
+
+
 @pytest.mark.parametrize("corpus", SHIPPED)
 def test_encoder_graph_matches_encode(corpus, sessions):
     model, src_vocab, _ = il.pretrained(corpus)

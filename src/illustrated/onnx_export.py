@@ -124,8 +124,7 @@ def _onnx():
 
 def _export(graph: nn.Module, args: tuple, name: str, dynamic_shapes: tuple,
             input_names: list[str], output_names: list[str]) -> bytes:
-    """torch.onnx.export (dynamo) into the bytes of one self-contained file; its progress lines
-    kept quiet, no file touched."""
+    """torch.onnx.export (dynamo, quiet) into the bytes of one self-contained file."""
     _onnx()
     chatter = io.StringIO()
     exporter_log = logging.getLogger("torch.onnx")
@@ -147,8 +146,7 @@ def _export(graph: nn.Module, args: tuple, name: str, dynamic_shapes: tuple,
 
 
 def _strip_metadata(model):
-    """Drop what the exporter records for debugging (each node's Python stack, module path and
-    FX node): half of each file's bytes, and nothing onnxruntime reads."""
+    """Drop the exporter's debugging records (half of each file; onnxruntime reads none)."""
     graph = model.graph
     for node in graph.node:
         del node.metadata_props[:]

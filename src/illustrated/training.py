@@ -215,11 +215,7 @@ PRECISIONS = ("fp32", "bf16")
 
 @contextlib.contextmanager
 def _global_rng_kept(device: torch.device) -> Iterator[None]:
-    """Restore Python's, NumPy's and torch's global RNG states (CPU, CUDA, MPS) on the way out.
-
-    :func:`train` seeds them (dropout draws from torch's global generator) and leaves the
-    caller's streams as they were, whatever happens inside.
-    """
+    """Give back the global RNG states (Python, NumPy, torch CPU/CUDA/MPS) on the way out."""
     python, numpy_state, cpu = random.getstate(), np.random.get_state(), torch.get_rng_state()
     cuda = torch.cuda.get_rng_state_all() if device.type == "cuda" or (
         torch.cuda.is_available() and torch.cuda.is_initialized()) else None
@@ -609,13 +605,10 @@ def _autocast(device: torch.device, bf16: bool):
 def _accumulate(net, encoded: list, idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab, *,
                 rank: int, world: int, accum: int, device: torch.device, bf16: bool,
                 label_smoothing: float, several: bool) -> tuple[torch.Tensor, float]:
-    """Forward and backward this process's micro-batches of the global batch ``idx``.
-
-    Each micro-batch's summed cross-entropy is scaled by ``world / tokens`` (``tokens``: target
-    tokens of the whole global batch), so the gradients add up, and DDP's average over the
-    processes makes them, the gradient of the global batch's mean loss. Returns (that mean loss
-    as a float64 tensor, token accuracy), both the same on every process.
-    """
+    """This process's micro-batches of ``idx``, forward and backward: (mean loss, accuracy)."""
+    # Each micro-batch's summed cross-entropy is scaled by world / tokens (tokens: target tokens
+    # of the whole global batch): the gradients add up, and DDP's average over the processes
+    # makes them, the gradient of the global batch's mean loss; the same numbers on every rank.
     tokens = sum(len(encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
     shard = idx[rank::world]
     totals = torch.zeros(2, dtype=torch.float64, device=device)  # summed loss, correct tokens
