@@ -37,7 +37,7 @@ AREAS = {
                "tests/test_cli_faults.py"],
     "onnx": ["tests/test_onnx_export.py"],
     "data": ["tests/data", "tests/test_pairs_file.py", "tests/test_cli_pairs.py"],
-    "tracing": ["tests/test_trace.py"],
+    "tracing": ["tests/test_trace.py", "tests/test_trace_probs.py"],
 }
 
 # (name, file under src/illustrated, original text, mutated text); each original occurs once.
