@@ -364,7 +364,7 @@ def main() -> None:
     report = {"tests": AREAS, "mutants": len(results),
               "killed": len(results) - len(survivors), "survived": len(survivors),
               "areas": areas, "survivors": survivors, "all": results}
-    if not args.only:
+    if not args.only and not args.area:  # a partial run leaves the report of the full one
         RESULTS.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     print(f"{report['killed']} killed, {report['survived']} survived of {len(results)}")
 

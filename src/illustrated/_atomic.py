@@ -157,8 +157,15 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *, name: str = "path
     """
     if mode not in ("wb", "w"):
         raise ValueError(f"mode: expected 'wb' or 'w', got {mode!r}")
-    target = check_writable(path, name)
-    shown = os.fspath(path)
+    with _replacing(check_writable(path, name), os.fspath(path), name, mode,
+                    open_kwargs) as file:
+        yield file
+
+
+@contextlib.contextmanager
+def _replacing(target: Path, shown: str, name: str, mode: str, open_kwargs: dict
+               ) -> Iterator[IO]:
+    """:func:`atomic_write` for a ``target`` already checked by :func:`check_writable`."""
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as error:
@@ -200,7 +207,7 @@ def write_bytes(path: str | os.PathLike, data: bytes, *, name: str = "path") -> 
         than ``len(data)`` bytes free.
     """
     target = check_writable(path, name, need_bytes=len(data))
-    with atomic_write(path, "wb", name=name) as file:
+    with _replacing(target, os.fspath(path), name, "wb", {}) as file:
         file.write(data)
     return target
 
