@@ -125,7 +125,7 @@ def _digest(value: Any) -> str:
         if isinstance(v, torch.Tensor):
             t = v.detach().cpu().contiguous().reshape(-1)
             h.update(f"T{v.dtype}{tuple(v.shape)}".encode())
-            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+            h.update(t.view(torch.uint8).numpy() if t.numel() else b"")  # no copy
         elif isinstance(v, dict):
             h.update(f"D{len(v)}".encode())
             for key in sorted(v, key=repr):
