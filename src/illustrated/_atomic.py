@@ -225,7 +225,7 @@ def serialize(obj: Any) -> bytes:
     KeyboardInterrupt
         If Ctrl-C came during the save, also when torch reports it as its own RuntimeError.
     """
-    import torch
+    import torch  # here: the NumPy parts of the package, which may write files, import no torch
     buffer = io.BytesIO()
     try:
         torch.save(obj, buffer)

@@ -8,12 +8,16 @@ file that is not a checkpoint, truncated, or inconsistent is one ValueError nami
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import os
+import random
 import zipfile
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ._args import MAX_ELEMENTS, ArgumentTypeError, check_instance
@@ -106,7 +110,7 @@ def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int
     ``training``, Adam's two moments and step per weight tensor, the history of ``steps`` steps
     and the batch order of ``pairs`` pairs. The command line, :func:`il.train` and
     ``make models`` require this much free space before training, so that a full disk is
-    refused before the time is spent, not after. (Real files are 5 % to 25 % smaller.)
+    refused before the time is spent, not after. (Real files are 5 % to 20 % smaller.)
     """
     weights = param_count(cfg)
     tensors = 42 * cfg.n_layers + 4 + (4 if cfg.norm_first else 0)
@@ -118,7 +122,6 @@ def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int
 
 def _digest(value: Any) -> str:
     """sha256 of a nest of dicts, lists, tensors, numbers and strings (a canonical walk)."""
-    import hashlib
     h = hashlib.sha256()
 
     def walk(v: Any) -> None:
@@ -370,11 +373,6 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
 
 def _check_training(training: dict, model: Transformer) -> None:
     """ValueError "field 'NAME': what is wrong" unless every field can be used as it is."""
-    import math
-    import random
-
-    import numpy as np
-
     def bad(field: str, what: str) -> ValueError:
         return ValueError(f"field {field!r}: {what}")
 
@@ -438,7 +436,6 @@ def _check_generator(field: str, state: Any) -> None:
 
 def _check_optimizer(state: Any, model: Transformer) -> None:
     """ValueError unless ``state`` is an Adam state_dict of the model's parameters."""
-    import math
     params = list(model.parameters())
     problem = None
     if not isinstance(state, dict) or sorted(state) != ["param_groups", "state"] \
