@@ -1,5 +1,7 @@
 """The command line under faults: --out checked before training, Ctrl-C exits 130 with one line
 and leaves the previous checkpoint as it was, bad input is one line, never a traceback."""
+import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +12,7 @@ import torch
 
 import illustrated as il
 from illustrated import __main__ as cli
+from illustrated.checkpoint import load_training_state
 
 
 def run_cli(*args, timeout=300):
@@ -173,3 +176,97 @@ def test_the_cli_may_decode_up_to_the_models_max_len(trained):
     [(ids, _)] = il.beam_search(model, src.encode("merci"), bos_id=tgt.bos_id,
                                 eos_id=tgt.eos_id, max_len=cfg.max_len)
     assert 1 <= len(ids) <= cfg.max_len
+
+
+# ---- files at the edges: read-only, links, a disk without room, a disk that fills mid-run
+
+from illustrated import _atomic  # noqa: E402
+
+
+def test_out_onto_a_read_only_file_is_refused_before_training(main, tmp_path):
+    out = tmp_path / "keep.pt"
+    out.write_bytes(b"do not replace me")
+    out.chmod(0o444)
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --out: '{out}' is read-only (mode 444); expected a file "
+                             f"that may be replaced (chmod u+w, or choose another path)\n")
+    assert out.read_bytes() == b"do not replace me" and "training" not in result.stdout
+
+
+def test_out_onto_a_symbolic_link_writes_the_links_target(main, tmp_path):
+    target = tmp_path / "real.pt"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.pt"
+    link.symlink_to(target)
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    il.load_checkpoint(target)  # the model went where the link points
+
+
+@pytest.mark.parametrize("extra", [(), ("--checkpoint-every", "1")])
+def test_a_disk_without_room_for_the_model_is_refused_before_training(main, tmp_path, monkeypatch,
+                                                                      extra):
+    """Before: 0 bytes free passed the check, fr-en trained 400 steps, and the model was lost."""
+    monkeypatch.setattr(_atomic.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(10**9, 10**9, 0))
+    monkeypatch.setattr(il.training, "_loop", lambda *a, **k: pytest.fail("trained"))
+    out = tmp_path / "m.pt"
+    result = main("train", "--corpus", "fr-en", "--device", "cpu", "--out", str(out), *extra)
+    assert result.returncode == 2
+    need = "780.8 kB" if not extra else "2.4 MB"  # checkpoint.estimate_bytes
+    assert result.stderr == (f"error: --out: expected {need} free for '{out}', but "
+                             f"'{tmp_path}' has 0 bytes free\n")
+    assert not out.exists()
+
+
+def test_a_disk_that_fills_during_checkpoint_every_keeps_the_last_checkpoint(main, tmp_path,
+                                                                            monkeypatch):
+    """Before: torch's '[enforce fail at inline_container.cc:672] ... unexpected pos'."""
+    out = tmp_path / "run.pt"
+    fsync, calls = os.fsync, []
+
+    def fills_up(fd):
+        calls.append(fd)
+        if len(calls) > 1:  # the second checkpoint (step 2) meets a full disk
+            raise OSError(28, "No space left on device")
+        fsync(fd)
+
+    monkeypatch.setattr(_atomic.os, "fsync", fills_up)
+    result = main("train", "--corpus", "post", "--steps", "4", "--device", "cpu",
+                  "--checkpoint-every", "1", "--out", str(out))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --out: could not write '{out}' (No space left on device); "
+                             f"any previous file there is unchanged; training stopped after "
+                             f"step 2\n")
+    _, _, _, state = load_training_state(out)  # the checkpoint of step 1, whole
+    assert state["step"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["run.pt"]
+
+
+def test_the_model_is_saved_before_anything_evaluates_it(main, tmp_path, monkeypatch):
+    """Before: BLEU (sacrebleu missing in Colab) ran first, and the trained model was lost."""
+    def broken(*args, **kwargs):
+        raise ValueError("an evaluation that fails")
+
+    monkeypatch.setattr(il.presets, "evaluate", broken)
+    out = tmp_path / "m.pt"
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 2 and result.stderr == "error: an evaluation that fails\n"
+    assert f"saved {out}" in result.stdout
+    il.load_checkpoint(out)
+
+
+def test_ctrl_c_while_testing_says_the_model_was_saved(main, tmp_path, monkeypatch):
+    monkeypatch.setattr(il.presets, "evaluate", lambda *a, **k: (_ for _ in ()).throw(
+        KeyboardInterrupt))
+    out = tmp_path / "m.pt"
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 130
+    assert result.stderr == f"interrupted: testing stopped; the trained model was saved to {out}\n"
+    il.load_checkpoint(out)

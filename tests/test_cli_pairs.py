@@ -8,7 +8,7 @@ import torch
 from illustrated import __main__ as cli
 from illustrated.checkpoint import load_checkpoint
 from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
-from illustrated.training import exact_match, translate
+from illustrated.training import exact_match, reference, translate
 
 SUBJECTS = {"je": "i", "il": "he", "elle": "she", "nous": "we"}
 VERBS = {"mange": "eat", "voit": "see", "aime": "like"}
@@ -47,7 +47,7 @@ def test_train_pairs_reports_and_saves_a_checkpoint_translate_uses(corpus, tmp_p
     assert (cfg.d_model, cfg.n_layers, cfg.src_vocab_size) == (32, 2, len(src_vocab))
     match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
     predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
-    score = bleu(predictions, [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in test_pairs])
+    score = bleu(predictions, [reference(t) for _, t in test_pairs])
     assert f"test (9 pairs): exact match {100 * match:.1f} %, BLEU {score:.2f}" in stdout
     loss = float(re.search(r"final loss (\S+)", stdout).group(1))
     assert loss < 1.5  # from ln(19) = 2.9 at the start
@@ -159,3 +159,49 @@ def test_checkpoint_every_then_resume_continues_the_run(capsys, corpus, tmp_path
     code, _, stderr = run(capsys, *common, "--steps", "9", "--resume", str(straight),
                           "--out", str(out))
     assert code == 2 and "error: --resume: " in stderr and "holds no training state" in stderr
+
+
+def test_without_sacrebleu_the_model_is_saved_and_the_line_says_why_bleu_is_missing(
+        capsys, corpus, tmp_path, monkeypatch):
+    """Colab ships no sacrebleu: chapter 10's `train --pairs` lost its model to the
+    ModuleNotFoundError. BLEU is optional (illustrated[bleu]); the model is saved first."""
+    monkeypatch.setitem(__import__("sys").modules, "sacrebleu", None)
+    out = tmp_path / "m.pt"
+    code, stdout, stderr = run(capsys, "train", "--pairs", str(corpus), "--steps", "2",
+                               "--device", "cpu", "--out", str(out))
+    assert code == 0, stderr
+    lines = stdout.splitlines()
+    saved = lines.index(f"saved {out}")
+    test_line = next(i for i, line in enumerate(lines) if line.startswith("test ("))
+    assert saved < test_line  # saved before anything evaluates it
+    assert lines[test_line].endswith(
+        "BLEU not computed (import of sacrebleu halted; None in sys.modules: pip install "
+        "sacrebleu)")
+    load_checkpoint(out)
+
+
+def test_words_out_of_vocabulary_count_as_wrong_in_the_exact_match(capsys, corpus, tmp_path):
+    """--min-count 1000000 leaves every word <unk>: before, the references lost their unknown
+    words too, and an empty translation of an empty reference scored 'exact match 100.0 %'."""
+    code, stdout, stderr = run(capsys, "train", "--pairs", str(corpus), "--steps", "2",
+                               "--min-count", "1000000", "--device", "cpu", "--out",
+                               str(tmp_path / "m.pt"))
+    assert code == 0, stderr
+    assert "vocabularies 4 source and 4 target tokens" in stdout
+    assert "exact match 0.0 %" in stdout
+
+
+def test_exact_match_compares_with_the_real_reference(monkeypatch):
+    from dataclasses import replace
+
+    import illustrated as il
+    from illustrated.data.pairs_file import build_vocab
+    src, tgt = build_vocab(["a b"]), build_vocab(["x"])  # 'y' is not in the target vocabulary
+    model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
+                                           tgt_vocab_size=len(tgt)))
+    # a model that writes 'x' (and <unk>, which translate drops) for every source
+    monkeypatch.setattr(il.training, "translate", lambda m, sentences, *a, **k:
+                        ["x"] * len(sentences))
+    assert exact_match(model, [("a b", "x")], src, tgt) == 1.0
+    assert exact_match(model, [("a b", "x y"), ("a", "X")], src, tgt) == 0.5  # before: 1.0
+    assert reference("X  Y.") == "x y."

@@ -131,3 +131,86 @@ def test_cli_under_torchrun_trains_on_both_ranks_and_only_rank_0_writes(tmp_path
         assert torch.equal(weight, first["state"][name]), name
     _, _, _, state = load_training_state(out)  # --checkpoint-every: the state to resume with
     assert state["step"] == 6 and state["recipe"]["processes"] == 2
+
+
+def test_a_frozen_process_stops_the_run_after_timeout_not_30_minutes(tmp_path):
+    """Two ranks started as torchrun starts them (env:// rendezvous); rank 1 is stopped with
+    SIGSTOP mid-training. Before: rank 0 waited for gloo's 30-minute default."""
+    import signal
+    import socket
+    import time
+    pairs = tmp_path / "mine.tsv"
+    pairs.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS), encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ranks = []
+    for rank in (0, 1):
+        env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+               "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
+               "LOCAL_WORLD_SIZE": "2", "OMP_NUM_THREADS": "1"}
+        ranks.append(subprocess.Popen(
+            [sys.executable, "-m", "illustrated", "train", "--pairs", str(pairs), "--steps",
+             "1000000", "--device", "cpu", "--timeout", "5", "--out", str(tmp_path / "m.pt")],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        first = ranks[0].stdout.readline()  # rank 0 prints this just before training
+        assert first.startswith(f"{pairs}: 12 pairs"), first + ranks[0].stderr.read()
+        time.sleep(1.0)
+        ranks[1].send_signal(signal.SIGSTOP)
+        start = time.monotonic()
+        _, stderr = ranks[0].communicate(timeout=120)
+        waited = time.monotonic() - start
+    finally:
+        for process in ranks:
+            process.kill()
+            process.wait()
+    assert ranks[0].returncode == 2
+    assert stderr == ("error: --timeout: another process did not answer within 5 s (stopped, "
+                      "killed or stuck?); training stopped\n")
+    assert 4 < waited < 60
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_init_gives_the_process_group_a_timeout(monkeypatch):
+    import datetime
+
+    from illustrated import distributed
+    calls = []
+    monkeypatch.setattr(distributed.dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(distributed.dist, "init_process_group",
+                        lambda backend, **kwargs: calls.append((backend, kwargs)))
+    distributed.init("cpu")
+    distributed.init("cpu", timeout=12.5)
+    assert calls == [("gloo", {"timeout": datetime.timedelta(seconds=300)}),
+                     ("gloo", {"timeout": datetime.timedelta(seconds=12.5)})]
+    with pytest.raises(ValueError, match=r"^timeout: expected a finite number of seconds > 0.0, "
+                                         r"got inf"):
+        distributed.init("cpu", timeout=float("inf"))
+
+
+def test_more_processes_than_training_pairs_names_the_pairs(tmp_path, monkeypatch, capsys):
+    """torchrun with 2 processes on a 2-pair file (1 to train on): before, the message was
+    '--grad-accum: expected at most 1 micro-batches (...), got 1'."""
+    from illustrated import __main__ as cli
+    from illustrated import distributed
+    path = tmp_path / "two.tsv"
+    path.write_text("je suis\ti am\nmerci\tthanks\n", encoding="utf-8")
+    monkeypatch.setattr(distributed, "launched_by_torchrun", lambda: True)
+    monkeypatch.setattr(distributed, "init", lambda device, timeout: torch.device("cpu"))
+    monkeypatch.setattr(il.training, "_process_group", lambda distributed: (0, 2, True))
+    code = cli.main(["train", "--pairs", str(path), "--device", "cpu", "--out",
+                     str(tmp_path / "m.pt")])
+    assert code == 2
+    assert capsys.readouterr().err == ("error: --pairs: expected at least 2 training pairs, one "
+                                       "for each of the 2 processes, got 1\n")
+    model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(build_vocab(["a b"])),
+                                           tgt_vocab_size=len(build_vocab(["x"]))))
+    with pytest.raises(ValueError, match=r"^batch_size: expected at least 2, one pair for each "
+                                         r"of the 2 processes, got 1$"):
+        il.train(model, [("a", "x"), ("b", "x")], build_vocab(["a b"]), build_vocab(["x"]),
+                 batch_size=1, device="cpu", progress=False)
+    with pytest.raises(ValueError, match=r"^grad_accum_steps: expected at most 1 micro-batches "
+                                         r"\(batches of 2 pairs.*got 2$"):
+        il.train(model, [("a", "x"), ("b", "x")], build_vocab(["a b"]), build_vocab(["x"]),
+                 batch_size=2, grad_accum_steps=2, device="cpu", progress=False)

@@ -8,6 +8,7 @@ log-probabilities (twice the logits' tolerance)."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -81,6 +82,17 @@ def test_index_and_vocabularies(exported):
                                          model.cfg.pad_id, src_vocab.unk_id)
         assert (vocab["max_len"], vocab["n_layers"], vocab["n_heads"], vocab["d_model"]) == (
             model.cfg.max_len, model.cfg.n_layers, model.cfg.n_heads, model.cfg.d_model)
+
+
+def test_graphs_carry_no_debugging_records(exported):
+    """The exporter's per-node Python stacks and FX names are dropped: half of every file."""
+    onnx = pytest.importorskip("onnx")
+    for path in sorted(exported.glob("*.onnx")):
+        graph = onnx.load(str(path)).graph
+        assert all(not node.metadata_props and not node.doc_string for node in graph.node), path
+        assert all(not value.metadata_props for value in [*graph.input, *graph.output,
+                                                          *graph.value_info,
+                                                          *graph.initializer]), path
 
 
 @pytest.mark.parametrize("corpus", SHIPPED)
@@ -158,3 +170,110 @@ def test_graphs_take_the_longest_sentence(sessions):
     with torch.no_grad():
         want = model(src, tgt_in)[:, -1]  # (1, tgt_vocab_size)
     _close("copy logits at max_len", logits, want)
+
+
+# ---- error paths of `python -m illustrated.onnx_export`: one line, exit 2 (130 for Ctrl-C),
+# every earlier file byte for byte as it was (the graphs are written by the atomic writer)
+
+from illustrated import _atomic, onnx_export  # noqa: E402
+
+
+@pytest.fixture
+def earlier(tmp_path):
+    """A folder holding an earlier export (made-up bytes: only their survival is checked)."""
+    out = tmp_path / "models"
+    out.mkdir()
+    for name in ("post.encoder.onnx", "post.decoder.onnx", "post.json", "index.json"):
+        (out / name).write_bytes(f"earlier {name}".encode())
+    return out
+
+
+def files_of(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def quick_export(monkeypatch):
+    """The exporter replaced by made-up graph bytes: these tests are about the files."""
+    monkeypatch.setattr(onnx_export, "_export", lambda graph, args, name, *rest: b"graph " +
+                        name.encode())
+
+
+def test_a_full_disk_leaves_the_earlier_export_whole(earlier, quick_export, monkeypatch, capsys):
+    before = files_of(earlier)
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_atomic.os, "fsync", no_space)
+    assert main(["--out", str(earlier), "--corpus", "post"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out: could not write '{earlier / 'post.encoder.onnx'}' (No space left on "
+        f"device); any previous file there is unchanged\n")
+    assert files_of(earlier) == before  # no truncated post.encoder.onnx, no temporary file
+
+
+@pytest.mark.parametrize("where", ["export", "write"])
+def test_ctrl_c_exits_130_with_one_line_and_the_earlier_files_whole(earlier, quick_export,
+                                                                    monkeypatch, capsys, where):
+    before = files_of(earlier)
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(*((onnx_export, "_export") if where == "export" else
+                          (_atomic.os, "fsync")), interrupt)
+    assert main(["--out", str(earlier), "--corpus", "post"]) == 130
+    assert capsys.readouterr().err == ("interrupted: the files written so far are complete, "
+                                       "the others unchanged\n")
+    assert files_of(earlier) == before
+
+
+def test_the_written_files_are_the_exported_bytes(earlier, quick_export, capsys):
+    assert main(["--out", str(earlier), "--corpus", "post"]) == 0
+    files = files_of(earlier)
+    assert files["post.encoder.onnx"] == b"graph post.encoder.onnx"
+    index = json.loads(files["index.json"])
+    assert index["models"]["post"]["bytes"]["encoder"] == len(b"graph post.encoder.onnx")
+    assert "onnx_export: 1 corpora" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("out, message", [
+    ("", "error: --out: expected a directory path, got ''"),
+    ("{file}", "error: --out: expected a directory, got '{file}', which is a file"),
+    ("{file}/sub", "error: --out: cannot create the directory '{file}/sub' (Not a directory)"),
+    ("{dir}", None),  # a folder where a graph goes: the writer refuses it
+])
+def test_bad_out_is_one_line_and_exit_code_2(tmp_path, quick_export, capsys, out, message):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    target = tmp_path / "models"
+    (target / "post.encoder.onnx").mkdir(parents=True)
+    out = out.format(file=afile, dir=target)
+    assert main(["--out", out, "--corpus", "post"]) == 2
+    err = capsys.readouterr().err
+    if message is None:
+        message = (f"error: --out: expected a file path, got the directory "
+                   f"'{target / 'post.encoder.onnx'}'")
+    assert err == message.format(file=afile) + "\n"
+    assert afile.read_text() == "x"
+
+
+def test_a_directory_that_refuses_files_is_one_line(tmp_path, quick_export, monkeypatch, capsys):
+    """As a read-only directory does (chmod does not stop root, so the refusal is simulated)."""
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(_atomic.tempfile, "mkstemp", refuse)
+    assert main(["--out", str(tmp_path), "--corpus", "post"]) == 2
+    assert capsys.readouterr().err == (f"error: --out: cannot write in '{tmp_path}' (Permission "
+                                       f"denied), got '{tmp_path / 'post.encoder.onnx'}'\n")
+
+
+def test_without_onnx_the_message_says_what_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    assert main(["--out", str(tmp_path), "--corpus", "post"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the ONNX export needs onnx and onnxscript (")
+    assert err.endswith("): pip install 'illustrated[onnx]'\n") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []

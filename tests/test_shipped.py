@@ -98,9 +98,99 @@ def test_weights_that_do_not_match_the_manifest_are_refused(tmp_path, monkeypatc
     data = bytearray(shipped.weights_path("copy").read_bytes())
     data[-100] ^= 0xFF
     broken.write_bytes(bytes(data))
-    monkeypatch.setattr(shipped, "weights_path", lambda corpus: broken)
-    with pytest.raises(ValueError, match="do not match the manifest"):
+    monkeypatch.setattr(il.presets, "weights_path", lambda corpus: broken)
+    with pytest.raises(ValueError, match=rf"^corpus: the shipped weights '{broken}' do not "
+                                         r"match the manifest's sha256"):
         il.pretrained("copy")
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"corpus": ["post"]}, TypeError,
+     "corpus: expected one of post, fr-en, copy, reverse, coreference (a str), got list "
+     "['post']"),
+    ({"corpus": "post", "retrain": "no"}, TypeError, "retrain: expected True or False, got str "
+                                                     "'no'"),
+    ({"corpus": "post", "retrain": 0}, TypeError, "retrain: expected True or False, got int 0"),
+    ({"corpus": "post", "seed": -1}, ValueError, "seed: expected an integer in [0, 4294967295], "
+                                                 "got -1"),
+    ({"corpus": "post", "seed": 1.5}, TypeError, "seed: expected an integer in [0, 4294967295], "
+                                                 "got float 1.5"),
+    ({"corpus": "post", "seed": 2**32, "retrain": True}, ValueError,
+     "seed: expected an integer in [0, 4294967295], got 4294967296"),
+])
+def test_pretrained_refuses_bad_arguments_by_name_before_any_work(kwargs, error, message,
+                                                                  monkeypatch):
+    """A bad seed is refused also when it would not be used (retrain=False): before, it was
+    ignored; retrain='no' retrained; a list for the corpus was `TypeError: unhashable type`."""
+    monkeypatch.setattr(il.presets, "train_corpus", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(error) as info:
+        il.pretrained(**kwargs)
+    assert str(info.value) == message and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{not json", "cannot read '{path}' (Expecting property name enclosed in double quotes: "
+                  "line 1 column 2 (char 1))"),
+    ("", "cannot read '{path}' (Expecting value: line 1 column 1 (char 0))"),
+    ("[]", "'{path}' is damaged (expected format 'illustrated-shipped-models/1' with a dict of "
+           "models)"),
+    ('{"format": "illustrated-shipped-models/1"}', "'{path}' is damaged (expected format"),
+    ('{"format": "illustrated-shipped-models/1", "models": {"post": {"file": "post.pt"}}}',
+     "'{path}' is damaged (the entry of 'post' has no file name and sha256)"),
+    (b"\xff\xfe", "cannot read '{path}' ('utf-8' codec can't decode byte 0xff"),
+])
+def test_a_damaged_manifest_is_one_value_error_naming_the_file(tmp_path, monkeypatch, content,
+                                                               reason):
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    path = weights / "manifest.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    monkeypatch.setattr(il.presets, "_weights_dir", lambda: weights)
+    with pytest.raises(ValueError) as info:
+        il.pretrained("post")
+    assert str(info.value).startswith("manifest: " + reason.format(path=path))
+    assert str(info.value).endswith("reinstall the package or run `make models`")
+    assert "\n" not in str(info.value)
+
+
+def test_presets_and_shipped_import_each_other_in_one_direction_only():
+    """shipped (making the models) imports presets (settings, training, loading the shipped
+    weights); presets imports nothing of shipped, not even inside a function."""
+    import ast
+    tree = ast.parse(Path(il.presets.__file__).read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "shipped" not in imported and not any("shipped" in (m or "") for m in imported)
+    assert shipped.load_shipped is il.presets.load_shipped
+
+
+def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "weights"
+    out.mkdir()
+    (out / "post.pt").write_bytes(b"the earlier weights")
+    from illustrated import _atomic
+
+    def no_space(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_atomic.os, "fsync", no_space)
+    assert shipped.main(["--corpora", "post", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: path: could not write '{out / 'post.pt'}' (No space left on device); "
+                   f"any previous file there is unchanged\n")
+    assert (out / "post.pt").read_bytes() == b"the earlier weights"
+    assert sorted(p.name for p in out.iterdir()) == ["post.pt"]
+
+
+def test_python_m_illustrated_shipped_refuses_a_disk_without_room_before_training(
+        tmp_path, monkeypatch, capsys):
+    from illustrated import _atomic
+    monkeypatch.setattr(_atomic.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(
+        10**9, 10**9, 0))
+    monkeypatch.setattr(il.presets, "train", lambda *a, **k: pytest.fail("trained"))
+    assert shipped.main(["--corpora", "post", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: path: expected 236.4 kB free for '{tmp_path / 'post.pt'}', but "
+        f"'{tmp_path}' has 0 bytes free\n")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here")

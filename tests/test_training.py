@@ -2,6 +2,7 @@
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -69,6 +70,51 @@ def test_exploding_learning_rate_stops_and_restores(post):
                  progress=False, device="cpu")
     assert all(torch.isfinite(p).all() for p in model.parameters())
     assert all(math.isfinite(v) for v in info.value.history.loss)
+
+
+def test_divergence_restores_the_weights_from_before_the_step_that_broke_them(post):
+    """lr=1e30 sends the weights to ~1e30 (still finite) at step 1, and the loss becomes
+    infinite at step 2: the update of step 1 broke the model, which comes back with exactly
+    the weights it had before it (the message says so)."""
+    pairs, src_vocab, tgt_vocab = post
+    model = post_model(post)
+    snapshots = {0: {k: v.clone() for k, v in model.state_dict().items()}}
+
+    def keep(step, history):
+        snapshots[step] = {k: v.clone() for k, v in model.state_dict().items()}
+
+    with pytest.raises(il.TrainingDiverged) as info:
+        il.train(model, pairs, src_vocab, tgt_vocab, steps=50, lr=1e30, warmup=0,
+                 progress=False, device="cpu", callback=keep)
+    done = info.value.history.steps
+    assert done >= 1 and sorted(snapshots) == list(range(done + 1))
+    assert f"at step {done + 1} " in str(info.value)
+    assert f"restored to its weights before step {done}." in str(info.value)
+    for name, weight in model.state_dict().items():
+        assert torch.equal(weight, snapshots[done - 1][name]), name
+    assert any(not torch.equal(w, snapshots[done][k]) for k, w in model.state_dict().items())
+
+
+@pytest.mark.parametrize("grad_accum_steps", [1, 2])
+def test_the_loss_leaves_out_padded_positions(grad_accum_steps):
+    """Targets of 1 to 4 words in one batch: the reported loss is the mean cross-entropy over
+    the real target tokens (and <eos>), <pad> left out, on both paths (plain and accumulated)."""
+    from illustrated.data import collate, encode_pairs
+    from illustrated.data.pairs_file import build_vocab
+    pairs = [("a b c d", "w"), ("a b", "w x y z"), ("c", "x y"), ("d a", "z w x")]
+    src, tgt = build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
+    il.set_seed(0)
+    model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
+                                           tgt_vocab_size=len(tgt), dropout=0.0))
+    batch = collate(encode_pairs(pairs, src, tgt), src, tgt)
+    assert (batch.tgt_out == tgt.pad_id).sum() == 6  # padding there is
+    with torch.no_grad():
+        logits = model(batch.src, batch.tgt_in)
+        keep = batch.tgt_out != tgt.pad_id
+        expected = torch.nn.functional.cross_entropy(logits[keep], batch.tgt_out[keep])
+    history = il.train(model, pairs, src, tgt, steps=1, batch_size=4, device="cpu",
+                       progress=False, grad_accum_steps=grad_accum_steps)
+    assert history.loss[0] == pytest.approx(float(expected), rel=1e-5)
 
 
 @pytest.mark.parametrize("kwargs, match", [({"lr": -1.0}, "lr"), ({"steps": 0}, "steps"),

@@ -15,7 +15,12 @@ INTERRUPTED = 130
 #: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
 #: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 OPTION_OF = {"grad_accum_steps": "--grad-accum", "precision": "--precision",
-             "checkpoint_path": "--out", "resume": "--resume"}
+             "checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
+             "batch_size": "--batch-size", "timeout": "--timeout"}
+
+#: ``--timeout``'s default: seconds a process waits for the others under torchrun before it
+#: gives up (gloo's and NCCL's own default is 30 minutes).
+TIMEOUT = 300
 
 
 def _number(kind: str, low: float | None = None, high: float | None = None,
@@ -111,7 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "optimizer, step, batch order and RNG states, so --resume can go on")
     tr.add_argument("--resume", metavar="PATH",
                     help="continue the run saved in PATH by --checkpoint-every up to --steps "
-                         "(same data, model and recipe)")
+                         "(same data, model and recipe: checked, by their sha256)")
+    tr.add_argument("--timeout", type=_number("float", 0, low_open=True), default=TIMEOUT,
+                    metavar="SECONDS",
+                    help=f"under torchrun: how long a process waits for the others before "
+                         f"training stops with an error (default {TIMEOUT})")
     tl = sub.add_parser("translate", help="translate sentences with a saved model",
                         description="Translate each sentence with a checkpoint from 'train'.")
     tl.add_argument("--model", required=True, help="checkpoint written by 'train'")
@@ -154,14 +163,18 @@ def _train_pairs(args: argparse.Namespace) -> None:
                            if v is not None}, **_loop_options(args)}
     from . import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
-    device = distributed.init(args.device) if several else args.device
     try:
+        device = distributed.init(args.device, timeout=args.timeout) if several else args.device
         _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
                          device, several)
+    except RuntimeError as error:  # torch.distributed's errors are RuntimeErrors
+        message = distributed.lost_peer(error, args.timeout) if several else None
+        if message is None:
+            raise
+        raise ValueError(message) from None
     finally:
         if several:
-            import torch.distributed as dist
-            dist.destroy_process_group()
+            distributed.leave()
 
 
 def _loop_options(args: argparse.Namespace) -> dict:
@@ -174,18 +187,33 @@ def _loop_options(args: argparse.Namespace) -> dict:
     return options
 
 
+def _check_out(args: argparse.Namespace, cfg, steps: int, pairs: int) -> None:
+    """--out writable, with room for the checkpoint, before any training."""
+    from ._atomic import check_writable
+    from .checkpoint import estimate_bytes
+    check_writable(args.out, "--out", need_bytes=estimate_bytes(
+        cfg, training=args.checkpoint_every is not None, steps=steps, pairs=pairs))
+
+
+def _bleu(predictions: list[str], references: list[str]) -> str:
+    """'BLEU 12.34', or why it is missing: sacrebleu is optional (``illustrated[bleu]``)."""
+    from .data.pairs_file import bleu
+    try:
+        return f"BLEU {bleu(predictions, references):.2f}"
+    except ImportError as error:
+        return f"BLEU not computed ({error}: pip install sacrebleu)"
+
+
 def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
                      device, several) -> None:
-    """Train, test and save; under torchrun every rank trains and only rank 0 prints and saves."""
+    """Train, save, then test; under torchrun every rank trains and only rank 0 prints and saves."""
     from .checkpoint import save_checkpoint
-    from .data.pairs_file import bleu
     from .distributed import is_main
     from .modules.transformer import Transformer
-    from .training import exact_match, preload_optimizer, set_seed, train, translate
+    from .training import exact_match, preload_optimizer, reference, set_seed, train, translate
     main = is_main()
     if main:
-        from ._atomic import check_writable
-        check_writable(args.out, "--out")
+        _check_out(args, cfg, recipe.get("steps", 300), len(train_pairs))
         import_seconds = preload_optimizer()
         print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, "
               f"{len(test_pairs)} held out; vocabularies {len(src_vocab)} source and "
@@ -204,16 +232,18 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     print(f"trained {history.steps} steps on {history.device} in {seconds:.1f} s (+ "
           f"{import_seconds:.1f} s torch.optim's one-time import); final loss "
           f"{history.loss[-1]:.4f}")
-    predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
-    references = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in test_pairs]
-    match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
-    print(f"test ({len(test_pairs)} pairs): exact match {100 * match:.1f} %, BLEU "
-          f"{bleu(predictions, references):.2f}")
+    # saved before anything evaluates it: an error in testing never loses the trained model
     if args.checkpoint_every is None:  # otherwise train() wrote it, with the state to resume
         save_checkpoint(args.out, model, (src_vocab, tgt_vocab), cfg)
+    args.saved = True
+    print(f"saved {args.out}", flush=True)
+    predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
+    references = [reference(t) for _, t in test_pairs]  # every word, also those out of vocabulary
+    match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
+    print(f"test ({len(test_pairs)} pairs): exact match {100 * match:.1f} %, "
+          f"{_bleu(predictions, references)}")
     for (source, _), prediction, target in list(zip(test_pairs, predictions, references))[:5]:
         print(f"{'ok ' if prediction == target else 'XX '} {source}  ->  {prediction}")
-    print(f"saved {args.out}")
 
 
 def _train(args: argparse.Namespace) -> None:
@@ -229,10 +259,9 @@ def _train(args: argparse.Namespace) -> None:
         if value is not None:
             raise ValueError(f"{flag}: expected only with --pairs, got {value!r} with --corpus "
                              f"(a corpus has its own vocabularies and test split)")
-    from ._atomic import check_writable
     from .checkpoint import save_checkpoint
     from .data import load_corpus
-    from .presets import evaluate, train_corpus
+    from .presets import SETTINGS, evaluate, make_config, train_corpus
     from .training import preload_optimizer, translate
     model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
                                          ("n_layers", args.n_layers)) if v is not None}
@@ -242,7 +271,11 @@ def _train(args: argparse.Namespace) -> None:
                                          ("label_smoothing", args.label_smoothing))
                        if v is not None}
     train_overrides.update(_loop_options(args))
-    check_writable(args.out, "--out")  # before training, not after: nothing trained is lost
+    train_pairs, src_vocab, tgt_vocab = load_corpus(args.corpus, "train")
+    steps = train_overrides.get("steps", SETTINGS[args.corpus]["train"]["steps"])
+    # before training, not after: nothing trained is lost for want of a file or of disk space
+    _check_out(args, make_config(args.corpus, src_vocab, tgt_vocab, **model_overrides), steps,
+               len(train_pairs))
     import_seconds = preload_optimizer()
     print(f"training {args.corpus}; the checkpoint goes to {args.out} (Ctrl-C stops without "
           f"touching it)", flush=True)
@@ -252,19 +285,21 @@ def _train(args: argparse.Namespace) -> None:
         args.corpus, model_overrides=model_overrides, seed=args.seed, device=args.device,
         progress=sys.stderr.isatty(), **train_overrides)
     seconds = time.perf_counter() - start
-    metrics = evaluate(model, args.corpus, src_vocab, tgt_vocab)
     print(f"trained {args.corpus} for {history.steps} steps on {history.device} in {seconds:.1f} s"
           f" (+ {import_seconds:.1f} s torch.optim's one-time import); final loss"
           f" {history.loss[-1]:.4f}")
-    print("test: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in metrics.items()))
+    # saved before anything evaluates it: an error in testing never loses the trained model
     if args.checkpoint_every is None:  # otherwise train() wrote it, with the state to resume
         save_checkpoint(args.out, model, (src_vocab, tgt_vocab), model.cfg)
+    args.saved = True
+    print(f"saved {args.out}", flush=True)
+    metrics = evaluate(model, args.corpus, src_vocab, tgt_vocab)
+    print("test: " + ", ".join(f"{k} {100 * v:.1f} %" for k, v in metrics.items()))
     pairs, _, _ = load_corpus(args.corpus, "test")
     for (source, target), prediction in zip(pairs[:5], translate(
             model, [s for s, _ in pairs[:5]], src_vocab, tgt_vocab)):
         mark = "ok " if prediction == target else "XX "
         print(f"{mark} {source}  ->  {prediction}")
-    print(f"saved {args.out}")
 
 
 def _translate(args: argparse.Namespace) -> None:
@@ -302,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at exit
     except KeyboardInterrupt:
         what = ("translation stopped" if args.command != "train" else
+                f"testing stopped; the trained model was saved to {args.out}"
+                if getattr(args, "saved", False) else
                 f"training stopped; {args.out} holds the latest checkpoint of every "
                 f"{args.checkpoint_every} steps, if one was written (go on with --resume)"
                 if args.checkpoint_every else

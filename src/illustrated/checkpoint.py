@@ -8,12 +8,16 @@ file that is not a checkpoint, truncated, or inconsistent is one ValueError nami
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import os
+import random
 import zipfile
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from ._args import MAX_ELEMENTS, ArgumentTypeError, check_instance
@@ -89,8 +93,61 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
 
 
 #: What a checkpoint written during training (``il.train(checkpoint_every=...)``) holds besides
-#: the model, under the key "training": see :func:`load_training_state`.
-TRAINING_KEYS = ("step", "recipe", "optimizer", "generator", "order", "rng", "history")
+#: the model, under the key "training": see :func:`load_training_state`. The file also holds
+#: "digest", the sha256 of each of these fields and of the weights, written by
+#: :func:`save_checkpoint`: a field changed afterwards is refused by name.
+TRAINING_KEYS = ("step", "recipe", "data", "optimizer", "generator", "order", "rng", "history")
+
+#: The lists of ``training["history"]``, one number per step done.
+HISTORY_KEYS = ("loss", "lr", "accuracy", "seconds")
+
+
+def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int = 0,
+                   pairs: int = 0) -> int:
+    """An upper estimate of the size in bytes of a checkpoint of a ``Transformer(cfg)``.
+
+    float32 weights, up to 512 bytes of archive record per tensor, the vocabularies; with
+    ``training``, Adam's two moments and step per weight tensor, the history of ``steps`` steps
+    and the batch order of ``pairs`` pairs. The command line, :func:`il.train` and
+    ``make models`` require this much free space before training, so that a full disk is
+    refused before the time is spent, not after. (Real files are 5 % to 20 % smaller.)
+    """
+    weights = param_count(cfg)
+    tensors = 42 * cfg.n_layers + 4 + (4 if cfg.norm_first else 0)
+    size = 4 * weights + 512 * tensors + 32 * (cfg.src_vocab_size + cfg.tgt_vocab_size) + 16384
+    if training:
+        size += 8 * weights + 3 * 512 * tensors + 64 * steps + 16 * pairs + 16384
+    return size
+
+
+def _digest(value: Any) -> str:
+    """sha256 of a nest of dicts, lists, tensors, numbers and strings (a canonical walk)."""
+    h = hashlib.sha256()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, torch.Tensor):
+            t = v.detach().cpu().contiguous().reshape(-1)
+            h.update(f"T{v.dtype}{tuple(v.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy() if t.numel() else b"")  # no copy
+        elif isinstance(v, dict):
+            h.update(f"D{len(v)}".encode())
+            for key in sorted(v, key=repr):
+                walk(key)
+                walk(v[key])
+        elif isinstance(v, (list, tuple)):
+            h.update(f"L{len(v)}".encode())
+            for item in v:
+                walk(item)
+        else:
+            h.update(f"{type(v).__name__}:{v!r};".encode())
+
+    walk(value)
+    return h.hexdigest()
+
+
+def _digests(training: dict, state: dict) -> dict:
+    """The "digest" of a training state: sha256 of each field and of the weights."""
+    return {**{key: _digest(training[key]) for key in TRAINING_KEYS}, "weights": _digest(state)}
 
 
 def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[Vocab, Vocab],
@@ -98,7 +155,8 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
     """Write the model's weights, both vocabularies and the configuration to ``path``, atomically.
 
     The file is first written in full to a temporary file beside ``path``, then renamed over
-    it: an error or Ctrl-C during the save leaves an existing ``path`` byte for byte as it was.
+    it: an error, a full disk or Ctrl-C during the save leaves an existing ``path`` byte for
+    byte as it was. A symbolic link is followed (its target is replaced, the link stays).
 
     Parameters
     ----------
@@ -106,23 +164,26 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
     vocabs : (src_vocab, tgt_vocab).   cfg : the model's TransformerConfig (``model.cfg``).
     training : dict or None, the state that lets ``il.train(resume=path)`` continue the run
         (written by ``il.train`` itself; keys :data:`TRAINING_KEYS`; tensors, numbers, strings
-        and lists only). :func:`load_checkpoint` ignores it.
+        and lists only); saved with the sha256 of each field. :func:`load_checkpoint` ignores it.
 
     Raises
     ------
     TypeError
         If an argument has the wrong type (the error is also a ValueError).
     ValueError
-        If ``path`` cannot be written (missing or read-only directory, a directory itself), if
-        ``cfg`` is not the model's config, the vocabularies do not fit the config, or a weight
-        is NaN or infinite: nothing that :func:`load_checkpoint` would refuse is ever written.
-        Also if writing fails part-way (e.g. disk full); ``path`` is then unchanged.
+        If ``path`` cannot be written (missing or read-only directory, a read-only file, a
+        directory itself), if ``cfg`` is not the model's config, the vocabularies do not fit
+        the config, or a weight is NaN or infinite: nothing that :func:`load_checkpoint` would
+        refuse is ever written. Also, in one line naming the file, if writing fails part-way
+        (e.g. disk full); ``path`` is then unchanged.
+    KeyboardInterrupt
+        After Ctrl-C during the save; ``path`` is then unchanged.
 
     References
     ----------
     ``torch.save``; atomic replacement: POSIX ``rename(2)`` / ``os.replace``.
     """
-    path = check_writable(path, "path")
+    check_writable(path, "path")
     check_instance("model", model, Transformer, "an illustrated Transformer")
     if not isinstance(vocabs, (tuple, list)) or len(vocabs) != 2 \
             or not all(isinstance(v, Vocab) for v in vocabs):
@@ -150,12 +211,8 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
         if not isinstance(training, dict) or sorted(training) != sorted(TRAINING_KEYS):
             raise ValueError(f"training: expected a dict with the keys {TRAINING_KEYS}, got "
                              f"{sorted(training) if isinstance(training, dict) else training!r}")
-        data["training"] = training
-    try:
-        atomic_save(data, path)
-    except OSError as error:
-        raise ValueError(f"path: could not write {str(path)!r} ({error.strerror or error}); "
-                         f"any previous file there is unchanged") from error
+        data["training"] = {**training, "digest": _digests(training, state)}
+    atomic_save(data, path, name="path")
 
 
 def _read(path: Path) -> Any:
@@ -259,14 +316,19 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
                                                           TransformerConfig, dict]:
     """Read a checkpoint written during training, for ``il.train(resume=path)``.
 
+    Every field is checked against the sha256 that :func:`save_checkpoint` wrote beside it, then
+    for its type and range, before anything uses it: a file changed after it was written is
+    one ValueError naming the file and the field, never an IndexError or a RuntimeError from
+    torch or NumPy when the run goes on.
+
     Returns
     -------
     (model, (src_vocab, tgt_vocab), cfg, training): as :func:`load_checkpoint`, plus the dict
     of :data:`TRAINING_KEYS`: ``step`` (int, steps done), ``recipe`` (the training keywords
-    that must stay the same), ``optimizer`` (Adam's state_dict), ``generator`` (the shuffling
-    generator's state), ``order`` (pair indices left in the current epoch), ``rng`` (the global
-    RNG states: torch CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy,
-    seconds per step so far).
+    that must stay the same), ``data`` (sha256 of the training pairs and vocabularies),
+    ``optimizer`` (Adam's state_dict), ``generator`` (the shuffling generator's state),
+    ``order`` (pair indices left in the current epoch), ``rng`` (the global RNG states: torch
+    CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy, seconds per step so far).
 
     Raises
     ------
@@ -274,7 +336,11 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
         If ``path`` is not a str or os.PathLike (the error is also a ValueError).
     ValueError
         As :func:`load_checkpoint`, and if the file holds no training state (a checkpoint saved
-        after training, e.g. by ``save_checkpoint`` alone) or a malformed one.
+        after training, e.g. by ``save_checkpoint`` alone), one written before training states
+        carried checksums, or one whose field (named in the message) was changed or is
+        malformed: a step below 1, an order that is not a list of distinct pair indices, an RNG
+        or generator state torch, Python or NumPy would refuse, a history of the wrong length
+        or with a non-finite number, an optimizer state that does not fit the model.
     """
     model, vocabs, cfg, data = _load(path)
     name = str(path)
@@ -283,16 +349,120 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
         raise ValueError(f"path: {name!r} holds no training state (it is a finished model; "
                          f"resume needs a checkpoint written with checkpoint_every / "
                          f"--checkpoint-every)")
-    if not isinstance(training, dict) or sorted(training) != sorted(TRAINING_KEYS):
+    if not isinstance(training, dict) or not isinstance(training.get("digest"), dict) \
+            or "data" not in training:
+        raise ValueError(f"path: {name!r} has a training state without checksums or data "
+                         f"fingerprint (written by an older version, or not by il.train): "
+                         f"train again with checkpoint_every / --checkpoint-every")
+    if sorted(training) != sorted((*TRAINING_KEYS, "digest")):
         raise ValueError(f"path: {name!r} has a malformed training state (expected the keys "
-                         f"{TRAINING_KEYS})")
-    step, history = training["step"], training["history"]
-    if not isinstance(step, int) or step < 1 or not isinstance(history, dict) \
-            or any(len(history.get(k, ())) != step for k in ("loss", "lr", "accuracy", "seconds")) \
-            or not isinstance(training["recipe"], dict) \
-            or not isinstance(training["optimizer"], dict) \
-            or not isinstance(training["generator"], torch.Tensor) \
-            or not isinstance(training["order"], list):
-        raise ValueError(f"path: {name!r} has a malformed training state (step, history, "
-                         f"recipe, optimizer, generator or order of the wrong type or length)")
+                         f"{TRAINING_KEYS}, got {sorted(map(str, training))})")
+    digest = training["digest"]
+    for key, value in [*((k, training[k]) for k in TRAINING_KEYS),
+                       ("weights", data["state_dict"])]:
+        if digest.get(key) != _digest(value):
+            what = "the model's weights were" if key == "weights" else f"field {key!r} was"
+            raise ValueError(f"path: {name!r} has a damaged training state: {what} changed "
+                             f"after the checkpoint was written (its sha256 does not match)")
+    try:
+        _check_training(training, model)
+    except ValueError as error:
+        raise ValueError(f"path: {name!r} has a malformed training state: {error}") from None
     return model, vocabs, cfg, training
+
+
+def _check_training(training: dict, model: Transformer) -> None:
+    """ValueError "field 'NAME': what is wrong" unless every field can be used as it is."""
+    def bad(field: str, what: str) -> ValueError:
+        return ValueError(f"field {field!r}: {what}")
+
+    step = training["step"]
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        raise bad("step", f"expected an integer >= 1, got {step!r:.40}")
+    if not isinstance(training["recipe"], dict):
+        raise bad("recipe", "expected a dict of training keywords")
+    if not isinstance(training["data"], str) or len(training["data"]) != 64:
+        raise bad("data", "expected a sha256 in hex")
+    history = training["history"]
+    if not isinstance(history, dict) or sorted(history) != sorted(HISTORY_KEYS):
+        raise bad("history", f"expected a dict with the lists {HISTORY_KEYS}")
+    for key in HISTORY_KEYS:
+        values = history[key]
+        if not isinstance(values, list) or len(values) != step:
+            raise bad("history", f"expected {step} numbers in {key!r} (one per step done)")
+        for i, value in enumerate(values):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) \
+                    or not math.isfinite(value):
+                raise bad("history", f"expected finite numbers in {key!r}, got {value!r:.40} "
+                                     f"at step {i + 1}")
+    order = training["order"]
+    if not isinstance(order, list) or not all(type(i) is int and i >= 0 for i in order) \
+            or len(set(order)) != len(order):
+        raise bad("order", "expected a list of distinct pair indices >= 0")
+    _check_generator("generator", training["generator"])
+    rng = training["rng"]
+    if not isinstance(rng, dict) or sorted(rng) != ["cuda", "numpy", "python", "torch"]:
+        raise bad("rng", "expected a dict of the states 'torch', 'cuda', 'python', 'numpy'")
+    _check_generator("rng", rng["torch"])
+    if rng["cuda"] is not None and (not isinstance(rng["cuda"], torch.Tensor)
+                                    or rng["cuda"].dtype != torch.uint8):
+        raise bad("rng", "expected None or a uint8 tensor for 'cuda'")
+    try:
+        version, keys, gauss = rng["python"]
+        random.Random().setstate((version, tuple(keys), gauss))
+        kind, mt, pos, has_gauss, cached = rng["numpy"]
+        if not isinstance(mt, torch.Tensor) or mt.dtype != torch.int64 or mt.dim() != 1 \
+                or bool((mt < 0).any()) or bool((mt >= 2**32).any()):
+            raise ValueError("the NumPy key is not 32-bit words")
+        if not isinstance(pos, int) or not 0 <= pos <= 624:
+            raise ValueError(f"the NumPy position {pos!r:.20} is not in [0, 624]")
+        np.random.RandomState().set_state((kind, mt.numpy().astype(np.uint32), pos, has_gauss,
+                                           cached))
+    except (TypeError, ValueError, OverflowError, IndexError) as error:
+        raise bad("rng", f"a Python or NumPy state that cannot be restored ({error})") from None
+    _check_optimizer(training["optimizer"], model)
+
+
+def _check_generator(field: str, state: Any) -> None:
+    """ValueError unless ``state`` is a state torch's CPU generator takes."""
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
+        raise ValueError(f"field {field!r}: expected a generator state (a uint8 tensor)")
+    try:
+        torch.Generator().set_state(state)
+    except RuntimeError as error:
+        raise ValueError(f"field {field!r}: a generator state torch refuses "
+                         f"({str(error).splitlines()[0][:120]})") from None
+
+
+def _check_optimizer(state: Any, model: Transformer) -> None:
+    """ValueError unless ``state`` is an Adam state_dict of the model's parameters."""
+    params = list(model.parameters())
+    problem = None
+    if not isinstance(state, dict) or sorted(state) != ["param_groups", "state"] \
+            or not isinstance(state["param_groups"], list) or len(state["param_groups"]) != 1 \
+            or not isinstance(state["param_groups"][0], dict) \
+            or state["param_groups"][0].get("params") != list(range(len(params))) \
+            or not isinstance(state["state"], dict):
+        problem = f"expected Adam's state of the model's {len(params)} parameters"
+    else:
+        for index, entry in state["state"].items():
+            if not isinstance(index, int) or not 0 <= index < len(params) \
+                    or not isinstance(entry, dict) \
+                    or sorted(entry) != ["exp_avg", "exp_avg_sq", "step"]:
+                problem = f"expected Adam's moments and step for parameter indices, got {index!r}"
+                break
+            for key in ("exp_avg", "exp_avg_sq"):
+                value = entry[key]
+                if not isinstance(value, torch.Tensor) or value.shape != params[index].shape \
+                        or not value.is_floating_point() or not bool(value.isfinite().all()):
+                    problem = (f"{key!r} of parameter {index} is not a finite tensor of "
+                               f"shape {tuple(params[index].shape)}")
+                    break
+            step = entry["step"]
+            if problem is None and (not isinstance(step, torch.Tensor) or step.numel() != 1
+                                    or not math.isfinite(float(step)) or float(step) < 0):
+                problem = f"'step' of parameter {index} is not a count"
+            if problem:
+                break
+    if problem:
+        raise ValueError(f"field 'optimizer': {problem}")

@@ -21,7 +21,9 @@ attended to), which is how :func:`~illustrated.decoding.greedy_decode` and
 graphs against ``model.encode``/``model.decode`` with onnxruntime (within 1e-5).
 
 Usage: ``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``
-writes them to ``_build/site-assets/_illustrated/models/``).
+writes them to ``_build/site-assets/_illustrated/models/``). It needs onnx and onnxscript (the
+``illustrated[onnx]`` extra), imported only here. Each graph is built in memory and written with
+the package's atomic writer: a full disk or Ctrl-C leaves every earlier file whole.
 """
 from __future__ import annotations
 
@@ -30,14 +32,16 @@ import contextlib
 import io
 import json
 import logging
+import os
+import sys
 import time
 import warnings
 from pathlib import Path
 
-import onnx
 import torch
 from torch import nn
 
+from ._atomic import write_bytes, write_text
 from .modules._checks import remember_checked
 from .modules.transformer import Transformer
 from .shipped import SHIPPED, load_shipped
@@ -107,9 +111,21 @@ class DecoderStepGraph(nn.Module):
                 torch.stack(self_w))  # (n_layers, n, n_heads, tgt_len, tgt_len)
 
 
-def _export(graph: nn.Module, args: tuple, path: Path, dynamic_shapes: tuple,
-            input_names: list[str], output_names: list[str]) -> None:
-    """torch.onnx.export (dynamo) into one self-contained file; its progress lines kept quiet."""
+def _onnx():
+    """The onnx package, or an ImportError that says how to install it."""
+    try:
+        import onnx
+        import onnxscript  # noqa: F401 - torch's exporter needs it
+    except ImportError as error:
+        raise ImportError(f"the ONNX export needs onnx and onnxscript ({error}): pip install "
+                          f"'illustrated[onnx]'") from None
+    return onnx
+
+
+def _export(graph: nn.Module, args: tuple, name: str, dynamic_shapes: tuple,
+            input_names: list[str], output_names: list[str]) -> bytes:
+    """torch.onnx.export (dynamo, quiet) into the bytes of one self-contained file."""
+    _onnx()
     chatter = io.StringIO()
     exporter_log = logging.getLogger("torch.onnx")
     level = exporter_log.level
@@ -117,44 +133,49 @@ def _export(graph: nn.Module, args: tuple, path: Path, dynamic_shapes: tuple,
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(chatter), torch.no_grad():
             warnings.simplefilter("ignore")
-            torch.onnx.export(graph.eval(), args, str(path), dynamo=True, external_data=False,
-                              opset_version=OPSET, optimize=True, dynamic_shapes=dynamic_shapes,
-                              input_names=input_names, output_names=output_names)
+            program = torch.onnx.export(graph.eval(), args, None, dynamo=True,
+                                        opset_version=OPSET, optimize=True,
+                                        dynamic_shapes=dynamic_shapes, input_names=input_names,
+                                        output_names=output_names)
+            proto = program.model_proto
     except Exception as err:
-        raise RuntimeError(f"exporting {path.name} failed: {err}\n{chatter.getvalue()}") from err
+        raise RuntimeError(f"exporting {name} failed: {err}\n{chatter.getvalue()}") from err
     finally:
         exporter_log.setLevel(level)
-    _strip_metadata(path)
+    return _strip_metadata(proto).SerializeToString()
 
 
-def _strip_metadata(path: Path) -> None:
-    """Drop what the exporter records for debugging (each node's Python stack, module path and
-    FX node): half of each file's bytes, and nothing onnxruntime reads."""
-    model = onnx.load(str(path))
+def _strip_metadata(model):
+    """Drop the exporter's debugging records (half of each file; onnxruntime reads none)."""
     graph = model.graph
     for node in graph.node:
         del node.metadata_props[:]
         node.doc_string = ""
     for value in [*graph.input, *graph.output, *graph.value_info, *graph.initializer]:
         del value.metadata_props[:]
-    onnx.save(model, str(path))
+    return model
 
 
 def export_corpus(corpus: str, out_dir: Path) -> dict:
     """Write ``{corpus}.encoder.onnx``, ``{corpus}.decoder.onnx`` and ``{corpus}.json`` into
     ``out_dir`` from the shipped model; return the corpus's entry of index.json.
 
+    Both graphs are exported in memory before the first file is written, and each file is
+    written atomically.
+
     Raises
     ------
     ValueError
-        For a corpus without a shipped model (see :func:`illustrated.shipped.load_shipped`).
+        For a corpus without a shipped model (see :func:`illustrated.presets.load_shipped`), or
+        a file that cannot be written (one line naming it; the earlier file is unchanged).
+    ImportError
+        Without onnx and onnxscript.
     RuntimeError
         If the exporter fails.
     """
     model, src_vocab, tgt_vocab = load_shipped(corpus)
     cfg = model.cfg
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     # Example inputs of length >= 2: torch.export specialises sizes 0 and 1.
     src = torch.tensor([[4, 5, 6]])  # (1, 3)
     src = src.clamp(max=cfg.src_vocab_size - 1)
@@ -163,49 +184,83 @@ def export_corpus(corpus: str, out_dir: Path) -> dict:
     n = torch.export.Dim("n", min=1, max=1024)
     files = {"encoder": f"{corpus}.encoder.onnx", "decoder": f"{corpus}.decoder.onnx",
              "vocab": f"{corpus}.json"}
-    _export(EncoderGraph(model), (src,), out_dir / files["encoder"], ({1: src_len},),
-            ["src"], ["memory", "encoder_attention"])
+    encoder = _export(EncoderGraph(model), (src,), files["encoder"], ({1: src_len},),
+                      ["src"], ["memory", "encoder_attention"])
     with torch.no_grad():
         memory = model.encode(src)  # (1, 3, d_model)
     tgt_in = torch.tensor([[tgt_vocab.bos_id, 4, 5], [tgt_vocab.bos_id, 5, 4]])  # (2, 3)
     tgt_in = tgt_in.clamp(max=cfg.tgt_vocab_size - 1)
-    _export(DecoderStepGraph(model), (tgt_in, memory), out_dir / files["decoder"],
-            ({0: n, 1: tgt_len}, {1: src_len}), ["tgt_in", "memory"],
-            ["logits", "log_probs", "cross_attention", "self_attention"])
+    decoder = _export(DecoderStepGraph(model), (tgt_in, memory), files["decoder"],
+                      ({0: n, 1: tgt_len}, {1: src_len}), ["tgt_in", "memory"],
+                      ["logits", "log_probs", "cross_attention", "self_attention"])
     vocab = {
         "corpus": corpus, "src_tokens": src_vocab.tokens, "tgt_tokens": tgt_vocab.tokens,
         "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
         "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
         "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
     }
-    (out_dir / files["vocab"]).write_text(json.dumps(vocab, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
-    return {"files": files,
-            "bytes": {k: (out_dir / f).stat().st_size for k, f in files.items()}}
+    contents = {"encoder": encoder, "decoder": decoder,
+                "vocab": (json.dumps(vocab, ensure_ascii=False) + "\n").encode("utf-8")}
+    for key, file in files.items():
+        write_bytes(out_dir / file, contents[key], name="--out")
+    return {"files": files, "bytes": {k: len(contents[k]) for k in files}}
 
 
 def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
-    """Export every corpus of ``corpora`` into ``out_dir`` and write ``index.json``; return it."""
+    """Export every corpus of ``corpora`` into ``out_dir`` and write ``index.json`` last (the
+    file the pages read first); return the index. Raises as :func:`export_corpus`."""
     out_dir = Path(out_dir)
     index = {"format": FORMAT, "opset": OPSET, "torch": torch.__version__,
              "corpora": list(corpora), "models": {}}
     for corpus in corpora:
         index["models"][corpus] = export_corpus(corpus, out_dir)
-    (out_dir / "index.json").write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    write_text(out_dir / "index.json", json.dumps(index, indent=1) + "\n", name="--out")
     return index
 
 
+def _out_dir(text: str) -> Path:
+    """``--out``: an existing directory, or one made here (with its parents); ValueError else."""
+    if not text.strip():
+        raise ValueError(f"--out: expected a directory path, got {text!r}")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out: expected a directory, got {text!r}, which is a file")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"--out: cannot create the directory {text!r} "
+                         f"({error.strerror or error})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"--out: cannot write in the directory {text!r} (Permission denied)")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]``."""
+    """``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]``.
+
+    Returns 0; 2 with one line for a bad ``--out`` (empty, a file, a directory that cannot be
+    made or written), missing onnx packages, or a file that cannot be written (a full disk:
+    every earlier file is left whole); 130 with one line after Ctrl-C.
+    """
     parser = argparse.ArgumentParser(prog="python -m illustrated.onnx_export",
                                      description="Export the shipped models to ONNX for the "
                                                  "book's pages.")
-    parser.add_argument("--out", required=True, type=Path, help="folder to write into")
+    parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
     parser.add_argument("--corpus", action="append", choices=SHIPPED,
                         help="a corpus to export (repeatable; default: every shipped corpus)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    index = export_all(args.out, tuple(args.corpus or SHIPPED))
+    try:
+        out = _out_dir(args.out)
+        _onnx()
+        index = export_all(out, tuple(args.corpus or SHIPPED))
+    except KeyboardInterrupt:
+        print("interrupted: the files written so far are complete, the others unchanged",
+              file=sys.stderr)
+        return 130
+    except (ValueError, ImportError, RuntimeError, OSError) as error:
+        print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
     total = sum(sum(m["bytes"].values()) for m in index["models"].values())
     print(f"onnx_export: {len(index['corpora'])} corpora, {total / 1e6:.2f} MB into {args.out} "
           f"in {time.perf_counter() - start:.1f} s")
@@ -213,4 +268,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C while Python was still importing or parsing
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

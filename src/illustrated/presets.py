@@ -1,20 +1,33 @@
 """Default model sizes and training settings for each toy corpus, and the book's trained models.
 
 The same settings serve the command line (``python -m illustrated train``), the chapters and the
-benchmarks, so that every page shows the model the README's numbers describe.
+benchmarks, so that every page shows the model the README's numbers describe. The trained
+models ship as package data (``weights/{corpus}.pt`` and ``weights/manifest.json``, made by
+:mod:`illustrated.shipped`); this module reads them, checking each file's sha256 against the
+manifest, for :func:`pretrained`.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import replace
+from importlib import resources
+from pathlib import Path
 
 import torch
 
+from ._args import ArgumentTypeError, check_bool, check_int, describe
+from .checkpoint import load_checkpoint
 from .config import TINY, TransformerConfig
 from .data import CORPORA, Vocab, load_corpus, pronoun_correct
 from .modules.transformer import Transformer
-from .training import History, exact_match, pick_device, set_seed, train, translate
+from .training import (MAX_SEED, History, exact_match, pick_device, set_seed, train,
+                       translate)
 
-__all__ = ["SETTINGS", "make_config", "train_corpus", "pretrained", "evaluate"]
+__all__ = ["SETTINGS", "make_config", "train_corpus", "pretrained", "evaluate", "MANIFEST",
+           "MANIFEST_FORMAT", "manifest", "read_manifest", "weights_path", "sha256",
+           "load_shipped"]
 
 # Per corpus: model sizes (fields of TransformerConfig) and keywords of train().
 SETTINGS: dict[str, dict[str, dict]] = {
@@ -38,7 +51,11 @@ SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
-def _check_corpus(corpus: str) -> None:
+def _check_corpus(corpus: object) -> None:
+    """ValueError (ArgumentTypeError for a non-str) naming ``corpus`` unless it is a corpus."""
+    if not isinstance(corpus, str):
+        raise ArgumentTypeError(f"corpus: expected one of {', '.join(CORPORA)} (a str), got "
+                                f"{type(corpus).__name__} {describe(corpus)}")
     if corpus not in SETTINGS:
         raise ValueError(f"corpus: expected one of {', '.join(CORPORA)}, got {corpus!r}")
 
@@ -101,16 +118,21 @@ def pretrained(corpus: str, *, retrain: bool = False, seed: int = 0,
 
     Raises
     ------
+    TypeError
+        If ``corpus`` is not a str, ``retrain`` not a bool (``'no'`` would be true) or ``seed``
+        not an integer, whether or not it retrains (the error is also a ValueError).
     ValueError
-        For an unknown corpus or device, or shipped weights that do not match their manifest.
+        For an unknown corpus or device, a ``seed`` outside [0, 2**32 - 1], a damaged
+        manifest, or shipped weights that do not match their manifest (naming the file).
     """
     _check_corpus(corpus)
+    check_bool("retrain", retrain)
+    check_int("seed", seed, low=0, high=MAX_SEED)
     chosen = pick_device(device)
     if retrain:
         model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device=chosen,
                                                       progress=False)
         return model, src_vocab, tgt_vocab
-    from .shipped import load_shipped
     model, src_vocab, tgt_vocab = load_shipped(corpus)
     return model.to(chosen), src_vocab, tgt_vocab
 
@@ -132,3 +154,93 @@ def evaluate(model: Transformer, corpus: str, src_vocab: Vocab, tgt_vocab: Vocab
         result["pronoun_accuracy"] = sum(pronoun_correct(p, t) for p, (_, t)
                                          in zip(predictions, pairs)) / len(pairs)
     return result
+
+
+#: The shipped models' manifest, beside their weights in ``illustrated/weights``.
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "illustrated-shipped-models/1"
+
+
+def _weights_dir():
+    """The package's weights folder (an importlib.resources Traversable)."""
+    return resources.files(__package__) / "weights"
+
+
+def weights_path(corpus: str) -> Path:
+    """The shipped weights file of ``corpus`` inside the installed package."""
+    return Path(str(_weights_dir() / f"{corpus}.pt"))
+
+
+def read_manifest(path: str | os.PathLike) -> dict:
+    """A manifest file ``{"format", "models": {corpus: {"file", "sha256", ...}}}``, checked.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file: unreadable, not JSON, another format, or a model entry
+        without its file name and sha256.
+    """
+    name = str(path)
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error).splitlines()[0]
+        raise ValueError(f"manifest: cannot read {name!r} ({reason}); reinstall the package "
+                         f"or run `make models`") from None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT \
+            or not isinstance(data.get("models"), dict):
+        raise ValueError(f"manifest: {name!r} is damaged (expected format {MANIFEST_FORMAT!r} "
+                         f"with a dict of models); reinstall the package or run `make models`")
+    for corpus, entry in data["models"].items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
+                or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64:
+            raise ValueError(f"manifest: {name!r} is damaged (the entry of {corpus!r} has no "
+                             f"file name and sha256); reinstall the package or run "
+                             f"`make models`")
+    return data
+
+
+def manifest() -> dict:
+    """The shipped models' manifest: ``{"format", "models": {corpus: {...}}}``.
+
+    Each model's entry holds ``file``, ``sha256``, ``bytes``, ``settings`` (model sizes and
+    training keywords), ``seed``, ``torch``, ``cpu_capability``, ``threads``, ``train_seconds``
+    and ``metrics`` (on the test split).
+
+    Raises
+    ------
+    ValueError
+        If the manifest is damaged (see :func:`read_manifest`).
+    """
+    return read_manifest(Path(str(_weights_dir() / MANIFEST)))
+
+
+def sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_shipped(corpus: str) -> tuple[Transformer, Vocab, Vocab]:
+    """Load the shipped model of ``corpus`` on the CPU, in eval mode, after checking its sha256.
+
+    Returns
+    -------
+    (model, src_vocab, tgt_vocab)
+
+    Raises
+    ------
+    ValueError
+        For an unknown corpus, a damaged manifest, or a weights file that is missing or does
+        not match the manifest (naming the file).
+    """
+    _check_corpus(corpus)
+    entry = manifest()["models"].get(corpus)
+    path = weights_path(corpus)
+    if entry is None or not path.is_file():
+        raise ValueError(f"corpus: no shipped model for {corpus!r} in {str(path.parent)!r} "
+                         f"(run `make models`)")
+    if sha256(path) != entry["sha256"]:
+        raise ValueError(f"corpus: the shipped weights {str(path)!r} do not match the manifest's "
+                         f"sha256 (run `make models` again)")
+    model, (src_vocab, tgt_vocab), _ = load_checkpoint(path)
+    return model, src_vocab, tgt_vocab

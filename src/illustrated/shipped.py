@@ -8,6 +8,9 @@ by ``make models`` (``python -m illustrated.shipped``), and its weights ship as 
 corpus, the settings, the seed, the torch version and CPU capability it was trained with, its
 metrics on the test split and its sha256. Loading takes milliseconds and is the same everywhere.
 
+This module makes them (:func:`make_models`); :mod:`illustrated.presets` reads them
+(``load_shipped``, ``manifest``, re-exported here), so the two import each other one way only.
+
 Retraining stays one call away (``il.pretrained(corpus, retrain=True)`` or ``il.train_corpus``):
 its weights then depend on the machine, but the recipe reaches the same targets
 (``benchmarks/retrain.py`` checks that under three CPU capabilities and three seeds).
@@ -15,19 +18,21 @@ its weights then depend on the machine, but the recipe reaches the same targets
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
+import sys
 import time
-from importlib import resources
 from pathlib import Path
 
 import torch
 
-from ._atomic import atomic_write
-from .checkpoint import load_checkpoint, save_checkpoint
+from ._atomic import check_writable, write_text
+from .checkpoint import estimate_bytes, save_checkpoint
+from .presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
+    read_manifest, sha256, train_corpus, weights_path
+from .presets import MANIFEST_FORMAT as FORMAT
 
-__all__ = ["TARGETS", "SHIPPED", "meets_target", "manifest", "weights_path", "sha256",
-           "load_shipped", "make_models", "main"]
+__all__ = ["TARGETS", "SHIPPED", "FORMAT", "MANIFEST", "meets_target", "manifest",
+           "weights_path", "sha256", "load_shipped", "make_models", "main"]
 
 #: What each corpus's model must reach on the test split: (metric of ``il.evaluate``, at least).
 TARGETS: dict[str, tuple[str, float]] = {
@@ -41,9 +46,6 @@ TARGETS: dict[str, tuple[str, float]] = {
 #: The corpora whose default model ships with the package, in the order ``make models`` trains.
 SHIPPED = tuple(TARGETS)
 
-MANIFEST = "manifest.json"
-FORMAT = "illustrated-shipped-models/1"
-
 
 def meets_target(corpus: str, metrics: dict[str, float]) -> bool:
     """Whether ``metrics`` (as returned by ``il.evaluate``) reach the corpus's entry in TARGETS."""
@@ -51,81 +53,43 @@ def meets_target(corpus: str, metrics: dict[str, float]) -> bool:
     return metrics[metric] >= at_least
 
 
-def _weights_dir():
-    return resources.files(__package__) / "weights"
-
-
-def weights_path(corpus: str) -> Path:
-    """The shipped weights file of ``corpus`` inside the installed package."""
-    return Path(str(_weights_dir() / f"{corpus}.pt"))
-
-
-def manifest() -> dict:
-    """The shipped models' manifest: ``{"format", "models": {corpus: {...}}}``.
-
-    Each model's entry holds ``file``, ``sha256``, ``bytes``, ``settings`` (model sizes and
-    training keywords), ``seed``, ``torch``, ``cpu_capability``, ``threads``, ``train_seconds``
-    and ``metrics`` (on the test split).
-    """
-    return json.loads((_weights_dir() / MANIFEST).read_text(encoding="utf-8"))
-
-
-def sha256(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def _check_shipped(corpus: str) -> None:
+    """ValueError naming ``corpus`` unless it is one of SHIPPED."""
     if corpus not in SHIPPED:
         raise ValueError(f"corpus: expected one of {', '.join(SHIPPED)}, got {corpus!r}")
-
-
-def load_shipped(corpus: str):
-    """Load the shipped model of ``corpus`` on the CPU, in eval mode, after checking its sha256.
-
-    Returns
-    -------
-    (model, src_vocab, tgt_vocab)
-
-    Raises
-    ------
-    ValueError
-        For an unknown corpus, or a weights file that is missing or does not match the manifest.
-    """
-    _check_shipped(corpus)
-    entry = manifest()["models"].get(corpus)
-    path = weights_path(corpus)
-    if entry is None or not path.is_file():
-        raise ValueError(f"corpus: no shipped model for {corpus!r} in {path.parent} "
-                         f"(run `make models`)")
-    if sha256(path) != entry["sha256"]:
-        raise ValueError(f"corpus: the shipped weights {str(path)!r} do not match the manifest's "
-                         f"sha256 (run `make models` again)")
-    model, (src_vocab, tgt_vocab), _ = load_checkpoint(path)
-    return model, src_vocab, tgt_vocab
 
 
 def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     """Train each corpus's default model once (CPU, one thread, ``seed``), write its weights and
     the manifest into ``out_dir``; return the manifest.
 
+    Each file is written atomically (:mod:`illustrated._atomic`), the weights after a check
+    that the disk has room for them, made before the model is trained.
+
     Raises
     ------
     RuntimeError
         If a model misses its target in TARGETS (nothing is written for it).
+    ValueError
+        For an unknown corpus, a damaged manifest already in ``out_dir``, or a file that cannot
+        be written (one line naming it; the earlier file is then unchanged).
     """
     from . import __version__
-    from .presets import SETTINGS, evaluate, train_corpus
+    from .data import load_corpus
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / MANIFEST
-    models = json.loads(path.read_text())["models"] if path.is_file() else {}
+    models = read_manifest(path)["models"] if path.is_file() else {}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         for corpus in corpora:
             _check_shipped(corpus)
+            file = out_dir / f"{corpus}.pt"
+            _, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+            check_writable(file, "path", need_bytes=estimate_bytes(
+                make_config(corpus, src_vocab, tgt_vocab)))
             start = time.perf_counter()
             model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device="cpu",
                                                           progress=False)
@@ -133,7 +97,6 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
             metrics = evaluate(model, corpus, src_vocab, tgt_vocab)
             if not meets_target(corpus, metrics):
                 raise RuntimeError(f"{corpus}: {metrics} misses its target {TARGETS[corpus]}")
-            file = out_dir / f"{corpus}.pt"
             save_checkpoint(file, model, (src_vocab, tgt_vocab), model.cfg)
             models[corpus] = {
                 "file": file.name, "sha256": sha256(file), "bytes": file.stat().st_size,
@@ -148,14 +111,14 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     finally:
         torch.set_num_threads(threads)
     result = {"format": FORMAT, "models": {c: models[c] for c in SHIPPED if c in models}}
-    with atomic_write(path, "w", encoding="utf-8") as file:
-        file.write(json.dumps(result, indent=2) + "\n")
+    write_text(path, json.dumps(result, indent=2) + "\n")
     return result
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     """``python -m illustrated.shipped [--corpora ...] [--out DIR]``: the command behind
-    ``make models``."""
+    ``make models``. Returns 0, 2 with one line on an error (a full disk included), 130 after
+    Ctrl-C; every file written before stays complete."""
     parser = argparse.ArgumentParser(prog="python -m illustrated.shipped",
                                      description="Train the book's shipped models and write "
                                                  "their weights and manifest.")
@@ -164,8 +127,17 @@ def main(argv: list[str] | None = None) -> None:
                         help="folder for the weights and manifest.json (default: the package's)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    make_models(Path(args.out), args.corpora, seed=args.seed)
+    try:
+        make_models(Path(args.out), args.corpora, seed=args.seed)
+    except KeyboardInterrupt:
+        print("interrupted: the files written so far are complete, the others unchanged",
+              file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

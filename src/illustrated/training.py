@@ -6,6 +6,7 @@ schedule) and §5.4 (label smoothing).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import os
 import random
@@ -22,14 +23,16 @@ from tqdm.auto import tqdm
 from ._args import (ArgumentTypeError, check_bool, check_choice, check_instance, check_int,
                     check_real, describe)
 from ._atomic import check_writable
-from .data import Vocab, collate, encode_pairs
+from .checkpoint import estimate_bytes, load_training_state, save_checkpoint
+from .data import Vocab, collate, detokenize, encode_pairs, tokenize
 from .decoding import beam_search, check_model, greedy_decode_batch
 from .modules.transformer import Transformer
 
 SCHEDULES = ("constant", "noam", "cosine")
 
 __all__ = ["SCHEDULES", "PRECISIONS", "set_seed", "pick_device", "learning_rate", "History",
-           "TrainingDiverged", "train", "exact_match", "translate", "preload_optimizer"]
+           "TrainingDiverged", "train", "exact_match", "reference", "translate",
+           "preload_optimizer"]
 
 
 #: Seeds NumPy accepts: integers in [0, 2**32 - 1].
@@ -212,11 +215,7 @@ PRECISIONS = ("fp32", "bf16")
 
 @contextlib.contextmanager
 def _global_rng_kept(device: torch.device) -> Iterator[None]:
-    """Restore Python's, NumPy's and torch's global RNG states (CPU, CUDA, MPS) on the way out.
-
-    :func:`train` seeds them (dropout draws from torch's global generator) and leaves the
-    caller's streams as they were, whatever happens inside.
-    """
+    """Give back the global RNG states (Python, NumPy, torch CPU/CUDA/MPS) on the way out."""
     python, numpy_state, cpu = random.getstate(), np.random.get_state(), torch.get_rng_state()
     cuda = torch.cuda.get_rng_state_all() if device.type == "cuda" or (
         torch.cuda.is_available() and torch.cuda.is_initialized()) else None
@@ -244,9 +243,13 @@ def _rng_state(device: torch.device) -> dict:
 
 
 def _set_rng_state(state: dict, device: torch.device) -> None:
+    """Restore what :func:`_rng_state` saved (a CUDA state only on a CUDA device)."""
     torch.set_rng_state(state["torch"])
     if device.type == "cuda" and state["cuda"] is not None:
-        torch.cuda.set_rng_state(state["cuda"], device)
+        try:
+            torch.cuda.set_rng_state(state["cuda"], device)
+        except RuntimeError:
+            raise ValueError("resume: a CUDA generator state torch refuses (field 'rng')") from None
     version, keys, gauss = state["python"]
     random.setstate((version, tuple(keys), gauss))
     name, mt, pos, has_gauss, cached = state["numpy"]
@@ -328,12 +331,15 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         one (0 = never): the model, vocabularies and config as :func:`il.save_checkpoint`, plus
         Adam's state, the step, the batch order, the global RNG states and the history,
         atomically (a crash mid-write leaves the previous checkpoint).
-    checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0).
+    checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0); its
+        file system must have room for one (:func:`illustrated.checkpoint.estimate_bytes`)
+        before training starts.
     resume : a checkpoint written with ``checkpoint_every``: load its weights into ``model``
         and continue its run up to ``steps``. On one process in fp32, training 20 steps equals
-        training 10, checkpointing and resuming to 20, bit for bit. The recipe (lr, warmup,
-        schedule, label_smoothing, batch_size, clip_grad, seed, grad_accum_steps, precision,
-        number of processes) must be the checkpoint's.
+        training 10, checkpointing and resuming to 20, bit for bit. The data (the sha256 of the
+        pairs as ids and of both vocabularies, stored in every checkpoint) and the recipe (lr,
+        warmup, schedule, label_smoothing, batch_size, clip_grad, seed, grad_accum_steps,
+        precision, number of processes) must be the checkpoint's.
 
     Returns
     -------
@@ -349,10 +355,15 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         For an out-of-range argument (``steps``/``batch_size`` below 1, ``lr`` not finite and
         positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
         ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
-        available, ``grad_accum_steps`` giving a micro-batch no pair, ``precision`` unknown or
-        unsupported on the device, ``checkpoint_every`` without ``checkpoint_path``), a
-        ``resume`` file that is not a training checkpoint of this model, vocabularies and recipe,
-        vocabularies that do not fit the model, or an empty ``pairs``.
+        available, fewer training pairs or a smaller ``batch_size`` than processes,
+        ``grad_accum_steps`` giving a micro-batch no pair, ``precision`` unknown or unsupported
+        on the device, ``checkpoint_every`` without ``checkpoint_path``, a ``checkpoint_path``
+        that cannot be written or whose disk has too little room), a ``resume`` file that is not
+        a training checkpoint of this model, data and recipe or was changed after it was written
+        (the message names the file and the field; see
+        :func:`illustrated.checkpoint.load_training_state`), vocabularies that do not fit the
+        model, or an empty ``pairs``. A checkpoint that cannot be written mid-run (a full disk)
+        stops training with one error naming ``checkpoint_path``; the previous one is intact.
     TrainingDiverged (a ValueError)
         When the loss or the gradients stop being finite (e.g. a learning rate far too high);
         the model is first restored to its weights from before the step that broke it.
@@ -393,17 +404,24 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     if checkpoint_every and checkpoint_path is None:
         raise ValueError(f"checkpoint_path: expected a file path when checkpoint_every="
                          f"{checkpoint_every}, got None")
-    if checkpoint_path is not None and rank == 0:
-        check_writable(checkpoint_path, "checkpoint_path")
+    if checkpoint_path is not None and rank == 0:  # and room for it, before any training
+        check_writable(checkpoint_path, "checkpoint_path", need_bytes=estimate_bytes(
+            model.cfg, training=True, steps=steps, pairs=len(pairs)))
     encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
     longest = max(max(len(s), len(t) + 1) for s, t in encoded)
     if longest > model.cfg.max_len:
         raise ValueError(f"pairs: a sentence needs {longest} positions, more than the model's "
                          f"max_len={model.cfg.max_len}")
+    if len(encoded) < world:
+        raise ValueError(f"pairs: expected at least {world} training pairs, one for each of the "
+                         f"{world} processes, got {len(encoded)}")
+    if batch_size < world:
+        raise ValueError(f"batch_size: expected at least {world}, one pair for each of the "
+                         f"{world} processes, got {batch_size}")
     smallest = min(batch_size, len(encoded))  # a batch holds at least this many pairs
-    if smallest < world * grad_accum_steps:
+    if smallest < world * grad_accum_steps:  # here smallest >= world: at most 1 is possible
         raise ValueError(
-            f"grad_accum_steps: expected at most {max(smallest // world, 1)} micro-batches "
+            f"grad_accum_steps: expected at most {smallest // world} micro-batches "
             f"(batches of {smallest} pairs, batch_size={batch_size} and {len(encoded)} training "
             f"pairs, over {world} process{'es' if world > 1 else ''}: every micro-batch needs a "
             f"pair), got {grad_accum_steps}")
@@ -411,44 +429,86 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
               "label_smoothing": label_smoothing, "batch_size": batch_size,
               "clip_grad": clip_grad, "seed": seed, "grad_accum_steps": grad_accum_steps,
               "precision": precision, "processes": world}
-    resumed = _read_resume(resume, model, src_vocab, tgt_vocab, recipe, steps)
+    data = _data_fingerprint(encoded, src_vocab, tgt_vocab)
+    resumed = _read_resume(resume, model, data, len(encoded), recipe, steps, device)
     with _global_rng_kept(device):
         set_seed(seed)
         return _loop(model, encoded, src_vocab, tgt_vocab, steps=steps, recipe=recipe,
-                     device=device, rank=rank, world=world, several=several, callback=callback,
-                     progress=progress and rank == 0, checkpoint_every=checkpoint_every,
-                     checkpoint_path=checkpoint_path, resumed=resumed)
+                     data=data, device=device, rank=rank, world=world, several=several,
+                     callback=callback, progress=progress and rank == 0,
+                     checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path,
+                     resumed=resumed)
 
 
-def _read_resume(resume, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab, recipe: dict,
-                 steps: int) -> dict | None:
+def _data_fingerprint(encoded: list, src_vocab: Vocab, tgt_vocab: Vocab) -> str:
+    """sha256 of what training reads: the pairs as ids, in order, and both vocabularies."""
+    h = hashlib.sha256()
+    for tokens in (src_vocab.tokens, tgt_vocab.tokens):
+        h.update(("\x1f".join(tokens) + "\x1e").encode("utf-8"))
+    for src, tgt in encoded:
+        h.update(f"{','.join(map(str, src))};{','.join(map(str, tgt))}\n".encode())
+    return h.hexdigest()
+
+
+def _adam(model: Transformer, lr: float, device: torch.device) -> torch.optim.Adam:
+    """Adam as paper §5.3 sets it; the fused kernel (CPU, CUDA) updates every weight at once."""
+    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9,
+                            fused=device.type in ("cpu", "cuda"))
+
+
+def _read_resume(resume, model: Transformer, data: str, n_pairs: int, recipe: dict, steps: int,
+                 device: torch.device) -> dict | None:
     """The training state of ``resume`` after checking it continues this run, or None."""
     if resume is None:
         return None
-    from .checkpoint import load_training_state
     try:
-        loaded, (src, tgt), cfg, training = load_training_state(resume)
+        loaded, _, cfg, training = load_training_state(resume)
     except ValueError as error:
         raise ValueError(f"resume: {str(error).removeprefix('path: ')}") from None
     name = str(resume)
     if cfg != model.cfg:
         raise ValueError(f"resume: {name!r} holds a model of another config than model "
                          f"({cfg} vs {model.cfg})")
-    if src != src_vocab or tgt != tgt_vocab:
-        raise ValueError(f"resume: {name!r} was trained with other vocabularies than "
-                         f"src_vocab/tgt_vocab (same data, --min-count and --seed?)")
+    if training["data"] != data:
+        raise ValueError(f"resume: {name!r} was trained on other data: its training pairs and "
+                         f"vocabularies have the sha256 {training['data'][:12]}..., these "
+                         f"{data[:12]}... (the same pairs, min count, test split and seed?)")
     for key, value in recipe.items():
-        if training["recipe"].get(key) != value:
-            raise ValueError(f"{key}: expected {training['recipe'].get(key)!r} as in the run "
+        if key not in training["recipe"]:
+            raise ValueError(f"resume: {name!r} has a malformed training state: field 'recipe' "
+                             f"has no {key!r}")
+        if training["recipe"][key] != value:
+            raise ValueError(f"{key}: expected {training['recipe'][key]!r} as in the run "
                              f"being resumed ({name!r}), got {value!r}")
     if training["step"] >= steps:
         raise ValueError(f"steps: expected more than the {training['step']} steps {name!r} "
                          f"has already done, got {steps}")
+    order = training["order"]
+    if len(order) >= n_pairs or any(i >= n_pairs for i in order):
+        raise ValueError(f"resume: {name!r} has a malformed training state: field 'order': "
+                         f"expected fewer than {n_pairs} distinct indices below {n_pairs}")
+    fresh = _adam(model, recipe["lr"], device).param_groups[0]
+    group = training["optimizer"]["param_groups"][0]
+    for key, value in fresh.items():
+        if key not in ("params", "lr", "fused", "foreach") and (
+                key not in group or _plain(group[key]) != _plain(value)):
+            raise ValueError(f"resume: {name!r} has a malformed training state: field "
+                             f"'optimizer': {key!r} is {group.get(key)!r}, Adam here has "
+                             f"{value!r}")
+    if sorted(group) != sorted(fresh) or not isinstance(group["lr"], float) \
+            or not math.isfinite(group["lr"]) or group["lr"] < 0:
+        raise ValueError(f"resume: {name!r} has a malformed training state: field 'optimizer': "
+                         f"expected Adam's settings {sorted(fresh)} with a finite lr")
     return {**training, "state_dict": loaded.state_dict()}
 
 
+def _plain(value: object) -> object:
+    """Tuples as lists, for comparing settings that went through a file."""
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _loop(model: Transformer, encoded: list, src_vocab: Vocab, tgt_vocab: Vocab, *, steps: int,
-          recipe: dict, device: torch.device, rank: int, world: int, several: bool,
+          recipe: dict, data: str, device: torch.device, rank: int, world: int, several: bool,
           callback, progress: bool, checkpoint_every: int, checkpoint_path, resumed) -> History:
     """:func:`train`'s loop, its arguments checked and the global RNGs seeded."""
     lr, warmup, schedule = recipe["lr"], recipe["warmup"], recipe["schedule"]
@@ -459,10 +519,7 @@ def _loop(model: Transformer, encoded: list, src_vocab: Vocab, tgt_vocab: Vocab,
     model.to(device).train()
     net = torch.nn.parallel.DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None) if several else model
-    # The fused kernel updates every parameter in one call: much less overhead on small models.
-    fused = device.type in ("cpu", "cuda")
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9,
-                                 fused=fused)
+    optimizer = _adam(model, lr, device)
     params = [p for p in model.parameters()]
     before = [p.detach().clone() for p in params]  # weights before the latest step
     generator = torch.Generator().manual_seed(recipe["seed"])
@@ -531,8 +588,9 @@ def _loop(model: Transformer, encoded: list, src_vocab: Vocab, tgt_vocab: Vocab,
                                 acc=f"{history.accuracy[-1]:.2f}")
             if checkpoint_every and rank == 0 and (step % checkpoint_every == 0 or step == steps):
                 _write_checkpoint(checkpoint_path, model, src_vocab, tgt_vocab, step=step,
-                                  recipe=recipe, optimizer=optimizer, generator=generator,
-                                  order=order, device=device, history=history)
+                                  recipe=recipe, data=data, optimizer=optimizer,
+                                  generator=generator, order=order, device=device,
+                                  history=history)
             if callback is not None:
                 callback(step, history)
     model.eval()
@@ -547,13 +605,10 @@ def _autocast(device: torch.device, bf16: bool):
 def _accumulate(net, encoded: list, idx: list[int], src_vocab: Vocab, tgt_vocab: Vocab, *,
                 rank: int, world: int, accum: int, device: torch.device, bf16: bool,
                 label_smoothing: float, several: bool) -> tuple[torch.Tensor, float]:
-    """Forward and backward this process's micro-batches of the global batch ``idx``.
-
-    Each micro-batch's summed cross-entropy is scaled by ``world / tokens`` (``tokens``: target
-    tokens of the whole global batch), so the gradients add up, and DDP's average over the
-    processes makes them, the gradient of the global batch's mean loss. Returns (that mean loss
-    as a float64 tensor, token accuracy), both the same on every process.
-    """
+    """This process's micro-batches of ``idx``, forward and backward: (mean loss, accuracy)."""
+    # Each micro-batch's summed cross-entropy is scaled by world / tokens (tokens: target tokens
+    # of the whole global batch): the gradients add up, and DDP's average over the processes
+    # makes them, the gradient of the global batch's mean loss; the same numbers on every rank.
     tokens = sum(len(encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
     shard = idx[rank::world]
     totals = torch.zeros(2, dtype=torch.float64, device=device)  # summed loss, correct tokens
@@ -579,16 +634,20 @@ def _accumulate(net, encoded: list, idx: list[int], src_vocab: Vocab, tgt_vocab:
 
 
 def _write_checkpoint(path, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab, *, step: int,
-                      recipe: dict, optimizer: torch.optim.Optimizer, generator: torch.Generator,
-                      order: list[int], device: torch.device, history: History) -> None:
+                      recipe: dict, data: str, optimizer: torch.optim.Optimizer,
+                      generator: torch.Generator, order: list[int], device: torch.device,
+                      history: History) -> None:
     """Save the model and everything :func:`train` needs to continue after ``step``, atomically."""
-    from .checkpoint import save_checkpoint
-    training = {"step": step, "recipe": dict(recipe), "optimizer": _to_cpu(optimizer.state_dict()),
-                "generator": generator.get_state(), "order": list(order),
-                "rng": _rng_state(device),
+    training = {"step": step, "recipe": dict(recipe), "data": data,
+                "optimizer": _to_cpu(optimizer.state_dict()), "generator": generator.get_state(),
+                "order": list(order), "rng": _rng_state(device),
                 "history": {k: list(getattr(history, k)) for k in ("loss", "lr", "accuracy",
                                                                    "seconds")}}
-    save_checkpoint(path, model, (src_vocab, tgt_vocab), model.cfg, training=training)
+    try:
+        save_checkpoint(path, model, (src_vocab, tgt_vocab), model.cfg, training=training)
+    except ValueError as error:  # a full disk mid-run: the previous checkpoint is still there
+        raise ValueError(f"checkpoint_path: {str(error).removeprefix('path: ')}; training "
+                         f"stopped after step {step}") from None
 
 
 def translate(model: Transformer, sentences: Sequence[str], src_vocab: Vocab, tgt_vocab: Vocab,
@@ -647,6 +706,9 @@ def exact_match(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab:
                 tgt_vocab: Vocab, *, beam_size: int = 1) -> float:
     """Share of pairs whose translation equals the target exactly (token by token), in [0, 1].
 
+    The target is compared as written (:func:`reference`): a word missing from ``tgt_vocab``
+    counts as wrong, it is not dropped from the target.
+
     Raises
     ------
     TypeError
@@ -661,5 +723,20 @@ def exact_match(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab:
             raise ValueError(f"pairs: expected (source, target) pairs, got {describe(pair)} "
                              f"at position {i}")
     predictions = translate(model, [s for s, _ in pairs], src_vocab, tgt_vocab, beam_size=beam_size)
-    targets = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in pairs]
+    targets = [reference(t) for _, t in pairs]
     return sum(p == t for p, t in zip(predictions, targets)) / len(pairs)
+
+
+def reference(target: str) -> str:
+    """A target sentence as a right translation spells it: its words, tokenized and joined.
+
+    Every word of the target stays, also those missing from the target vocabulary: the model
+    cannot write them (it writes ``<unk>``, dropped from its output, or another word), so a
+    translation of a sentence with such a word never matches, as it is not right.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not a str or holds no word.
+    """
+    return detokenize(tokenize(target))

@@ -1,0 +1,157 @@
+"""The one writer of every file the package writes (illustrated._atomic): a failed, full or
+interrupted write leaves the earlier file byte for byte and no temporary file, in one line naming
+the file; read-only files are refused, symbolic links are followed, a disk without room for the
+file is refused before anything is written."""
+import os
+import shutil
+
+import pytest
+import torch
+
+from illustrated import _atomic
+
+
+def leftovers(directory):
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+@pytest.fixture
+def old(tmp_path):
+    path = tmp_path / "model.pt"
+    path.write_bytes(b"the earlier file")
+    return path
+
+
+def raiser(error):
+    def fail(*args, **kwargs):
+        raise error
+    return fail
+
+
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_a_full_disk_is_one_line_naming_the_file_and_the_old_file_stays(old, monkeypatch, step):
+    monkeypatch.setattr(_atomic.os, step, raiser(OSError(28, "No space left on device")))
+    with pytest.raises(ValueError) as info:
+        _atomic.write_bytes(old, b"new bytes", name="--out")
+    assert str(info.value) == (f"--out: could not write '{old}' (No space left on device); any "
+                               f"previous file there is unchanged")
+    assert old.read_bytes() == b"the earlier file" and leftovers(old.parent) == []
+
+
+@pytest.mark.parametrize("step", ["fsync", "replace"])
+def test_ctrl_c_at_any_step_leaves_the_old_file(old, monkeypatch, step):
+    monkeypatch.setattr(_atomic.os, step, raiser(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt):
+        _atomic.write_bytes(old, b"new bytes")
+    assert old.read_bytes() == b"the earlier file" and leftovers(old.parent) == []
+
+
+def test_an_error_inside_the_block_leaves_the_old_file(old):
+    with pytest.raises(RuntimeError, match="boom"):
+        with _atomic.atomic_write(old) as file:
+            file.write(b"half of it")
+            raise RuntimeError("boom")
+    assert old.read_bytes() == b"the earlier file" and leftovers(old.parent) == []
+
+
+def test_a_successful_write_replaces_and_keeps_the_mode(old):
+    old.chmod(0o640)
+    assert _atomic.write_text(old, "héllo\n") == old
+    assert old.read_bytes() == "héllo\n".encode() and leftovers(old.parent) == []
+    assert old.stat().st_mode & 0o777 == 0o640
+    new = old.parent / "new.txt"
+    _atomic.write_text(new, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert new.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's private 0600
+
+
+def test_a_read_only_file_is_refused_not_replaced(old):
+    """0444: the process (root included, which could) must not silently replace it."""
+    old.chmod(0o444)
+    with pytest.raises(ValueError) as info:
+        _atomic.write_bytes(old, b"new", name="--out")
+    assert str(info.value) == (f"--out: '{old}' is read-only (mode 444); expected a file that "
+                               f"may be replaced (chmod u+w, or choose another path)")
+    assert old.read_bytes() == b"the earlier file"
+
+
+def test_a_symbolic_link_is_followed_and_stays_a_link(old, tmp_path):
+    link = tmp_path / "link.pt"
+    link.symlink_to(old)
+    assert _atomic.write_bytes(link, b"through the link") == old
+    assert link.is_symlink() and os.readlink(link) == str(old)
+    assert old.read_bytes() == b"through the link"
+    dangling = tmp_path / "dangling.pt"
+    dangling.symlink_to(tmp_path / "not-yet.pt")
+    _atomic.write_bytes(dangling, b"created")
+    assert dangling.is_symlink() and (tmp_path / "not-yet.pt").read_bytes() == b"created"
+    old.chmod(0o444)  # a link to a read-only file: refused like the file
+    with pytest.raises(ValueError, match="is read-only"):
+        _atomic.write_bytes(link, b"no")
+
+
+def test_a_link_loop_and_special_files_are_refused(tmp_path):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(ValueError, match=r"^path: '.*loop' is a symbolic link that cannot be "
+                                         r"followed \(a loop\)"):
+        _atomic.write_bytes(loop, b"x")
+    with pytest.raises(ValueError, match=r"^path: expected a regular file to replace, got "
+                                         r"'/dev/null'"):
+        _atomic.write_bytes("/dev/null", b"x")
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+
+
+@pytest.mark.parametrize("free, ok", [(0, False), (8, False), (9, True)])
+def test_the_disk_must_have_room_for_the_file(old, monkeypatch, free, ok):
+    monkeypatch.setattr(_atomic.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(10**9, 10**9, free))
+    if ok:
+        _atomic.write_bytes(old, b"123456789")
+        assert old.read_bytes() == b"123456789"
+        return
+    with pytest.raises(ValueError) as info:
+        _atomic.write_bytes(old, b"123456789", name="--out")
+    assert str(info.value) == (f"--out: expected 9 bytes free for '{old}', but '{old.parent}' "
+                               f"has {free} bytes free")
+    assert old.read_bytes() == b"the earlier file"
+
+
+@pytest.mark.parametrize("count, text", [(0, "0 bytes"), (999, "999 bytes"), (1000, "1.0 kB"),
+                                         (812_345, "812.3 kB"), (1_234_567, "1.2 MB")])
+def test_sizes_in_messages(count, text):
+    assert _atomic._size(count) == text
+
+
+@pytest.mark.parametrize("path, match", [
+    ("", "expected a file path, got ''"),
+    ("dir/", "expected a file path, got 'dir/'"),
+    (b"x.pt", "expected a file path \\(str or os.PathLike\\), got bytes"),
+    (3, "expected a file path \\(str or os.PathLike\\), got int"),
+])
+def test_bad_paths_are_refused_by_name(path, match):
+    with pytest.raises(ValueError, match=f"^out: {match}"):
+        _atomic.check_writable(path, "out")
+
+
+def test_serialize_turns_torchs_wrapped_interrupt_back_into_one(monkeypatch):
+    def wrapped(obj, file):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos") \
+                from None
+
+    monkeypatch.setattr(torch, "save", wrapped)
+    with pytest.raises(KeyboardInterrupt):
+        _atomic.serialize({"a": 1})
+    monkeypatch.setattr(torch, "save", raiser(RuntimeError("another failure")))
+    with pytest.raises(RuntimeError, match="another failure"):
+        _atomic.serialize({"a": 1})
+
+
+def test_atomic_save_round_trips(tmp_path):
+    path = tmp_path / "t.pt"
+    _atomic.atomic_save({"w": torch.arange(5.0)}, path)
+    assert torch.equal(torch.load(path, weights_only=True)["w"], torch.arange(5.0))

@@ -1,0 +1,301 @@
+"""Resuming checks what it resumes: every training checkpoint carries the sha256 of its data
+(the pairs as ids and both vocabularies) and of each of its fields; `--resume` refuses other
+data, another recipe, or a field changed after the file was written, each by name and file, and
+a hand-made state that does not fit (a bad step, batch order, RNG state, history or optimizer
+state) is one ValueError naming the file and the field, never an IndexError or a RuntimeError
+from torch or NumPy. Hypothesis tampers at random: the run then either goes on exactly as the
+uninterrupted run did, or stops with one such ValueError."""
+import math
+import shutil
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import illustrated as il
+from illustrated import __main__ as cli
+from illustrated import checkpoint
+from illustrated.data.pairs_file import build_vocab
+
+PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")
+         for s, es in (("je", "i"), ("il", "he"), ("nous", "we"))
+         for v, ev in (("mange", "eat"), ("voit", "see"))
+         for o, eo in (("la pomme", "the apple"), ("le chat", "the cat"))]  # 12 pairs
+SRC, TGT = build_vocab([s for s, _ in PAIRS]), build_vocab([t for _, t in PAIRS])
+RECIPE = {"steps": 12, "batch_size": 5, "lr": 3e-3, "warmup": 2, "device": "cpu",
+          "progress": False, "schedule": "cosine", "label_smoothing": 0.1, "seed": 3}
+
+
+def fresh(seed=0):
+    il.set_seed(seed)
+    return il.modules.Transformer(replace(il.TINY, src_vocab_size=len(SRC),
+                                          tgt_vocab_size=len(TGT), dropout=0.1))
+
+
+class Stop(Exception):
+    """Stands for a run killed mid-way."""
+
+
+def stop_at(step):
+    def callback(done, _history):
+        if done == step:
+            raise Stop
+    return callback
+
+
+@pytest.fixture(scope="module")
+def straight():
+    model = fresh()
+    history = il.train(model, PAIRS, SRC, TGT, **RECIPE)
+    return history, model.state_dict()
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """A run killed at step 7 whose checkpoint of step 6 is left (mid-epoch)."""
+    path = tmp_path_factory.mktemp("resume") / "run.pt"
+    with pytest.raises(Stop):
+        il.train(fresh(), PAIRS, SRC, TGT, **RECIPE, checkpoint_every=3, checkpoint_path=path,
+                 callback=stop_at(7))
+    return path
+
+
+def resume(path, pairs=PAIRS, src=SRC, tgt=TGT, **changes):
+    model = fresh(seed=9)
+    history = il.train(model, pairs, src, tgt, **{**RECIPE, **changes}, resume=path)
+    return history, model.state_dict()
+
+
+def rewrite(source, target, change, *, recompute=True):
+    """Copy the checkpoint with ``change(training)`` applied; with ``recompute``, its checksums
+    are made to match again (a hand-made state), else left as they were (a tampered one)."""
+    data = torch.load(source, weights_only=True)
+    training = data["training"]
+    change(training)
+    if recompute:
+        body = {k: v for k, v in training.items() if k != "digest"}
+        training["digest"] = checkpoint._digests(body, data["state_dict"])
+    torch.save(data, target)
+    return target
+
+
+def test_an_untouched_checkpoint_resumes_to_the_uninterrupted_run(saved, straight):
+    history, state = resume(saved)
+    assert history.loss == straight[0].loss and history.lr == straight[0].lr
+    assert all(torch.equal(state[k], v) for k, v in straight[1].items())
+
+
+def test_other_data_of_the_same_vocabulary_is_refused_by_name_and_file(saved):
+    """Before: IndexError at training.py:493 (the batch order pointed past the new pairs)."""
+    for other in (PAIRS[:7], PAIRS[::-1]):  # fewer pairs, the same pairs in another order
+        with pytest.raises(ValueError) as info:
+            resume(saved, pairs=other)
+        message = str(info.value)
+        assert message.startswith(f"resume: '{saved}' was trained on other data: its training "
+                                  f"pairs and vocabularies have the sha256 ")
+        assert message.endswith("(the same pairs, min count, test split and seed?)")
+
+
+def test_another_recipe_is_refused_by_name_and_file(saved):
+    with pytest.raises(ValueError, match=rf"^label_smoothing: expected 0.1 as in the run being "
+                                         rf"resumed \('{saved}'\), got 0.2$"):
+        resume(saved, label_smoothing=0.2)
+
+
+@pytest.mark.parametrize("field", checkpoint.TRAINING_KEYS)
+def test_a_field_changed_after_writing_is_refused_by_name(saved, tmp_path, field):
+    def change(training):
+        value = training[field]
+        if isinstance(value, torch.Tensor):
+            value[0] ^= 1
+        elif field == "step":
+            training[field] = value + 1
+        elif field == "data":
+            training[field] = "0" * 64
+        elif field == "order":
+            value.reverse()
+        elif field == "rng":
+            value["python"][1][5] += 1
+        elif field == "history":
+            value["loss"][0] += 1e-9
+        elif field == "recipe":
+            value["lr"] = 1e-3
+        elif field == "optimizer":
+            value["state"][0]["exp_avg"][0] += 1
+    path = rewrite(saved, tmp_path / "t.pt", change, recompute=False)
+    with pytest.raises(ValueError) as info:
+        resume(path)
+    assert str(info.value) == (f"resume: '{path}' has a damaged training state: field {field!r} "
+                               f"was changed after the checkpoint was written (its sha256 does "
+                               f"not match)")
+
+
+def test_changed_weights_are_refused(saved, tmp_path):
+    data = torch.load(saved, weights_only=True)
+    data["state_dict"]["generator.proj.bias"][0] += 1
+    torch.save(data, tmp_path / "w.pt")
+    with pytest.raises(ValueError, match="the model's weights were changed after the "
+                                         "checkpoint was written"):
+        resume(tmp_path / "w.pt")
+
+
+def set_in(path_in_training, value):
+    def change(training):
+        target = training
+        for key in path_in_training[:-1]:
+            target = target[key]
+        target[path_in_training[-1]] = value(target[path_in_training[-1]]) if callable(value) \
+            else value
+    return change
+
+
+# (what is changed, the change, the field named, what the message says): each hand-made state
+# used to give IndexError, torch's generator RuntimeError, NumPy's IndexError or no error at all
+HAND_MADE = [
+    ("step 0", set_in(["step"], 0), "step", "expected an integer >= 1, got 0"),
+    ("step True", set_in(["step"], True), "step", "expected an integer >= 1, got True"),
+    ("step beyond the history", set_in(["step"], 7), "history",
+     "expected 7 numbers in 'loss' (one per step done)"),
+    ("NaN loss", set_in(["history", "loss", 2], math.nan), "history",
+     "expected finite numbers in 'loss', got nan at step 3"),
+    ("infinite lr", set_in(["history", "lr", 0], math.inf), "history",
+     "expected finite numbers in 'lr', got inf at step 1"),
+    ("order past the pairs", set_in(["order"], [0, 12]), "order",
+     "expected fewer than 12 distinct indices below 12"),
+    ("order repeats", set_in(["order"], [1, 1]), "order",
+     "expected a list of distinct pair indices >= 0"),
+    ("order negative", set_in(["order"], [-1]), "order",
+     "expected a list of distinct pair indices >= 0"),
+    ("order as floats", set_in(["order"], [1.0]), "order",
+     "expected a list of distinct pair indices >= 0"),
+    ("generator cut short", set_in(["generator"], lambda g: g[:100]), "generator",
+     "a generator state torch refuses"),
+    ("generator of floats", set_in(["generator"], lambda g: g.float()), "generator",
+     "expected a generator state (a uint8 tensor)"),
+    ("torch RNG cut short", set_in(["rng", "torch"], lambda g: g[:-1]), "rng",
+     "a generator state torch refuses"),
+    ("python RNG short", set_in(["rng", "python", 1], lambda keys: keys[:10]), "rng",
+     "a Python or NumPy state that cannot be restored"),
+    ("numpy RNG position", set_in(["rng", "numpy", 2], 10**6), "rng",
+     "a Python or NumPy state that cannot be restored"),
+    ("numpy key of 33 bits", set_in(["rng", "numpy", 1], lambda mt: mt + 2**32), "rng",
+     "a Python or NumPy state that cannot be restored"),
+    ("rng without cuda", set_in(["rng"], lambda r: {k: v for k, v in r.items() if k != "cuda"}),
+     "rng", "expected a dict of the states"),
+    ("Adam moment of another shape", set_in(["optimizer", "state", 0, "exp_avg"],
+                                            lambda t: t[:1]), "optimizer",
+     "'exp_avg' of parameter 0 is not a finite tensor of shape"),
+    ("Adam moment NaN", set_in(["optimizer", "state", 1, "exp_avg_sq"],
+                               lambda t: t * math.nan), "optimizer",
+     "'exp_avg_sq' of parameter 1 is not a finite tensor"),
+    ("Adam without groups", set_in(["optimizer", "param_groups"], []), "optimizer",
+     "expected Adam's state of the model's"),
+    ("Adam with amsgrad", set_in(["optimizer", "param_groups", 0, "amsgrad"], True), "optimizer",
+     "'amsgrad' is True, Adam here has False"),
+    ("Adam betas", set_in(["optimizer", "param_groups", 0, "betas"], (0.9, 0.999)), "optimizer",
+     "'betas' is (0.9, 0.999), Adam here has (0.9, 0.98)"),
+    ("recipe without a key", set_in(["recipe"], lambda r: {k: v for k, v in r.items()
+                                                           if k != "seed"}),
+     "recipe", "has no 'seed'"),
+]
+
+
+@pytest.mark.parametrize("what, change, field, says", HAND_MADE, ids=[h[0] for h in HAND_MADE])
+def test_a_hand_made_state_that_does_not_fit_is_one_value_error(saved, tmp_path, what, change,
+                                                               field, says):
+    path = rewrite(saved, tmp_path / "h.pt", change)
+    with pytest.raises(ValueError) as info:
+        resume(path)
+    message = str(info.value)
+    assert message.startswith(f"resume: '{path}' has a malformed training state: field "
+                              f"{field!r}"), message
+    assert says in message and "\n" not in message
+
+
+def test_an_old_checkpoint_without_checksums_is_refused_clearly(saved, tmp_path):
+    def strip(training):
+        del training["digest"], training["data"]
+    path = rewrite(saved, tmp_path / "old.pt", strip, recompute=False)
+    with pytest.raises(ValueError, match=r"^resume: '.*old.pt' has a training state without "
+                                         r"checksums or data fingerprint"):
+        resume(path)
+
+
+def test_the_command_line_names_resume_and_the_file(saved, tmp_path, capsys):
+    pairs = tmp_path / "other.tsv"
+    pairs.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS[:7]), encoding="utf-8")
+    code = cli.main(["train", "--pairs", str(pairs), "--steps", "20", "--device", "cpu",
+                     "--resume", str(saved), "--out", str(tmp_path / "m.pt")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"error: --resume: '{saved}' ")
+
+
+# ---- Hypothesis: random tampering of a checkpoint's resume fields
+
+def _flip(tensor, index):
+    tensor = tensor.clone()
+    flat = tensor.view(-1)
+    flat[index % flat.numel()] += 1
+    return tensor
+
+
+TAMPERINGS = {
+    "step": lambda t, n: t.__setitem__("step", n),
+    "order": lambda t, n: t.__setitem__("order", t["order"][n % 5:] + t["order"][:n % 5]),
+    "order value": lambda t, n: t["order"].__setitem__(n % max(len(t["order"]), 1), n)
+    if t["order"] else None,
+    "generator": lambda t, n: t.__setitem__("generator", _flip(t["generator"], n)),
+    "torch rng": lambda t, n: t["rng"].__setitem__("torch", _flip(t["rng"]["torch"], n)),
+    "python rng": lambda t, n: t["rng"]["python"][1].__setitem__(n % 625, n),
+    "numpy rng": lambda t, n: t["rng"]["numpy"].__setitem__(2, n),
+    "loss history": lambda t, n: t["history"]["loss"].__setitem__(
+        n % len(t["history"]["loss"]), [math.nan, math.inf, -1.0, 0.0, 1e300][n % 5]),
+    "recipe": lambda t, n: t["recipe"].__setitem__("batch_size", n),
+    "adam moment": lambda t, n: t["optimizer"]["state"][n % 3].__setitem__(
+        "exp_avg", _flip(t["optimizer"]["state"][n % 3]["exp_avg"], n)),
+    "adam step": lambda t, n: t["optimizer"]["state"][0].__setitem__(
+        "step", torch.tensor(float(n))),
+    "data": lambda t, n: t.__setitem__("data", f"{n:064x}"),
+}
+
+
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(sorted(TAMPERINGS)), n=st.integers(-3, 10**6),
+       recompute=st.booleans())
+def test_random_tampering_gives_the_uninterrupted_run_or_one_value_error(saved, straight, kind,
+                                                                        n, recompute):
+    """A tampered file (checksums left as written) gives the exact uninterrupted result (the
+    change happened to change nothing) or one ValueError naming the file and the field. A
+    hand-made one (checksums made to match) may train on other numbers, but never fails with
+    anything but such a ValueError (no IndexError, no RuntimeError from torch or NumPy)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tampered.pt"
+        shutil.copy(saved, path)
+        original = torch.load(saved, weights_only=True)["training"]
+        rewrite(saved, path, lambda t: TAMPERINGS[kind](t, n), recompute=recompute)
+        changed = checkpoint._digests(
+            {k: v for k, v in torch.load(path, weights_only=True)["training"].items()
+             if k != "digest"}, {}) != checkpoint._digests(
+            {k: v for k, v in original.items() if k != "digest"}, {})
+        try:
+            history, state = resume(path)
+        except ValueError as error:
+            message = str(error)
+            assert "\n" not in message
+            if message.startswith("resume:"):
+                assert message.startswith(f"resume: '{path}' ") and "field '" in message \
+                    or "trained on other data" in message, message
+            else:  # a recipe field: named as the keyword it is
+                assert message.startswith("batch_size: expected ") and message.endswith(
+                    f" as in the run being resumed ('{path}'), got 5"), message
+            assert changed or kind == "recipe", "an unchanged file was refused"
+            return
+        if not recompute or not changed:
+            assert history.loss == straight[0].loss
+            assert all(torch.equal(state[k], v) for k, v in straight[1].items())
