@@ -78,7 +78,7 @@ def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | No
     _bars(axes[2], [vocab_tokens[i] for i in order], trace.probs[step][order], chosen)
     axes[2].set_title("probability of the next word", fontsize=10)
     fig.suptitle(f"step {step}: reads {' '.join(trace.decoder_input_tokens[:step + 1])}, "
-                 f"outputs '{chosen}'", fontsize=11)
+                 f"outputs '{chosen}'", fontsize=11, x=0.02, ha="left")
     return fig
 
 
@@ -104,7 +104,7 @@ def draw_translation(trace, *, vocab_tokens, layer: int = -1, head: int | None =
     top.set_title(f"the {top_k} most probable words at each step", fontsize=10)
     top.set_xlabel("rank", fontsize=9)
     fig.suptitle(f"{' '.join(trace.source_tokens)} → {' '.join(trace.target_tokens)}",
-                 fontsize=11)
+                 fontsize=11, x=0.02, ha="left")
     return fig
 
 
@@ -175,18 +175,19 @@ def without_mask(model):
 
 def leak_test(model, sentence: str, target: str, src_vocab, tgt_vocab, *, position: int,
               new_word: str):
-    """Replace the decoder input word at ``position``: (words before, words after, change with
-    the mask, change without it), a change being a position's largest probability change."""
+    """Per position, the largest probability change when one input word changes: (input
+    before, input after, change with the mask, change without it)."""
     before = [tgt_vocab.bos_id, *tgt_vocab.encode(target)]
     after = list(before)
     after[position] = tgt_vocab.index(new_word)
     masked = copy.deepcopy(model).double()  # float64: "unchanged" means 1e-16, not 1e-8
-    src = torch.tensor([src_vocab.encode(sentence)] * 2)  # (2, src_len)
-    tgt = torch.tensor([before, after])  # (2, tgt_len)
+    device = next(model.parameters()).device
+    src = torch.tensor([src_vocab.encode(sentence)] * 2, device=device)  # (2, src_len)
+    tgt = torch.tensor([before, after], device=device)  # (2, tgt_len)
     changes = []
     for net in (masked, without_mask(masked)):
         with EvalMode(net):
-            probs = net(src, tgt).softmax(dim=-1).numpy()  # (2, tgt_len, vocab)
+            probs = net(src, tgt).softmax(dim=-1).cpu().numpy()  # (2, tgt_len, vocab)
         changes.append(np.abs(probs[1] - probs[0]).max(axis=-1))  # (tgt_len,)
     words = [[tgt_vocab.tokens[i] for i in ids] for ids in (before, after)]
     return words[0], words[1], changes[0], changes[1]

@@ -78,7 +78,7 @@ def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = ""
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(title, fontsize=11, x=0.02, ha="left")
     return fig
 
 
