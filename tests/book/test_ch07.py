@@ -180,6 +180,7 @@ def test_the_translate_twin_clears_the_old_result(fr_en, monkeypatch, capsys):
     widget = ch07.translate_widget(model, src_vocab, tgt_vocab, SENTENCE)
     box, layer, head = widget.children[0].children
     assert len(shown) == 1 and "i am a student" in shown[0].texts[0].get_text()
+    assert head.label == "mean" and "mean over heads" in shown[0].axes[0].get_title()
     head.value = 2
     assert len(shown) == 2 and "layer 1, head 2" in shown[1].axes[0].get_title()
     box.value = "je suis zèbre"

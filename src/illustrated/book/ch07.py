@@ -114,8 +114,8 @@ def translate_widget(model, src_vocab, tgt_vocab, sentence: str, *, top_k: int =
     box = widgets.Text(value=sentence, description="source", continuous_update=False)
     layer = widgets.Dropdown(options=list(range(cfg.n_layers)), value=cfg.n_layers - 1,
                              description="layer")
-    head = widgets.Dropdown(options=[("mean", None)] + [(str(h), h) for h in range(cfg.n_heads)],
-                            value=None, description="head")
+    head = widgets.Dropdown(options=[("mean", -1)] + [(str(h), h) for h in range(cfg.n_heads)],
+                            value=-1, description="head")  # -1: ipywidgets reads None as unset
     out = widgets.Output()
 
     def redraw(_=None):
@@ -127,7 +127,7 @@ def translate_widget(model, src_vocab, tgt_vocab, sentence: str, *, top_k: int =
                 print(error)
                 return
             fig = draw_translation(trace, vocab_tokens=tgt_vocab.tokens, layer=layer.value,
-                                   head=head.value, top_k=top_k)
+                                   head=None if head.value < 0 else head.value, top_k=top_k)
             display(fig)
             plt.close(fig)
 
