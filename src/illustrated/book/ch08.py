@@ -1,0 +1,125 @@
+"""Chapter 08, training and the loss: the vocabulary, one-hot targets, distributions, smoothing."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Rectangle
+
+import illustrated as il
+from illustrated.data import load_corpus
+from illustrated.modules import Transformer
+from illustrated.presets import SETTINGS, make_config
+
+from . import kit
+
+__all__ = ["SOURCE", "TARGET", "untrained_model", "train_snapshots", "draw_cells",
+           "draw_distributions", "entropy", "draw_label_smoothing"]
+
+SOURCE, TARGET = "je suis étudiant", "i am a student"  # the pair whose distributions we follow
+
+
+def untrained_model(seed: int):
+    """The post corpus's model as il.train_corpus builds it from ``seed``, before any training."""
+    _, src_vocab, tgt_vocab = load_corpus("post")
+    il.set_seed(seed)
+    return Transformer(make_config("post", src_vocab, tgt_vocab)).eval(), src_vocab, tgt_vocab
+
+
+def train_snapshots(seed: int, steps, *, label_smoothing: float = 0.0):
+    """Train the post corpus's model from ``seed`` with its settings: (model, history,
+    {step: the distributions of SOURCE -> TARGET after that step, (5, vocab)})."""
+    model, src_vocab, tgt_vocab = untrained_model(seed)
+    pairs, _, _ = load_corpus("post")
+    snapshots = {}
+
+    def record(step, history=None):
+        if step in steps:
+            snapshots[step] = il.trace(model, SOURCE, TARGET, src_vocab=src_vocab,
+                                       tgt_vocab=tgt_vocab).probs
+    record(0)
+    history = il.train(model, pairs, src_vocab, tgt_vocab, **SETTINGS["post"]["train"],
+                       label_smoothing=label_smoothing, seed=seed, device="cpu",
+                       progress=False, callback=record)
+    return model.eval(), history, snapshots
+
+
+def draw_cells(rows: dict, *, highlight: dict | None = None, title: str = ""):
+    """Rows of labelled cells, e.g. {"index": [0, 1, ...], "word": ["a", "am", ...]}; the
+    cells in ``highlight`` ({row label: column}) are coloured."""
+    n_rows, n_cols = len(rows), len(next(iter(rows.values())))
+    fig, ax = kit.canvas((1.6 + 0.95 * n_cols, 0.55 + 0.6 * n_rows), (-1.7, n_cols + 0.05),
+                         (-0.05, n_rows + (0.55 if title else 0.05)))
+    for r, (label, cells) in enumerate(rows.items()):
+        y = n_rows - 1 - r
+        ax.text(-0.15, y + 0.5, label, ha="right", va="center", fontsize=11,
+                color=kit.COLORS["text"])
+        for c, text in enumerate(cells):
+            on = (highlight or {}).get(label) == c
+            ax.add_patch(Rectangle((c, y), 1, 1, edgecolor="white", linewidth=2,
+                                   facecolor=kit.COLORS["z" if on else "output" if r else "decoder"]))
+            ax.text(c + 0.5, y + 0.5, str(text), ha="center", va="center", fontsize=11,
+                    fontweight="bold" if on else "normal", color=kit.COLORS["text"])
+    if title:
+        ax.text(n_cols / 2, n_rows + 0.3, title, ha="center", va="center", fontsize=11)
+    return fig
+
+
+def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = ""):
+    """Distributions over the vocabulary as rows of cells with their values; the target
+    word of each row is framed."""
+    probs = np.atleast_2d(probs)  # (n_rows, vocab)
+    fig, ax = plt.subplots(figsize=(8, 1.3 + 0.42 * len(probs)), dpi=kit.DPI,
+                           layout="constrained")
+    kit.heatmap(ax, probs, row_labels=row_labels, col_labels=tokens, vmin=0, vmax=1,
+                annotate=True, fmt=lambda v: f"{v:.2f}", fontsize=9, label_fontsize=10)
+    for row, column in enumerate(target_ids):
+        ax.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False,
+                               edgecolor=kit.COLORS["z"], linewidth=3))
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    if title:
+        fig.suptitle(title, fontsize=11, x=0.02, ha="left")
+    return fig
+
+
+def entropy(p) -> float:
+    """The entropy of a distribution in nats: its cross-entropy with itself."""
+    return float(il.reference.cross_entropy(p, p))
+
+
+def draw_label_smoothing(epsilon: float, V: int, *, tokens, target_id: int, sizes, shown: int = 9):
+    """The smoothed target of one word for ``epsilon`` and ``V``, its values, and the lowest
+    loss a model can reach against it for every V of ``sizes``."""
+    p = il.reference.smooth_labels([target_id], V, epsilon)[0]  # (V,)
+    fig, (bars, floor) = plt.subplots(1, 2, figsize=(8, 3.6), dpi=kit.DPI, layout="constrained",
+                                      gridspec_kw={"width_ratios": [1.1, 1]})
+    k = min(V, shown)
+    bars.bar(range(k), p[:k], color=[kit.COLORS["z"] if i == target_id else kit.COLORS["value"]
+                                     for i in range(k)])
+    bars.set_xticks(range(k), tokens[:k], rotation=45, ha="right", fontsize=9)
+    bars.set_ylim(0, 1.05)
+    bars.tick_params(axis="y", labelsize=9)
+    bars.spines[["top", "right"]].set_visible(False)
+    more = f", {V - k} more cells not drawn" if V > k else ""
+    bars.set_title(f"ε = {epsilon:.2f}, V = {V}{more}\n"
+                   f"correct word: 1 − ε + ε/V = {p[target_id]:.4f}\n"
+                   f"each other word: ε/V = {epsilon / V:.4g}\n"
+                   f"lowest possible loss: {entropy(p):.4f} nats", fontsize=10, loc="left")
+    grid, label_y = np.linspace(0, 0.5, 26), -1.0
+    for size in sorted(sizes):
+        curve = [entropy(il.reference.smooth_labels([target_id], size, e)[0]) for e in grid]
+        floor.plot(grid, curve, color=kit.COLORS["text"] if size == V else _faint(size, sizes),
+                   linewidth=2.2 if size == V else 1.2)
+        label_y = max(curve[-1], label_y + 0.35)  # labels of close curves do not overlap
+        floor.text(grid[-1] + 0.01, label_y, f"V = {size}", va="center", fontsize=9)
+    floor.plot([epsilon], [entropy(p)], "o", color=kit.COLORS["z"], markersize=8)
+    floor.set(xlim=(0, 0.66), ylim=(0, None))
+    floor.set_xlabel("ε", fontsize=10)
+    floor.set_title("lowest possible loss (the target's entropy), nats", fontsize=10)
+    floor.tick_params(labelsize=9)
+    floor.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def _faint(size: int, sizes) -> str:
+    return plt.get_cmap("Greys")(0.35 + 0.1 * list(sizes).index(size))
