@@ -61,7 +61,7 @@ def draw_order_blindness(b: OrderBlindness):
     return fig
 
 
-def draw_vectors(rows: dict, words, *, names=None, values: bool = False, vmax: float = None,
+def draw_vectors(rows: dict, words, *, names=None, values: bool = False, vmax: float | None = None,
                  title: str = ""):
     """Vectors as strips of coloured cells: one row per kind, one column per word."""
     arrays = {label: np.asarray(a, dtype=np.float64) for label, a in rows.items()}
