@@ -82,28 +82,3 @@ def test_bad_settings_are_refused_by_name(call, message):
     with pytest.raises(ValueError) as error:
         call()
     assert message in str(error.value)
-
-
-KERNEL_WIDGETS = {
-    "07_decoder": ["decoding_widgets.decoding_widget(", "decoding_widgets.leak_test_widget("],
-    "09_decoding": ["beam_widgets.beam_widget("],
-    "10_playground": ["playground_widgets.playground_widget("],
-}
-LIVE = {"07_decoder": ["translate"], "09_decoding": ["beam"], "10_playground": ["translate"]}
-
-
-@pytest.mark.parametrize("chapter", sorted(KERNEL_WIDGETS))
-def test_kernel_widgets_hidden_and_live_ones_shown(chapter):
-    nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", 4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    for start in KERNEL_WIDGETS[chapter]:
-        [cell] = [c for c in code if c.source.startswith(start)]
-        assert "remove-output" in cell.metadata.get("tags", []), start
-    shown = [c for c in code if "illustrated-live" in json.dumps(c.get("outputs", []))]
-    assert all("remove-input" in c.metadata.get("tags", []) for c in shown)
-    kinds = [parse(c.outputs[0]["data"]["text/html"]).elements[0][1]["data-illustrated-live"]
-             for c in shown]
-    assert kinds == LIVE[chapter]
-    widgets = [c for c in code if "application/vnd.jupyter.widget-view+json" in json.dumps(c.outputs)]
-    assert all("remove-output" in c.metadata.get("tags", []) for c in widgets), (
-        "a widget that needs a kernel is shown dead in the static page")
