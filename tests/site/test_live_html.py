@@ -8,7 +8,6 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-import nbformat
 import pytest
 
 import illustrated as il
