@@ -22,30 +22,17 @@ Encoded = tuple[list[int], list[int]]
 
 
 class Batch(NamedTuple):
-    """One padded batch for teacher forcing (a named tuple of three id tensors).
+    """One padded batch for teacher forcing (a named tuple of three int64 tensors; see :func:`collate`).
 
-    Parameters
+    Attributes
     ----------
-    src : torch.LongTensor
+    src : (batch, src_len)
         Source word ids, padded with ``src_vocab.pad_id``.
-    tgt_in : torch.LongTensor
+    tgt_in : (batch, tgt_len)
         ``<bos>`` + target word ids, padded with ``tgt_vocab.pad_id``: the decoder's input.
-    tgt_out : torch.LongTensor
+    tgt_out : (batch, tgt_len)
         Target word ids + ``<eos>``, padded with ``tgt_vocab.pad_id``: what the decoder must
         predict. ``tgt_in[:, 1:]`` equals ``tgt_out[:, :-1]`` wherever ``tgt_in`` is not padding.
-
-    Returns
-    -------
-    Batch
-        Usually built by :func:`collate`.
-
-    Shapes
-    ------
-    ``src``: (batch, src_len); ``tgt_in``, ``tgt_out``: (batch, tgt_len).
-
-    Raises
-    ------
-    Nothing (no checks here; :func:`collate` checks its input).
 
     References
     ----------
@@ -72,17 +59,14 @@ def encode_pairs(
     Returns
     -------
     list of (list[int], list[int])
-        No ``<bos>``/``<eos>``/``<pad>``; unknown words become ``unk_id``.
-
-    Shapes
-    ------
-    Each item: ``(src_words,)`` and ``(tgt_words,)`` id lists.
+        Per pair, ``(n_src_words,)`` and ``(n_tgt_words,)`` id lists: no ``<bos>``/``<eos>``/
+        ``<pad>``; unknown words become ``unk_id``.
 
     Raises
     ------
     ValueError
-        If ``pairs`` is not a sequence of 2-tuples of non-empty str, or a vocabulary is not a
-        :class:`Vocab`.
+        If ``pairs`` is not a sequence of 2-tuples of non-empty str without special tokens as
+        words (the message gives the pair's position), or a vocabulary is not a :class:`Vocab`.
 
     References
     ----------
@@ -124,12 +108,8 @@ def collate(
     Returns
     -------
     Batch
-        ``src``, ``tgt_in``, ``tgt_out`` as int64 tensors.
-
-    Shapes
-    ------
-    ``src``: (batch, max source length); ``tgt_in`` and ``tgt_out``: (batch, max target length
-    + 1).
+        ``src`` (batch, longest source); ``tgt_in`` and ``tgt_out`` (batch, longest target + 1),
+        int64.
 
     Raises
     ------
@@ -176,6 +156,7 @@ def collate(
 
 
 def _check_vocabs(src_vocab: object, tgt_vocab: object) -> None:
+    """ValueError naming the argument unless both vocabularies are Vocab."""
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if not isinstance(vocab, Vocab):
             raise ValueError(f"{name}: got {type(vocab).__name__}, expected a Vocab")

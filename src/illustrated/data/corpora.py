@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from .tokenizer import tokenize
+from .tokenizer import normalize, tokenize
 from .vocab import Vocab
 
 __all__ = ["CORPORA", "SPLITS", "POST_TARGET_TOKENS", "load_corpus", "pronoun_correct"]
@@ -35,8 +35,9 @@ _PRONOUNS = ("il", "elle")
 
 @lru_cache(maxsize=None)
 def _read(name: str, split: str) -> tuple[tuple[str, str], ...]:
+    """The pairs of one shipped corpus file, in NFC; RuntimeError if the package's file is bad."""
     path = resources.files(__package__) / "corpora" / f"{name}.{split}.tsv"
-    text = path.read_text(encoding="utf-8")
+    text = normalize(path.read_text(encoding="utf-8"))
     pairs = []
     for number, line in enumerate(text.splitlines(), start=1):
         source, tab, target = line.partition("\t")
@@ -66,10 +67,6 @@ def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]],
         split. ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the
         post's figure (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
 
-    Shapes
-    ------
-    Not applicable.
-
     Raises
     ------
     ValueError
@@ -92,8 +89,9 @@ def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]],
     return list(_read(name, split)), src_vocab, tgt_vocab
 
 
-def _pronouns(sentence: str) -> list[str]:
-    return [t for t in tokenize(sentence) if t in _PRONOUNS] if sentence.strip() else []
+def _pronouns(sentence: str, name: str) -> list[str]:
+    """The ``il``/``elle`` tokens of a sentence, in order (none for a blank one)."""
+    return [t for t in tokenize(sentence, name=name) if t in _PRONOUNS] if sentence.strip() else []
 
 
 def pronoun_correct(prediction: str, target: str) -> bool:
@@ -115,14 +113,11 @@ def pronoun_correct(prediction: str, target: str) -> bool:
     -------
     bool
 
-    Shapes
-    ------
-    Not applicable.
-
     Raises
     ------
     ValueError
-        If ``prediction`` or ``target`` is not a str, or ``target`` holds no ``il``/``elle``.
+        If ``prediction`` or ``target`` is not a str, has a special token as a word, or
+        ``target`` holds no ``il``/``elle``.
 
     References
     ----------
@@ -134,7 +129,7 @@ def pronoun_correct(prediction: str, target: str) -> bool:
         )
     if not isinstance(target, str):
         raise ValueError(f"target: got {type(target).__name__} {target!r}, expected a str")
-    expected = _pronouns(target)
+    expected = _pronouns(target, "target")
     if not expected:
         raise ValueError(f"target: got {target!r}, expected a French sentence with 'il' or 'elle'")
-    return _pronouns(prediction) == expected
+    return _pronouns(prediction, "prediction") == expected

@@ -12,12 +12,10 @@ from __future__ import annotations
 import operator
 from typing import Any, Iterable, Sequence
 
-from .tokenizer import detokenize, tokenize
+from .._args import check_bool
+from .tokenizer import SPECIALS, detokenize, normalize, tokenize
 
 __all__ = ["SPECIALS", "Vocab", "encode_sentence"]
-
-#: The four special tokens, in the order :meth:`Vocab.build` puts them (so ``<pad>`` is id 0).
-SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 
 
 class Vocab:
@@ -27,30 +25,25 @@ class Vocab:
     ----------
     tokens : sequence of str
         Every token once, each non-empty and without whitespace, including the four special
-        tokens ``"<pad>"``, ``"<bos>"``, ``"<eos>"`` and ``"<unk>"`` anywhere in the list.
+        tokens ``"<pad>"``, ``"<bos>"``, ``"<eos>"`` and ``"<unk>"`` anywhere in the list. Each
+        is kept in Unicode NFC (:func:`~illustrated.data.tokenizer.normalize`), so a vocabulary
+        saved with decomposed accents still matches typed words; ids never change.
 
     Attributes
     ----------
     tokens : list[str]
-        The tokens; ``tokens[i]`` has id ``i``.
+        The tokens; ``tokens[i]`` has id ``i``. ``len(vocab)`` is the width of the model's
+        logits vector (post: "the output vocabulary").
     pad_id, bos_id, eos_id, unk_id : int
         Ids of the special tokens.
     specials : set[int]
         The four special ids.
 
-    Returns
-    -------
-    Vocab
-
-    Shapes
-    ------
-    ``len(vocab)`` is the width of the model's logits vector (post: "the output vocabulary").
-
     Raises
     ------
     ValueError
         If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, holds a
-        token twice, or misses a special token.
+        token twice (after NFC), or misses a special token.
 
     References
     ----------
@@ -60,26 +53,22 @@ class Vocab:
 
     def __init__(self, tokens: Sequence[str]) -> None:
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise ValueError(f"tokens: got {tokens!r}, expected a sequence of str tokens")
+            raise ValueError(f"tokens: got {tokens!r:.80}, expected a sequence of str tokens")
         tokens = list(tokens)
         seen: dict[str, int] = {}
         for i, token in enumerate(tokens):
             if not isinstance(token, str) or not token or any(c.isspace() for c in token):
-                raise ValueError(
-                    f"tokens: got {token!r} at position {i}, "
-                    "expected a non-empty str without spaces"
-                )
+                raise ValueError(f"tokens: got {token!r:.60} at position {i}, "
+                                 "expected a non-empty str without spaces")
+            token = tokens[i] = normalize(token)
             if token in seen:
-                raise ValueError(
-                    f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
-                    "expected every token once"
-                )
+                raise ValueError(f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
+                                 "expected every token once")
             seen[token] = i
         missing = [s for s in SPECIALS if s not in seen]
         if missing:
             raise ValueError(
-                f"tokens: got no {missing}, expected all special tokens {list(SPECIALS)}"
-            )
+                f"tokens: got no {missing}, expected all special tokens {list(SPECIALS)}")
         self.tokens: list[str] = tokens
         self._ids = seen
         self.pad_id: int = seen["<pad>"]
@@ -104,30 +93,30 @@ class Vocab:
         Returns
         -------
         Vocab
-            Deterministic: the same sentences in any order give the same vocabulary.
-
-        Shapes
-        ------
-        ``len(result) == 4 + number of distinct words``.
+            ``4 + number of distinct words`` tokens. Deterministic: the same sentences in any
+            order give the same vocabulary.
 
         Raises
         ------
         ValueError
-            If ``sentences`` is a str or holds an empty sentence or a non-str.
+            If ``sentences`` is a str, or holds an empty sentence, a non-str or a sentence with
+            a special token as a word (the message gives its position); if ``specials_first``
+            is not a bool.
 
         References
         ----------
         Post "The Final Linear and Softmax Layer": the vocabulary is made in preprocessing.
         """
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
-            raise ValueError(f"sentences: got {sentences!r}, expected an iterable of str sentences")
+            raise ValueError(f"sentences: got {sentences!r:.80}, expected an iterable of str "
+                             "sentences")
+        check_bool("specials_first", specials_first)
         words: set[str] = set()
         for i, sentence in enumerate(sentences):
             try:
                 words.update(tokenize(sentence))
             except ValueError as err:
                 raise ValueError(f"sentences: sentence {i}: {err}") from None
-        words.difference_update(SPECIALS)
         ordered = sorted(words)
         return cls([*SPECIALS, *ordered] if specials_first else [*ordered, *SPECIALS])
 
@@ -135,7 +124,7 @@ class Vocab:
         return len(self.tokens)
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and word in self._ids
+        return isinstance(word, str) and (word in self._ids or normalize(word) in self._ids)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocab):
@@ -150,59 +139,21 @@ class Vocab:
         return f"Vocab(size={len(self)}, pad_id={self.pad_id}, tokens=[{head}{more}])"
 
     def index(self, word: str) -> int:
-        """Id of one token; ``unk_id`` for a word the vocabulary does not hold.
+        """Id of one token (special tokens included, NFC applied); ``unk_id`` for an unknown word.
 
-        Parameters
-        ----------
-        word : str
-            A token (already tokenized and lowercased).
-
-        Returns
-        -------
-        int
-            Its id, in ``[0, len(self))``.
-
-        Shapes
-        ------
-        Scalar.
-
-        Raises
-        ------
-        ValueError
-            If ``word`` is not a str.
-
-        References
-        ----------
-        Post "Recap Of Training" (a word's cell in the one-hot vector).
+        Raises ValueError if ``word`` is not a str. Post "Recap Of Training" (a word's cell in
+        the one-hot vector).
         """
         if not isinstance(word, str):
-            raise ValueError(f"word: got {type(word).__name__} {word!r}, expected a str")
-        return self._ids.get(word, self.unk_id)
+            raise ValueError(f"word: got {type(word).__name__} {word!r:.60}, expected a str")
+        i = self._ids.get(word)
+        return self._ids.get(normalize(word), self.unk_id) if i is None else i
 
     def token(self, id: int) -> str:  # noqa: A002 - the natural name
-        """The token with a given id.
+        """The token with id ``id`` (a Python, NumPy or 0-d tensor integer in ``[0, len(self))``).
 
-        Parameters
-        ----------
-        id : int
-            An integer (Python, NumPy or 0-d tensor) in ``[0, len(self))``.
-
-        Returns
-        -------
-        str
-
-        Shapes
-        ------
-        Scalar.
-
-        Raises
-        ------
-        ValueError
-            If ``id`` is not an integer or lies outside ``[0, len(self))``.
-
-        References
-        ----------
-        Post "The Final Linear and Softmax Layer" (the argmax cell names the output word).
+        Raises ValueError if ``id`` is not an integer or lies outside that range. Post "The Final
+        Linear and Softmax Layer" (the argmax cell names the output word).
         """
         return self.tokens[self._check_id(id, "id")]
 
@@ -212,21 +163,18 @@ class Vocab:
         Parameters
         ----------
         sentence : str
-            A non-empty sentence.
+            A non-empty sentence without special tokens as words.
 
         Returns
         -------
         list[int]
-            One id per token of ``tokenize(sentence)``.
-
-        Shapes
-        ------
-        ``(len(tokenize(sentence)),)``.
+            One id per token of ``tokenize(sentence)``, shape ``(n_words,)``.
 
         Raises
         ------
         ValueError
-            If ``sentence`` is not a str or is empty.
+            If ``sentence`` is not a str, is empty, or has a special token as a word
+            (``"sentence: expected no special token, got '<eos>'"``).
 
         References
         ----------
@@ -239,7 +187,7 @@ class Vocab:
 
         Parameters
         ----------
-        ids : sequence of int
+        ids : sequence of int, shape (seq,)
             A list/tuple of ints, or a 1-D torch tensor or NumPy array (anything with
             ``.tolist()``), each in ``[0, len(self))``.
 
@@ -247,10 +195,6 @@ class Vocab:
         -------
         str
             The non-special tokens joined by :func:`~illustrated.data.tokenizer.detokenize`.
-
-        Shapes
-        ------
-        ``ids``: ``(seq,)``.
 
         Raises
         ------
@@ -265,7 +209,7 @@ class Vocab:
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-            raise ValueError(f"ids: got {ids!r}, expected a 1-D sequence of int token ids")
+            raise ValueError(f"ids: got {ids!r:.80}, expected a 1-D sequence of int token ids")
         words = []
         for i in ids:
             i = self._check_id(i, "ids")
@@ -274,62 +218,22 @@ class Vocab:
         return detokenize(words)
 
     def to_dict(self) -> dict[str, list[str]]:
-        """Plain JSON-able data for a checkpoint: ``{"tokens": [...]}``.
-
-        Parameters
-        ----------
-        None
-
-        Returns
-        -------
-        dict
-            ``{"tokens": list of str}``; :meth:`from_dict` rebuilds an equal vocabulary.
-
-        Shapes
-        ------
-        Not applicable.
-
-        Raises
-        ------
-        Nothing.
-
-        References
-        ----------
-        Post "Recap Of Training" (the vocabulary is fixed before training and kept with the model).
-        """
+        """``{"tokens": [...]}``, plain JSON-able data for a checkpoint (:meth:`from_dict` reads it)."""
         return {"tokens": list(self.tokens)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Vocab":
         """Rebuild a vocabulary saved with :meth:`to_dict`.
 
-        Parameters
-        ----------
-        data : dict
-            ``{"tokens": list of str}``.
-
-        Returns
-        -------
-        Vocab
-
-        Shapes
-        ------
-        Not applicable.
-
-        Raises
-        ------
-        ValueError
-            If ``data`` is not a dict with a ``"tokens"`` list, or the tokens are invalid.
-
-        References
-        ----------
-        Post "Recap Of Training".
+        Raises ValueError if ``data`` is not a dict with a ``"tokens"`` list, or the tokens are
+        invalid (see :class:`Vocab`).
         """
         if not isinstance(data, dict) or "tokens" not in data:
             raise ValueError(f"data: got {data!r:.80}, expected a dict with a 'tokens' list")
         return cls(data["tokens"])
 
     def _check_id(self, value: Any, name: str) -> int:
+        """``value`` as an int id in ``[0, len(self))``; ValueError naming ``name`` otherwise."""
         if hasattr(value, "tolist") and not isinstance(value, (list, tuple)):
             value = value.tolist()  # NumPy scalar or 0-d tensor -> Python number
         if isinstance(value, bool):
@@ -337,9 +241,8 @@ class Vocab:
         try:
             i = operator.index(value)
         except TypeError:
-            raise ValueError(
-                f"{name}: got {type(value).__name__} {value!r}, expected an int token id"
-            ) from None
+            raise ValueError(f"{name}: got {type(value).__name__} {value!r:.60}, "
+                             f"expected an int token id") from None
         if not 0 <= i < len(self.tokens):
             raise ValueError(f"{name}: got id {i}, expected an id in [0, {len(self.tokens)})")
         return i
@@ -358,28 +261,26 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
     vocab : Vocab
         The vocabulary of the side the sentence is on (source or target).
     text : str
-        A sentence with at least one word.
+        A sentence with at least one word and no special token as a word.
     allow_unk : bool, default False
         False: an unknown word is an error (its vectors would be those of ``<unk>``, not its
         own). True: unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does.
+        Python or NumPy bool only (``'no'`` is refused: ``bool('no')`` is True).
     name : str, keyword-only
         The argument's name in error messages (e.g. "sentence", "target").
 
     Returns
     -------
     list[int]
-        One id per word of ``tokenize(text)``, without ``<bos>``/``<eos>``.
-
-    Shapes
-    ------
-    ``(len(tokenize(text)),)``.
+        One id per word of ``tokenize(text)``, without ``<bos>``/``<eos>``: shape
+        ``(n_words,)``.
 
     Raises
     ------
     ValueError
-        If ``vocab`` is not a Vocab, ``text`` is not a non-empty str, or (with
-        ``allow_unk=False``) a word is not in the vocabulary; the message names the unknown
-        words.
+        If ``vocab`` is not a Vocab, ``text`` is not a non-empty str or has a special token as
+        a word, ``allow_unk`` is not a bool (also a TypeError), or (with ``allow_unk=False``) a
+        word is not in the vocabulary; the message names the unknown words.
 
     References
     ----------
@@ -387,12 +288,13 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
     """
     if not isinstance(vocab, Vocab):
         raise ValueError(f"vocab: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
+    check_bool("allow_unk", allow_unk)
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{name}: expected a non-empty str, got {text!r}")
-    words = tokenize(text)
+        raise ValueError(f"{name}: expected a non-empty str, got {text!r:.60}")
+    words = tokenize(text, name=name)
     ids = [vocab.index(w) for w in words]
     if not allow_unk:
-        unknown = [w for w, i in zip(words, ids) if i == vocab.unk_id and w != "<unk>"]
+        unknown = [w for w, i in zip(words, ids) if i == vocab.unk_id]
         if unknown:
             raise ValueError(f"{name}: has words the vocabulary does not know ({unknown}), "
                              f"expected only known words")
