@@ -7,7 +7,8 @@ penalty α = 0.6); Wu et al. 2016 (GNMT) §7 for the length penalty ((5 + len) /
 from __future__ import annotations
 
 import numbers
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -19,65 +20,74 @@ from .config import TransformerConfig
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
-           "length_penalty", "BeamStep", "GreedyStep",
-           "prepare_source"]
+           "length_penalty", "BeamStep", "GreedyStep", "prepare_source", "token_ids"]
 
 
-def _source_tensor(src_ids: object) -> torch.Tensor:
-    """``src_ids`` as an int64 tensor without changing a value; TypeError for anything not ids."""
-    if isinstance(src_ids, (str, bytes)):
+def token_ids(value: object, name: str = "src_ids") -> torch.Tensor:
+    """A 1-D sequence of token ids as an int64 tensor, no value changed; errors name ``name``.
+
+    Accepts a list, tuple, range or other ordered iterable of integers (Python, NumPy, 0-d
+    tensors), or an integer tensor or NumPy array. Refuses (ArgumentTypeError, also a
+    ValueError) a str, a set or dict (no order), floats and bools (float ids would be
+    truncated); ValueError for anything not 1-D or empty. Ranges are the caller's to check.
+    """
+    if isinstance(value, (str, bytes)):
         raise ArgumentTypeError(
-            f"src_ids: expected a 1-D sequence of int token ids, got the str {src_ids!r:.40} "
-            f"(turn a sentence into ids first: src_vocab.encode(sentence))")
-    if isinstance(src_ids, (torch.Tensor, np.ndarray)):
-        dtype = src_ids.dtype
+            f"{name}: expected a 1-D sequence of int token ids, got the str {value!r:.40} "
+            f"(turn a sentence into ids first: vocab.encode(sentence))")
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        dtype = value.dtype
         if dtype in (torch.bool, np.bool_) or (dtype.is_floating_point or dtype.is_complex
                                                if isinstance(dtype, torch.dtype)
                                                else not np.issubdtype(dtype, np.integer)):
-            raise ArgumentTypeError(f"src_ids: expected integer token ids, got dtype {dtype} "
+            raise ArgumentTypeError(f"{name}: expected integer token ids, got dtype {dtype} "
                                     f"(float ids would be truncated)")
-        return torch.as_tensor(src_ids).long()
-    if not isinstance(src_ids, Iterable):
-        raise ArgumentTypeError(f"src_ids: expected a 1-D sequence of int token ids, got "
-                                f"{type(src_ids).__name__} {describe(src_ids)}")
-    ids = list(src_ids)
-    for i, value in enumerate(ids):
-        if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point() \
-                and value.dtype != torch.bool:
-            value = ids[i] = int(value)
-        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-            raise ArgumentTypeError(f"src_ids: expected int token ids, got {describe(value)} at "
-                                    f"position {i}" + (" (float ids would be truncated)"
-                                                       if isinstance(value, float) else ""))
-    return torch.tensor([int(v) for v in ids], dtype=torch.long)
+        ids = torch.as_tensor(value).long()
+    else:
+        if not isinstance(value, Iterable) or isinstance(value, (Set, Mapping)):
+            raise ArgumentTypeError(f"{name}: expected a 1-D sequence of int token ids (a list, "
+                                    f"tuple or tensor), got {type(value).__name__} "
+                                    f"{describe(value)}")
+        values = list(value)
+        for i, item in enumerate(values):
+            if isinstance(item, torch.Tensor) and item.dim() == 0 \
+                    and not item.is_floating_point() and item.dtype != torch.bool:
+                item = values[i] = int(item)
+            if not isinstance(item, numbers.Integral) or isinstance(item, (bool, np.bool_)):
+                raise ArgumentTypeError(f"{name}: expected int token ids, got {describe(item)} at "
+                                        f"position {i}" + (" (float ids would be truncated)"
+                                                           if isinstance(item, float) else ""))
+        ids = torch.tensor([int(v) for v in values], dtype=torch.long)
+    if ids.dim() != 1 or ids.numel() == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D sequence of token ids, "
+                         f"got shape {tuple(ids.shape)}")
+    return ids
 
 
-def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) -> torch.Tensor:
-    """Check a 1-D sequence of source ids and return it as a (1, src_len) tensor on the model's device.
+def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *,
+                   name: str = "src_ids") -> torch.Tensor:
+    """Check a 1-D sequence of source ids; return it as a (1, src_len) tensor on the model's device.
 
     Raises
     ------
     TypeError
-        If ``model`` is not a Transformer, or ``src_ids`` is a str, holds floats, bools or
-        anything but integers (the error is also a ValueError).
+        If ``model`` is not a Transformer, or ``src_ids`` is a str, a set or dict, holds floats,
+        bools or anything but integers (the error is also a ValueError).
     ValueError
-        If ``src_ids`` is empty, not 1-D, longer than ``model.cfg.max_len`` or holds an id
-        outside the source vocabulary.
+        If ``src_ids`` is empty, not 1-D, longer than ``model.cfg.max_len``, holds an id outside
+        the source vocabulary or only padding. Messages name ``name``.
     """
     check_model("model", model)
-    src = _source_tensor(src_ids)
-    if src.dim() != 1 or src.numel() == 0:
-        raise ValueError(f"src_ids: expected a non-empty 1-D sequence of token ids, "
-                         f"got shape {tuple(src.shape)}")
+    src = token_ids(src_ids, name)
     if src.numel() > model.cfg.max_len:
-        raise ValueError(f"src_ids: the sentence has {src.numel()} tokens, more than "
+        raise ValueError(f"{name}: the sentence has {src.numel()} tokens, more than "
                          f"max_len={model.cfg.max_len}")
     bad = src[(src < 0) | (src >= model.cfg.src_vocab_size)]
     if bad.numel():
-        raise ValueError(f"src_ids: token id {int(bad[0])} is outside the source vocabulary "
+        raise ValueError(f"{name}: token id {int(bad[0])} is outside the source vocabulary "
                          f"[0, {model.cfg.src_vocab_size})")
     if bool((src == model.cfg.pad_id).all()):
-        raise ValueError(f"src_ids: expected at least one token that is not padding "
+        raise ValueError(f"{name}: expected at least one token that is not padding "
                          f"(pad_id={model.cfg.pad_id}), got only padding")
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
 
@@ -158,22 +168,10 @@ class EvalMode:
     The model's own mode (train or eval) is restored on the way out, even after an error, so a
     decoding call in the middle of training leaves training as it was.
 
-    Parameters
-    ----------
-    model : torch.nn.Module
-
-    Example
-    -------
     >>> with EvalMode(model):
     ...     logits = model(src, tgt_in)
 
-    Raises
-    ------
-    Nothing itself; errors inside the block propagate after the mode is restored.
-
-    References
-    ----------
-    Inference in the paper (§6.1) uses no dropout; post "The Decoder Side".
+    References: inference in the paper (§6.1) uses no dropout; post "The Decoder Side".
     """
 
     def __init__(self, model: torch.nn.Module) -> None:
@@ -326,10 +324,30 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
 
 
 def length_penalty(length: int, alpha: float) -> float:
-    """GNMT length penalty ((5 + length) / 6) ** alpha; 1 when alpha = 0.
+    """GNMT's length penalty ``((5 + length) / 6) ** alpha``: beam search divides a hypothesis's
+    summed log-probability by it, so that longer translations are not ruled out.
 
-    References: Wu et al. 2016, Eq. 14; paper §6.1 uses alpha = 0.6.
+    Parameters
+    ----------
+    length : int >= 0, tokens generated (``<eos>`` included).
+    alpha : finite float >= 0; 0 gives 1 (no penalty), the paper uses 0.6.
+
+    Returns
+    -------
+    float >= 1 (a ratio, no unit).
+
+    Raises
+    ------
+    ValueError
+        If ``length`` is not an integer >= 0 or ``alpha`` not a finite number >= 0 (a wrong
+        type is also a TypeError).
+
+    References
+    ----------
+    Wu et al. 2016 (GNMT), §7, Eq. 14; paper §6.1 (alpha = 0.6).
     """
+    length = check_int("length", length, low=0)
+    alpha = check_real("alpha", alpha, low=0.0, what="a length-penalty exponent")
     return ((5.0 + length) / 6.0) ** alpha
 
 
