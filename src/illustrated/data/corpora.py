@@ -52,18 +52,14 @@ def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]],
 
     Parameters
     ----------
-    name : str
-        One of :data:`CORPORA`: ``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
-        ``"coreference"``.
-    split : str
-        ``"train"`` (default) or ``"test"``.
+    name : str, one of :data:`CORPORA` (``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
+        ``"coreference"``).   split : str, ``"train"`` (default) or ``"test"``.
 
     Returns
     -------
-    pairs : list of (source, target) str pairs
-        A fresh list; the caller may shuffle it.
+    pairs : a fresh list of (source, target) str pairs, in NFC; the caller may shuffle it.
     src_vocab, tgt_vocab : Vocab
-        Built from both splits, so a test sentence never meets ``<unk>``; the same for either
+        Built from both splits (a test sentence never meets ``<unk>``), the same for either
         split. ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the
         post's figure (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
 
@@ -98,30 +94,13 @@ def pronoun_correct(prediction: str, target: str) -> bool:
     """Whether a predicted French sentence makes the target's choice between ``il`` and ``elle``.
 
     The coreference metric: "it" in "... because it was too tired" must become ``il`` when it
-    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. The prediction is right
-    when its sequence of ``il``/``elle`` tokens equals the target's (so a prediction with no
-    pronoun, or with both, is wrong).
+    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. True when the
+    prediction's sequence of ``il``/``elle`` tokens equals the target's (so an empty
+    prediction, or one with no pronoun or both, is wrong).
 
-    Parameters
-    ----------
-    prediction : str
-        The model's French sentence (may be empty: then it is wrong).
-    target : str
-        The reference French sentence; must contain ``il`` or ``elle``.
-
-    Returns
-    -------
-    bool
-
-    Raises
-    ------
-    ValueError
-        If ``prediction`` or ``target`` is not a str, has a special token as a word, or
-        ``target`` holds no ``il``/``elle``.
-
-    References
-    ----------
-    Post "Self-Attention at a High Level" ("what does 'it' in this sentence refer to?").
+    Raises ValueError if ``prediction`` or ``target`` is not a str or has a special token as a
+    word, or ``target`` holds no ``il``/``elle``. Post "Self-Attention at a High Level" ("what
+    does 'it' in this sentence refer to?").
     """
     if not isinstance(prediction, str):
         raise ValueError(

@@ -34,35 +34,28 @@ MAX_FILE_BYTES = 64 << 20
 
 
 def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[tuple[str, str]]:
-    """Read ``source<TAB>target`` pairs from a UTF-8 file, one pair per line.
-
-    The file is read a line at a time, so a huge or endless file stops at the first limit.
+    """Read ``source<TAB>target`` pairs from a UTF-8 file, one pair per line, a line at a time.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        The file (``-`` is not special: a file named ``-``).
-    min_pairs : int >= 1, keyword-only
-        Fewest pairs accepted (default :data:`MIN_PAIRS`, 2).
+    path : str or os.PathLike.   min_pairs : int >= 1, keyword-only, fewest pairs (default 2).
 
     Returns
     -------
-    list of (source, target) str pairs
-        In file order, each side stripped of surrounding spaces and in Unicode NFC
-        (:func:`~illustrated.data.tokenizer.normalize`); blank lines are skipped. A byte-order
-        mark at the start and ``\\r\\n`` line ends are accepted.
+    list of (source, target) str pairs, in file order, each side stripped and in NFC
+    (:func:`~illustrated.data.tokenizer.normalize`). Blank lines are skipped; a byte-order mark
+    at the start and ``\\r\\n`` line ends are accepted.
 
     Raises
     ------
     OSError
         If the file cannot be opened (missing, a directory, no permission).
     ValueError
-        Naming ``path:line``: a line longer than :data:`MAX_LINE_BYTES` bytes, the file going
-        past :data:`MAX_FILE_BYTES` bytes, a byte that is not UTF-8 or is NUL (with its
-        column), no tab or more than one tab, an empty source or target, or a special token
-        (``<pad>``, ``<bos>``, ``<eos>``, ``<unk>``) as a word
-        (``my.tsv:3: expected no special token, got '<pad>'``); naming the file, fewer than
-        ``min_pairs`` pairs.
+        In one line naming ``path:line``: a line over :data:`MAX_LINE_BYTES` bytes or the
+        file over :data:`MAX_FILE_BYTES` (a huge or endless file such as ``/dev/zero`` stops
+        there), a byte that is not UTF-8 or is NUL (with its column), no tab or more than one,
+        an empty side, a special token as a word (``my.tsv:3: expected no special token, got
+        '<pad>'``); naming the file, fewer than ``min_pairs`` pairs.
     """
     check_int("min_pairs", min_pairs, low=1)
     name = os.fspath(path)
@@ -150,21 +143,13 @@ def build_vocab(sentences: Iterable[str], *, min_count: int = 1) -> Vocab:
 
 def split_pairs(pairs: Sequence[tuple[str, str]], *, test_fraction: float = 0.1,
                 seed: int = 0) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Hold out a seeded random share of the pairs as a test split.
+    """(train_pairs, test_pairs): a seeded random share of the pairs held out as a test split.
 
     The test split has ``round(test_fraction * len(pairs))`` pairs, at least 1 and at most
-    ``len(pairs) - 1``; both splits keep file order. The same pairs and seed give the same split
-    on every machine (Python's ``random.Random(seed)``; no global random state is touched).
-
-    Returns
-    -------
-    (train_pairs, test_pairs).
-
-    Raises
-    ------
-    ValueError
-        If ``test_fraction`` is outside (0, 1), ``seed`` is not an integer >= 0, or there are
-        fewer than 2 pairs.
+    ``len(pairs) - 1``; both keep file order; the same pairs and seed give the same split on
+    every machine (``random.Random(seed)``, no global state). Raises ValueError if
+    ``test_fraction`` is outside (0, 1), ``seed`` is not an integer >= 0, or there are fewer
+    than 2 pairs.
     """
     check_real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True,
                what="a fraction")
@@ -182,17 +167,10 @@ def split_pairs(pairs: Sequence[tuple[str, str]], *, test_fraction: float = 0.1,
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0-100) of the hypotheses against one reference each, by sacreBLEU.
 
-    sacreBLEU's defaults: 13a tokenization, up to 4-grams, case-sensitive, and 'exp'
-    smoothing (an n-gram order with no match counts 1/2, then 1/4, ... of a match).
-
-    Raises
-    ------
-    ValueError
-        If the two lists differ in length or are empty.
-
-    References
-    ----------
-    Papineni et al. 2002; Post 2018 (sacreBLEU); paper §6.1 reports BLEU on newstest2014.
+    sacreBLEU's defaults: 13a tokenization, up to 4-grams, case-sensitive, 'exp' smoothing (an
+    n-gram order with no match counts 1/2, then 1/4, ... of a match). Raises ValueError if the
+    two lists differ in length or are empty. Papineni et al. 2002; Post 2018 (sacreBLEU); paper
+    §6.1 reports BLEU on newstest2014.
     """
     hypotheses, references = list(hypotheses), list(references)
     if not hypotheses or len(hypotheses) != len(references):

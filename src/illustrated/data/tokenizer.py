@@ -39,45 +39,35 @@ _TOKEN = re.compile(
 
 
 def normalize(text: str) -> str:
-    """``text`` in Unicode normal form NFC: ``e`` + U+0301 (combining acute) becomes ``é``.
-
-    The one normalisation of the package: :func:`tokenize`, :class:`~illustrated.data.Vocab`
-    (its tokens and lookups), :func:`~illustrated.data.load_corpus` and the pairs-file reader
-    all apply it, so canonically equivalent spellings are the same word everywhere.
-
-    References: Unicode Standard Annex #15 (normalization forms).
-    """
+    """``text`` in Unicode NFC (``e`` + combining acute becomes ``é``): the package's one
+    normalisation, applied by :func:`tokenize`, :class:`~illustrated.data.Vocab`,
+    :func:`~illustrated.data.load_corpus` and the pairs-file reader. Unicode Annex #15."""
     return unicodedata.normalize("NFC", text)
 
 
 def tokenize(sentence: str, *, name: str = "sentence") -> list[str]:
     """Split a sentence into lowercase words, the way the toy corpora are written.
 
-    Rules, in order: the typographic apostrophe ``’`` becomes ``'``; everything is lowercased
-    and put in NFC (:func:`normalize`); the sentence is split on whitespace; each of
-    ``.,!?;:`` becomes a token of its own; a French elision is split after its apostrophe
-    (``l'animal`` -> ``l'``, ``animal``; ``qu'il`` -> ``qu'``, ``il``). English contractions
-    stay whole (``didn't``). Accents are kept.
+    Rules, in order: ``’`` becomes ``'``; everything is lowercased and put in NFC
+    (:func:`normalize`); the sentence is split on whitespace; each of ``.,!?;:`` is a token; a
+    French elision is split after its apostrophe (``l'animal`` -> ``l'``, ``animal``; ``qu'il``
+    -> ``qu'``, ``il``). English contractions stay whole (``didn't``). Accents are kept.
 
     Parameters
     ----------
-    sentence : str
-        A sentence with at least one non-space character and no special token (``<pad>``,
-        ``<bos>``, ``<eos>``, ``<unk>``, in any case) as a word.
-    name : str, keyword-only
-        The argument's name in error messages.
+    sentence : str, at least one non-space character.
+    name : str, keyword-only, the argument's name in error messages.
 
     Returns
     -------
-    list[str]
-        The tokens, none of them empty, none containing whitespace, all NFC.
+    list[str], the tokens: none empty, none with whitespace, all NFC.
 
     Raises
     ------
     ValueError
-        If ``sentence`` is not a str, is empty or whitespace only, or has a special token as
-        a word (``"sentence: expected no special token, got '<eos>'"``): typed into a sentence
-        it would become the model's own token (``<eos>`` would end it).
+        If ``sentence`` is not a str, is blank, or has a special token (``<pad> <bos> <eos>
+        <unk>``, any case) as a word: ``"sentence: expected no special token, got '<eos>'"``
+        (typed into a sentence it would become the model's own token).
 
     References
     ----------
@@ -108,29 +98,10 @@ def special_token(tokens: Iterable[str]) -> str | None:
 def detokenize(tokens: Iterable[str]) -> str:
     """Join tokens back into a sentence: the inverse of :func:`tokenize` on our corpora.
 
-    Tokens are joined by single spaces, except that an elided word (ending in ``'``) is glued to
-    the next token and punctuation is glued to the previous one.
-
-    Parameters
-    ----------
-    tokens : iterable of str
-        Tokens as produced by :func:`tokenize`; may be empty (gives ``""``).
-
-    Returns
-    -------
-    str
-        The sentence. ``detokenize(tokenize(s)) == s`` for every sentence of the shipped corpora
-        (lowercase, single spaces, no space before punctuation).
-
-    Raises
-    ------
-    ValueError
-        If ``tokens`` is a str (a common slip: pass a list of words) or holds a non-str or an
-        empty token.
-
-    References
-    ----------
-    Post "The Final Linear and Softmax Layer" (the output word is looked up, then shown).
+    Single spaces, except that an elided word (ending in ``'``) is glued to the next token and
+    punctuation to the previous one; no tokens give ``""``. ``detokenize(tokenize(s)) == s``
+    for every sentence of the shipped corpora. Raises ValueError if ``tokens`` is a str (pass a
+    list of words) or holds a non-str or empty token. Post "The Final Linear and Softmax Layer".
     """
     if isinstance(tokens, str):
         raise ValueError(f"tokens: got the str {tokens!r:.60}, expected a list of str tokens")

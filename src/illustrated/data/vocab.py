@@ -24,26 +24,21 @@ class Vocab:
     Parameters
     ----------
     tokens : sequence of str
-        Every token once, each non-empty and without whitespace, including the four special
-        tokens ``"<pad>"``, ``"<bos>"``, ``"<eos>"`` and ``"<unk>"`` anywhere in the list. Each
-        is kept in Unicode NFC (:func:`~illustrated.data.tokenizer.normalize`), so a vocabulary
-        saved with decomposed accents still matches typed words; ids never change.
+        Every token once, non-empty and without whitespace, the four special tokens
+        ``<pad> <bos> <eos> <unk>`` included anywhere. Kept in Unicode NFC
+        (:func:`~illustrated.data.tokenizer.normalize`): a vocabulary saved with decomposed
+        accents still matches typed words; ids never change.
 
     Attributes
     ----------
-    tokens : list[str]
-        The tokens; ``tokens[i]`` has id ``i``. ``len(vocab)`` is the width of the model's
-        logits vector (post: "the output vocabulary").
-    pad_id, bos_id, eos_id, unk_id : int
-        Ids of the special tokens.
-    specials : set[int]
-        The four special ids.
+    tokens : list[str], ``tokens[i]`` has id ``i``; ``len(vocab)`` is the width of the logits.
+    pad_id, bos_id, eos_id, unk_id : int, ids of the special tokens.   specials : set of them.
 
     Raises
     ------
     ValueError
-        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, holds a
-        token twice (after NFC), or misses a special token.
+        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, a token
+        twice (after NFC), or misses a special token.
 
     References
     ----------
@@ -79,29 +74,24 @@ class Vocab:
 
     @classmethod
     def build(cls, sentences: Iterable[str], specials_first: bool = True) -> "Vocab":
-        """Make the vocabulary of some sentences: the special tokens plus every word, sorted.
+        """The vocabulary of some sentences: the special tokens plus every word, sorted.
 
         Parameters
         ----------
-        sentences : iterable of str
-            Sentences, each tokenized with :func:`~illustrated.data.tokenizer.tokenize`.
+        sentences : iterable of str, each split by :func:`~illustrated.data.tokenizer.tokenize`.
         specials_first : bool
-            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3 and the words follow.
-            False: the words come first (ids from 0, as in the post's figure) and the specials
-            follow in the same order.
+            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3, the words follow.
+            False: the words first (ids from 0, as in the post's figure), then the specials.
 
         Returns
         -------
-        Vocab
-            ``4 + number of distinct words`` tokens. Deterministic: the same sentences in any
-            order give the same vocabulary.
+        Vocab of ``4 + number of distinct words`` tokens; the same for the sentences in any order.
 
         Raises
         ------
         ValueError
-            If ``sentences`` is a str, or holds an empty sentence, a non-str or a sentence with
-            a special token as a word (the message gives its position); if ``specials_first``
-            is not a bool.
+            If ``sentences`` is a str, or holds an empty sentence, a non-str or a special token
+            as a word (naming the sentence's position); ``specials_first`` not a bool.
 
         References
         ----------
@@ -160,51 +150,19 @@ class Vocab:
     def encode(self, sentence: str) -> list[int]:
         """Token ids of a sentence's words: no ``<bos>``/``<eos>``; unknown words give ``unk_id``.
 
-        Parameters
-        ----------
-        sentence : str
-            A non-empty sentence without special tokens as words.
-
-        Returns
-        -------
-        list[int]
-            One id per token of ``tokenize(sentence)``, shape ``(n_words,)``.
-
-        Raises
-        ------
-        ValueError
-            If ``sentence`` is not a str, is empty, or has a special token as a word
-            (``"sentence: expected no special token, got '<eos>'"``).
-
-        References
-        ----------
-        Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
+        Returns one id per token of ``tokenize(sentence)``, shape ``(n_words,)``. Raises
+        ValueError if ``sentence`` is not a str, is empty, or has a special token as a word
+        (``"sentence: expected no special token, got '<eos>'"``). Post "Bringing The Tensors
+        Into The Picture" (words become ids, then embeddings).
         """
         return [self._ids.get(t, self.unk_id) for t in tokenize(sentence)]
 
     def decode(self, ids: Any) -> str:
-        """The sentence spelled by some ids, special tokens dropped.
+        """The sentence spelled by some ids, special tokens dropped (joined by ``detokenize``).
 
-        Parameters
-        ----------
-        ids : sequence of int, shape (seq,)
-            A list/tuple of ints, or a 1-D torch tensor or NumPy array (anything with
-            ``.tolist()``), each in ``[0, len(self))``.
-
-        Returns
-        -------
-        str
-            The non-special tokens joined by :func:`~illustrated.data.tokenizer.detokenize`.
-
-        Raises
-        ------
-        ValueError
-            If ``ids`` is not one-dimensional, holds a non-integer, or an id outside
-            ``[0, len(self))``.
-
-        References
-        ----------
-        Post "The Final Linear and Softmax Layer" (ids back to words).
+        ``ids``: shape (seq,), a list/tuple of ints or a 1-D tensor or array, each in
+        ``[0, len(self))``. Raises ValueError for ids that are not 1-D, not integers, or out of
+        range. Post "The Final Linear and Softmax Layer" (ids back to words).
         """
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
@@ -252,35 +210,28 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
                     name: str = "sentence") -> list[int]:
     """The token ids of a sentence, refusing words the vocabulary does not know (unless allowed).
 
-    The one place where a chapter's sentence becomes ids: every compute function of
-    :mod:`illustrated.explain` and :func:`illustrated.trace` goes through it, so they all treat
-    unknown words alike.
+    The one place where a chapter's sentence becomes ids: :mod:`illustrated.explain` and
+    :func:`illustrated.trace` go through it, so they all treat unknown words alike.
 
     Parameters
     ----------
-    vocab : Vocab
-        The vocabulary of the side the sentence is on (source or target).
-    text : str
-        A sentence with at least one word and no special token as a word.
+    vocab : Vocab of the sentence's side.   text : str, at least one word, no special token.
     allow_unk : bool, default False
-        False: an unknown word is an error (its vectors would be those of ``<unk>``, not its
-        own). True: unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does.
-        Python or NumPy bool only (``'no'`` is refused: ``bool('no')`` is True).
-    name : str, keyword-only
-        The argument's name in error messages (e.g. "sentence", "target").
+        False: an unknown word is an error (its vectors would be those of ``<unk>``). True:
+        unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does. A Python or NumPy
+        bool (``'no'`` is refused: ``bool('no')`` is True).
+    name : str, keyword-only, the argument's name in error messages ("sentence", "target").
 
     Returns
     -------
-    list[int]
-        One id per word of ``tokenize(text)``, without ``<bos>``/``<eos>``: shape
-        ``(n_words,)``.
+    list[int], one id per word of ``tokenize(text)``, no ``<bos>``/``<eos>``: ``(n_words,)``.
 
     Raises
     ------
     ValueError
-        If ``vocab`` is not a Vocab, ``text`` is not a non-empty str or has a special token as
-        a word, ``allow_unk`` is not a bool (also a TypeError), or (with ``allow_unk=False``) a
-        word is not in the vocabulary; the message names the unknown words.
+        If ``vocab`` is not a Vocab, ``text`` not a non-empty str or has a special token as a
+        word, ``allow_unk`` not a bool (also a TypeError), or (``allow_unk=False``) a word is
+        unknown; the message names the unknown words.
 
     References
     ----------
