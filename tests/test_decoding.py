@@ -159,7 +159,8 @@ def test_greedy_return_steps_mirror_the_output():
                          return_steps="yes")
 
 
-@pytest.mark.parametrize("where", ["src_embed.lut.weight", "encoder.layers.0.feed_forward.linear1.weight",
+@pytest.mark.parametrize("where", ["src_embed.lut.weight",
+                                   "encoder.layers.0.feed_forward.linear1.weight",
                                    "decoder.layers.0.cross_attn.w_v.bias", "generator.proj.bias"])
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_non_finite_weights_are_an_error_not_a_translation(model, where, value):

@@ -123,7 +123,7 @@ def test_line_and_file_limits_name_the_line(tmp_path, monkeypatch):
     assert read_pairs(path) == [("a", "b"), ("0123456", "89")]
 
 
-# ------------------------------------------------------------------ any bytes: pairs or one clear error
+# ------------------------------------------------------------ any bytes: pairs or one clear error
 
 def check_read(path, data: bytes):
     """read_pairs on ``data``: pairs that survive a write and a second read, or one ValueError

@@ -224,7 +224,7 @@ def test_float_or_bool_ids_are_refused_not_truncated(post_ln):
         il.trace(model, [4, 5], [True], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
 
 
-# ------------------------------------------------------------------ read from the modules, not rebuilt
+# ------------------------------------------------------------ read from the modules, not rebuilt
 
 def test_logits_equal_the_fast_forward_and_weights_equal_return_attention(model_and_vocabs):
     model, src_vocab, tgt_vocab = model_and_vocabs

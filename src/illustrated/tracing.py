@@ -232,8 +232,10 @@ def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> 
                for name, module in model.named_modules() if name]
     try:
         with EvalMode(model):
-            model.encode(src, return_attention=True) if tgt_in is None \
-                else model(src, tgt_in, return_attention=True)
+            if tgt_in is None:
+                model.encode(src, return_attention=True)
+            else:
+                model(src, tgt_in, return_attention=True)
     finally:
         for handle in handles:
             handle.remove()
@@ -279,7 +281,8 @@ def _layers(calls: dict, stack: str, layers, sublayers: Sequence[str], norm_firs
                 stream[j], next(iter(sub_args.values())),
                 sub_out[0] if isinstance(sub_out, tuple) else sub_out,
                 stream[j + 1] if norm_first else norms[j][0]["input"], stream[j + 1]))))
-        attention = [_attention(calls, f"{name}.{sub}", getattr(layer, sub)) for sub in sublayers[:-1]]
+        attention = [_attention(calls, f"{name}.{sub}", getattr(layer, sub))
+                     for sub in sublayers[:-1]]
         traced.append((attention, blocks, _np(calls[f"{name}.feed_forward.linear2"][0]["input"])))
     return traced
 
@@ -316,7 +319,7 @@ def _fields(model: Transformer, calls: dict) -> dict:
 # --------------------------------------------------------------------------- the public call
 
 def _check_vocab(name: str, vocab: object, size: int, pad_id: int) -> None:
-    """ValueError naming ``name`` unless ``vocab`` is a Vocab of ``size`` tokens, ``<pad>`` at ``pad_id``."""
+    """ValueError naming ``name`` unless ``vocab`` is a Vocab of ``size`` tokens, <pad> at ``pad_id``."""
     if not isinstance(vocab, Vocab):
         raise ValueError(f"{name}: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
     if len(vocab) != size:
