@@ -220,13 +220,16 @@ def _signature(kind: type) -> inspect.Signature:
 
 
 def _hook(calls: dict, name: str, module, args, kwargs, output) -> None:
-    """Keep a sub-module's call: its arguments by parameter name, and its output."""
+    """Keep a sub-module's call (its arguments by parameter name, its output); stop at a NaN."""
+    if not bool(torch.isfinite(output[0] if isinstance(output, tuple) else output).all()):
+        raise ValueError(f"model: the output of {name} is not finite (NaN or infinite weights, "
+                         f"or values too large); nothing can be traced")
     calls.setdefault(name, (_signature(type(module)).bind(*args, **kwargs).arguments, output))
 
 
 def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> dict:
     """``name -> (arguments, output)`` of every sub-module in ``model(src, tgt_in,
-    return_attention=True)`` (``model.encode`` when ``tgt_in`` is None), in the order they end."""
+    return_attention=True)`` (``model.encode`` when ``tgt_in`` is None)."""
     calls: dict[str, tuple] = {}
     handles = [module.register_forward_hook(partial(_hook, calls, name), with_kwargs=True)
                for name, module in model.named_modules() if name]
@@ -239,15 +242,6 @@ def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> 
     finally:
         for handle in handles:
             handle.remove()
-    for name, (_, output) in calls.items():  # the first module whose output is not finite
-        outputs = [output]
-        while outputs:
-            out = outputs.pop()
-            if isinstance(out, (tuple, list)):
-                outputs.extend(out)
-            elif out.is_floating_point() and not bool(torch.isfinite(out).all()):
-                raise ValueError(f"model: the output of {name} is not finite (NaN or infinite "
-                                 f"weights, or values too large); nothing can be traced")
     return calls
 
 
@@ -407,17 +401,15 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     source_ids = _ids(src_vocab, sentence, "sentence")
     src = prepare_source(model, source_ids, name="sentence")  # (1, src_len)
     target_ids: list[int] = []
-    if tgt_vocab is None:
-        decoder_ids: list[int] = []
-    else:
+    decoder_ids: list[int] = []
+    if tgt_vocab is not None:
         if target is None:
             target_ids = greedy_decode(model, source_ids, bos_id=tgt_vocab.bos_id,
                                        eos_id=tgt_vocab.eos_id,
                                        max_len=cfg.max_len if max_len is None else max_len)
-        elif isinstance(target, str):
-            target_ids = [*_ids(tgt_vocab, target, "target"), tgt_vocab.eos_id]
-        else:
-            target_ids = _ids(tgt_vocab, target, "target")
+        else:  # a typed sentence ends with <eos>, as training's targets do
+            target_ids = _ids(tgt_vocab, target, "target") \
+                + ([tgt_vocab.eos_id] if isinstance(target, str) else [])
         decoder_ids = [tgt_vocab.bos_id, *target_ids[:-1]]
         if len(decoder_ids) > cfg.max_len:
             raise ValueError(f"target: {len(target_ids)} tokens do not fit max_len={cfg.max_len}")
