@@ -123,6 +123,9 @@ def test_translate_and_exact_match_arguments(model):
            lambda: il.translate(model, ["a b"], src_vocab, tgt_vocab, max_len=0))
     raises(ValueError, r"^sentences: sentence 1: sentence: got an empty sentence",
            lambda: il.translate(model, ["a", " "], src_vocab, tgt_vocab))
+    for typed in ("a <eos> b", "<pad>", "a <UNK>"):  # never the model's own tokens
+        raises(ValueError, r"^sentences: sentence 0: sentence: expected no special token, got '<",
+               lambda typed=typed: il.translate(model, [typed], src_vocab, tgt_vocab))
     raises(ValueError, r"^src_vocab: has 4 tokens",
            lambda: il.translate(model, ["a"], il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>"]),
                                 tgt_vocab))

@@ -1,4 +1,5 @@
 """Greedy decoding and beam search: equivalences, exhaustive optimality, ordering, bad input."""
+import copy
 import itertools
 from dataclasses import replace
 
@@ -156,3 +157,44 @@ def test_greedy_return_steps_mirror_the_output():
     with pytest.raises(ValueError, match="return_steps"):
         il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id,
                          return_steps="yes")
+
+
+@pytest.mark.parametrize("where", ["src_embed.lut.weight",
+                                   "encoder.layers.0.feed_forward.linear1.weight",
+                                   "decoder.layers.0.cross_attn.w_v.bias", "generator.proj.bias"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_weights_are_an_error_not_a_translation(model, where, value):
+    broken = copy.deepcopy(model)
+    with torch.no_grad():
+        broken.get_parameter(where).view(-1)[0] = value  # in a table: the row of id 0, <pad>
+    src = [3, 4, 5] if where != "src_embed.lut.weight" else [0, 3]
+    message = r"^model: its scores for the next token are NaN"
+    with pytest.raises(ValueError, match=message):
+        il.greedy_decode(broken, src, bos_id=BOS, eos_id=EOS, max_len=4)
+    with pytest.raises(ValueError, match=message):
+        il.beam_search(broken, src, bos_id=BOS, eos_id=EOS, beam_size=3, max_len=4)
+    with pytest.raises(ValueError, match=message):
+        il.decoding.greedy_decode_batch(broken, torch.tensor([src, src]), bos_id=BOS, eos_id=EOS,
+                                        max_len=4)
+
+
+@pytest.mark.parametrize("src, kind", [({3, 4}, "set"), ({3: 0, 4: 1}, "dict"),
+                                       (frozenset({3}), "frozenset"), (3, "int")])
+def test_unordered_or_scalar_sources_are_refused(model, src, kind):
+    with pytest.raises(TypeError, match=rf"^src_ids: expected a 1-D sequence of int token ids "
+                                        rf"\(a list, tuple or tensor\), got {kind} "):
+        il.greedy_decode(model, src, bos_id=BOS, eos_id=EOS)
+    assert il.greedy_decode(model, iter([3, 4]), bos_id=BOS, eos_id=EOS, max_len=3) == \
+        il.greedy_decode(model, (3, 4), bos_id=BOS, eos_id=EOS, max_len=3)
+
+
+@pytest.mark.parametrize("length, alpha, match", [
+    (-1, 0.6, r"^length: expected an integer >= 0, got -1"),
+    (2.0, 0.6, r"^length: expected an integer >= 0, got float"),
+    (2, float("nan"), r"^alpha: expected a finite length-penalty exponent >= 0.0, got nan"),
+    (2, -0.5, r"^alpha: expected a length-penalty exponent >= 0.0, got -0.5"),
+])
+def test_length_penalty_checks_its_arguments(length, alpha, match):
+    with pytest.raises(ValueError, match=match):
+        il.length_penalty(length, alpha)
+    assert il.length_penalty(0, 0.0) == 1.0 and il.length_penalty(np.int64(7), 1) == 2.0

@@ -1,9 +1,19 @@
 """Reading a reader's own tab-separated pairs: line-numbered errors, min-count vocabularies with
-<unk>, the seeded held-out split, and sacreBLEU."""
-import pytest
+<unk>, the seeded held-out split, and sacreBLEU; special tokens, NFC, size limits, and random
+files (hypothesis): pairs that read back the same, or one clear error naming file and line."""
+import os
+import re
+import unicodedata
 
-from illustrated.data import Vocab
-from illustrated.data.pairs_file import bleu, build_vocab, read_pairs, split_pairs
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from illustrated.data import Vocab, pairs_file, tokenize
+from illustrated.data.pairs_file import MAX_LINE_BYTES, bleu, build_vocab, read_pairs, split_pairs
+
+SETTINGS = settings(max_examples=int(os.environ.get("ILLUSTRATED_HYPOTHESIS_EXAMPLES", 150)),
+                    deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 def write(tmp_path, data: bytes):
@@ -69,3 +79,105 @@ def test_bleu_matches_known_values():
     assert partial == pytest.approx(100 * (4 / 5 * 2 / 3 * 1 / 2 * 1 / 2) ** 0.25)
     with pytest.raises(ValueError, match="references: expected as many as the 1 hypotheses"):
         bleu(["a"], [])
+
+
+# ------------------------------------------------------------------ special tokens, NFC, limits
+
+@pytest.mark.parametrize("data, message", [
+    (b"<pad>\ti am\nc\td\n", "pairs.tsv:1: expected no special token, got '<pad>'"),
+    (b"a\tb\nje suis\ti am <eos> a student\n", "pairs.tsv:2: expected no special token, "
+                                               "got '<eos>'"),
+    (b"a\tb\n\nx <UNK>\ty\n", "pairs.tsv:3: expected no special token, got '<unk>'"),
+    (b"a\tb\nc\td\x00e\n", "pairs.tsv:2: expected text, got the byte 0x00 at column 4"),
+])
+def test_special_tokens_and_nul_bytes_name_the_line(tmp_path, data, message):
+    with pytest.raises(ValueError) as error:
+        read_pairs(write(tmp_path, data))
+    assert str(error.value).startswith(str(tmp_path)) and message in str(error.value)
+
+
+def test_pairs_are_read_in_nfc(tmp_path):
+    nfd = unicodedata.normalize("NFD", "je suis étudiant\ti am a student\nmerci\tthanks\n")
+    assert read_pairs(write(tmp_path, nfd.encode())) == [("je suis étudiant", "i am a student"),
+                                                          ("merci", "thanks")]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_an_endless_file_stops_at_the_line_limit():
+    with pytest.raises(ValueError, match=rf"^/dev/zero:1: expected a line of at most "
+                                         rf"{MAX_LINE_BYTES} bytes, got more"):
+        read_pairs("/dev/zero")
+
+
+def test_line_and_file_limits_name_the_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(pairs_file, "MAX_LINE_BYTES", 10)
+    path = write(tmp_path, b"a\tb\n0123456\t89\n0123456\t890\n")  # lines of 3, 10 and 11 bytes
+    with pytest.raises(ValueError, match=r"pairs.tsv:3: expected a line of at most 10 bytes, "
+                                         r"got more \(not a file of sentence pairs\?\)$"):
+        read_pairs(path)
+    monkeypatch.setattr(pairs_file, "MAX_FILE_BYTES", 14)
+    with pytest.raises(ValueError, match=r"pairs.tsv:2: expected a file of at most 14 bytes"):
+        read_pairs(path)  # 4 + 11 bytes by the end of line 2
+    monkeypatch.setattr(pairs_file, "MAX_FILE_BYTES", 15)
+    path = write(tmp_path, b"a\tb\n0123456\t89\n")  # exactly 15 bytes
+    assert read_pairs(path) == [("a", "b"), ("0123456", "89")]
+
+
+# ------------------------------------------------------------ any bytes: pairs or one clear error
+
+def check_read(path, data: bytes):
+    """read_pairs on ``data``: pairs that survive a write and a second read, or one ValueError
+    naming the file (and the line, unless it is the count of pairs); nothing else."""
+    path.write_bytes(data)
+    try:
+        pairs = read_pairs(path)
+    except ValueError as error:
+        message = str(error)
+        assert message.startswith(f"{path}:") and "\n" not in message, message
+        assert re.match(rf"{re.escape(str(path))}:\d+: expected ", message) \
+            or message.startswith(f"{path}: expected at least 2 pairs"), message
+        return None
+    assert len(pairs) >= 2
+    for source, target in pairs:
+        for side in (source, target):
+            assert side == side.strip() and side == unicodedata.normalize("NFC", side)
+            assert "\t" not in side and "\n" not in side and tokenize(side)
+    # a byte-order mark first, so that a first source starting with U+FEFF keeps it
+    path.write_text("\ufeff" + "".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    assert read_pairs(path) == pairs
+    return pairs
+
+
+PIECES = st.sampled_from(["\t", "\n", "\r\n", " ", "a", "é", "e\u0301", "l'", "<pad>", "<EOS>",
+                          "\x00", "\ufeff", "\u2028", "\x85", "x<unk>", ".", "qu'il"])
+WORDS = st.lists(st.sampled_from(["a", "é", "e\u0301", "l'", "qu'il", "Ê", ".", " ", "x<unk>",
+                                  "\u2028", "\x85", "\ufeff"]), min_size=1, max_size=5).map("".join)
+PAIR_LINES = st.tuples(WORDS, WORDS).map("\t".join)
+# mostly well-formed "source<TAB>target" lines, some of them with a fault
+LINES = st.one_of(PAIR_LINES, PAIR_LINES, PAIR_LINES, st.lists(PIECES, max_size=8).map("".join))
+
+
+@SETTINGS
+@given(data=st.binary(max_size=200))
+def test_random_bytes_give_pairs_or_one_clear_error(tmp_path_factory, data):
+    check_read(tmp_path_factory.mktemp("bytes") / "my.tsv", data)
+
+
+@SETTINGS
+@given(lines=st.lists(LINES, max_size=8),
+       bom=st.booleans(), ending=st.sampled_from(["\n", "\r\n", ""]))
+def test_random_lines_give_pairs_or_one_clear_error(tmp_path_factory, lines, bom, ending):
+    text = ("\ufeff" if bom else "") + "\n".join(lines) + ending
+    check_read(tmp_path_factory.mktemp("lines") / "my.tsv", text.encode("utf-8"))
+
+
+@SETTINGS
+@given(pairs=st.lists(st.tuples(*[st.text(alphabet=st.characters(
+    blacklist_categories=("Cs",), blacklist_characters="\t\n\x00"), min_size=1, max_size=12)
+    .filter(lambda s: s.strip())] * 2), min_size=2, max_size=6))
+def test_written_pairs_read_back(tmp_path_factory, pairs):
+    path = tmp_path_factory.mktemp("pairs") / "my.tsv"
+    got = check_read(path, "".join(f"{s}\t{t}\n" for s, t in pairs).encode("utf-8"))
+    if got is not None:  # unless a side held a special token
+        assert got == [(unicodedata.normalize("NFC", s.strip()),
+                        unicodedata.normalize("NFC", t.strip())) for s, t in pairs]

@@ -1,4 +1,7 @@
 """il.trace: every traced value equals what the model's own forward pass produces."""
+import copy
+import re
+import unicodedata
 from dataclasses import FrozenInstanceError, replace
 
 import numpy as np
@@ -219,3 +222,130 @@ def test_float_or_bool_ids_are_refused_not_truncated(post_ln):
         il.trace(model, [4.0, 5.7], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     with pytest.raises(ValueError, match="target: .*int token ids"):
         il.trace(model, [4, 5], [True], src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+
+
+# ------------------------------------------------------------ read from the modules, not rebuilt
+
+def test_logits_equal_the_fast_forward_and_weights_equal_return_attention(model_and_vocabs):
+    model, src_vocab, tgt_vocab = model_and_vocabs
+    t = il.trace(model, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
+    with il.decoding.EvalMode(model):
+        fast = model(src, tgt_in)  # the batched attention path, no weights kept
+        _, attention = model(src, tgt_in, return_attention=True)
+    np.testing.assert_allclose(t.logits, fast[0].double().numpy(), atol=1e-5, rtol=0)
+    for ours, theirs in ((t.encoder_attention(), attention.encoder),
+                         (t.decoder_self_attention(), attention.decoder_self),
+                         (t.cross_attention(), attention.decoder_cross)):
+        np.testing.assert_array_equal(ours, torch.stack([w[0] for w in theirs]).double().numpy())
+
+
+def test_a_changed_module_shows_in_the_trace(post_ln):
+    """The trace reads what each module returns: swap the final norm of a stack, double a
+    feed-forward network's output or a whole layer's, and the traced values follow the model's
+    own forward (a second forward pass written by hand would miss the layer's change)."""
+    model, src_vocab, tgt_vocab = post_ln
+    changed = copy.deepcopy(model)
+    changed.encoder.norm = torch.nn.LayerNorm(model.cfg.d_model)  # identity in post-LN before
+    ffn = changed.decoder.layers[0].feed_forward
+    ffn.register_forward_hook(lambda module, args, out: 2 * out)
+    changed.encoder.layers[0].register_forward_hook(
+        lambda module, args, out: (2 * out[0], out[1]) if isinstance(out, tuple) else 2 * out)
+    t = il.trace(changed, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    np.testing.assert_array_equal(t.encoder_layers[1].input, 2 * t.encoder_layers[0].output)
+    logits, _, memory = _forward(changed, t)
+    np.testing.assert_allclose(t.memory, memory, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(t.memory.mean(-1), 0, atol=1e-6)  # the new norm's output
+    np.testing.assert_allclose(t.logits, logits, atol=1e-6, rtol=0)
+    block = t.decoder_layers[0].ffn_block
+    W_2 = ffn.linear2.weight.detach().double().numpy()
+    b_2 = ffn.linear2.bias.detach().double().numpy()
+    np.testing.assert_allclose(block.sublayer_output,
+                               2 * (t.decoder_layers[0].ffn_hidden @ W_2.T + b_2), atol=1e-5)
+    assert not np.allclose(t.logits, il.trace(model, SENTENCE, "i am a student",
+                                              src_vocab=src_vocab, tgt_vocab=tgt_vocab).logits)
+
+
+def test_no_hook_is_left_behind(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    broken = copy.deepcopy(model)
+    with torch.no_grad():
+        broken.decoder.layers[1].self_attn.w_q.weight[0, 0] = float("nan")
+    il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError):
+        il.trace(broken, SENTENCE, "i am", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    for m in (model, broken):
+        assert not any(module._forward_hooks for module in m.modules())
+
+
+# ------------------------------------------------------------------ API edges
+
+@pytest.mark.parametrize("where, name", [
+    ("src_embed.lut.weight", "src_embed.lut"),
+    ("encoder.layers.1.feed_forward.linear1.bias", "encoder.layers.1.feed_forward.linear1"),
+    ("decoder.layers.0.norm2.weight", "decoder.layers.0.norm2"),
+    ("generator.proj.weight", "generator.proj"),
+])
+def test_nan_or_inf_weights_name_the_first_module_they_reach(post_ln, where, name):
+    model, src_vocab, tgt_vocab = post_ln
+    for value in (float("nan"), float("inf")):
+        broken = copy.deepcopy(model)
+        with torch.no_grad():
+            broken.get_parameter(where)[(src_vocab.index("je"),) if "lut" in where else ...] = value
+        with pytest.raises(ValueError, match=rf"^model: the output of {re.escape(name)} is not "
+                                             rf"finite \(NaN or infinite weights"):
+            il.trace(broken, SENTENCE, "i am", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+        with pytest.raises(ValueError, match=r"^model: "):  # the greedy translation refuses too
+            il.trace(broken, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+        if where.startswith(("src", "encoder")):
+            with pytest.raises(ValueError, match=rf"^model: the output of {re.escape(name)} "):
+                il.trace(broken, SENTENCE, src_vocab=src_vocab)
+
+
+@pytest.mark.parametrize("sentence, match", [
+    ({4: 0, 5: 1}, r"^sentence: expected a 1-D sequence of int token ids \(a list, tuple or "
+                   r"tensor\), got dict"),
+    ({4, 5}, r"^sentence: expected a 1-D sequence of int token ids .*, got set"),
+    (7, r"^sentence: expected a 1-D sequence of int token ids .*, got int 7"),
+    ([[4, 5]], r"^sentence: expected int token ids, got \[4, 5\] at position 0"),
+    ([0, 0], r"^sentence: expected at least one token that is not padding"),
+    ([5] * 100, r"^sentence: the sentence has 100 tokens, more than max_len="),
+    ("je suis <eos>", r"^sentence: expected no special token, got '<eos>'$"),
+    ("<PAD> je", r"^sentence: expected no special token, got '<pad>'$"),
+])
+def test_a_bad_sentence_is_named_sentence(post_ln, sentence, match):
+    model, src_vocab, tgt_vocab = post_ln
+    with pytest.raises(ValueError, match=match):
+        il.trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+
+
+def test_vocabularies_model_and_max_len_are_checked(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    moved = il.data.Vocab([*src_vocab.tokens[1:4], src_vocab.tokens[0], *src_vocab.tokens[4:]])
+    assert len(moved) == len(src_vocab) and moved.pad_id == 3
+    with pytest.raises(ValueError, match=r"^src_vocab: expected <pad> at id 0 as in the model's "
+                                         r"config, got <pad> at id 3"):
+        il.trace(model, SENTENCE, src_vocab=moved, tgt_vocab=tgt_vocab)
+    with pytest.raises(ValueError, match=r"^tgt_vocab: expected the model's vocabulary of "):
+        il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=src_vocab)
+    with pytest.raises(ValueError, match=r"^max_len: expected a number of generated tokens in "
+                                         r"\[1, \d+\], got 0"):
+        il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab, max_len=0)
+    with pytest.raises(ValueError, match=r"^max_len: expected None \(it only limits the greedy"):
+        il.trace(model, SENTENCE, "i am", src_vocab=src_vocab, tgt_vocab=tgt_vocab, max_len=3)
+    with pytest.raises(ValueError, match=r"^max_len: expected None"):
+        il.trace(model, SENTENCE, src_vocab=src_vocab, max_len=3)
+    assert len(il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+                        max_len=2).target_ids) == 2
+    with pytest.raises(TypeError, match=r"^model: expected an illustrated.modules.Transformer"):
+        il.trace(torch.nn.Linear(2, 2), SENTENCE, src_vocab=src_vocab)
+
+
+def test_a_decomposed_sentence_is_the_same_sentence(post_ln):
+    model, src_vocab, tgt_vocab = post_ln
+    nfd = unicodedata.normalize("NFD", SENTENCE)
+    assert nfd != SENTENCE
+    a = il.trace(model, nfd, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    b = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    assert a.source_tokens == ["je", "suis", "étudiant"] and a.target_ids == b.target_ids
+    np.testing.assert_array_equal(a.logits, b.logits)

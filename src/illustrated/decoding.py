@@ -7,7 +7,8 @@ penalty α = 0.6); Wu et al. 2016 (GNMT) §7 for the length penalty ((5 + len) /
 from __future__ import annotations
 
 import numbers
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -19,81 +20,79 @@ from .config import TransformerConfig
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
-           "length_penalty", "BeamStep", "GreedyStep",
-           "prepare_source"]
+           "length_penalty", "BeamStep", "GreedyStep", "prepare_source", "token_ids"]
 
 
-def _source_tensor(src_ids: object) -> torch.Tensor:
-    """``src_ids`` as an int64 tensor without changing a value; TypeError for anything not ids."""
-    if isinstance(src_ids, (str, bytes)):
+def token_ids(value: object, name: str = "src_ids") -> torch.Tensor:
+    """A 1-D sequence of token ids as an int64 tensor, no value changed; errors name ``name``.
+
+    Accepts a list, tuple, range or other ordered iterable of integers (Python, NumPy, 0-d
+    tensors), or an integer tensor or NumPy array. Refuses (ArgumentTypeError, also a
+    ValueError) a str, a set or dict (no order), floats and bools (float ids would be
+    truncated); ValueError for anything not 1-D or empty. Ranges are the caller's to check.
+    """
+    if isinstance(value, (str, bytes)):
         raise ArgumentTypeError(
-            f"src_ids: expected a 1-D sequence of int token ids, got the str {src_ids!r:.40} "
-            f"(turn a sentence into ids first: src_vocab.encode(sentence))")
-    if isinstance(src_ids, (torch.Tensor, np.ndarray)):
-        dtype = src_ids.dtype
+            f"{name}: expected a 1-D sequence of int token ids, got the str {value!r:.40} "
+            f"(turn a sentence into ids first: vocab.encode(sentence))")
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        dtype = value.dtype
         if dtype in (torch.bool, np.bool_) or (dtype.is_floating_point or dtype.is_complex
                                                if isinstance(dtype, torch.dtype)
                                                else not np.issubdtype(dtype, np.integer)):
-            raise ArgumentTypeError(f"src_ids: expected integer token ids, got dtype {dtype} "
+            raise ArgumentTypeError(f"{name}: expected integer token ids, got dtype {dtype} "
                                     f"(float ids would be truncated)")
-        return torch.as_tensor(src_ids).long()
-    if not isinstance(src_ids, Iterable):
-        raise ArgumentTypeError(f"src_ids: expected a 1-D sequence of int token ids, got "
-                                f"{type(src_ids).__name__} {describe(src_ids)}")
-    ids = list(src_ids)
-    for i, value in enumerate(ids):
-        if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point() \
-                and value.dtype != torch.bool:
-            value = ids[i] = int(value)
-        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-            raise ArgumentTypeError(f"src_ids: expected int token ids, got {describe(value)} at "
-                                    f"position {i}" + (" (float ids would be truncated)"
-                                                       if isinstance(value, float) else ""))
-    return torch.tensor([int(v) for v in ids], dtype=torch.long)
+        ids = torch.as_tensor(value).long()
+    else:
+        if not isinstance(value, Iterable) or isinstance(value, (Set, Mapping)):
+            raise ArgumentTypeError(f"{name}: expected a 1-D sequence of int token ids (a list, "
+                                    f"tuple or tensor), got {type(value).__name__} "
+                                    f"{describe(value)}")
+        values = list(value)
+        for i, item in enumerate(values):
+            if isinstance(item, torch.Tensor) and item.dim() == 0 \
+                    and not item.is_floating_point() and item.dtype != torch.bool:
+                item = values[i] = int(item)
+            if not isinstance(item, numbers.Integral) or isinstance(item, (bool, np.bool_)):
+                raise ArgumentTypeError(f"{name}: expected int token ids, got {describe(item)} at "
+                                        f"position {i}" + (" (float ids would be truncated)"
+                                                           if isinstance(item, float) else ""))
+        ids = torch.tensor([int(v) for v in values], dtype=torch.long)
+    if ids.dim() != 1 or ids.numel() == 0:
+        raise ValueError(f"{name}: expected a non-empty 1-D sequence of token ids, "
+                         f"got shape {tuple(ids.shape)}")
+    return ids
 
 
-def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor) -> torch.Tensor:
-    """Check a 1-D sequence of source ids and return it as a (1, src_len) tensor on the model's device.
+def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *,
+                   name: str = "src_ids") -> torch.Tensor:
+    """Check a 1-D sequence of source ids; return it as a (1, src_len) tensor on the model's device.
 
-    Raises
-    ------
-    TypeError
-        If ``model`` is not a Transformer, or ``src_ids`` is a str, holds floats, bools or
-        anything but integers (the error is also a ValueError).
-    ValueError
-        If ``src_ids`` is empty, not 1-D, longer than ``model.cfg.max_len`` or holds an id
-        outside the source vocabulary.
+    Raises (messages naming ``name``) TypeError, also a ValueError, if ``model`` is not a
+    Transformer or ``src_ids`` is not a sequence of integers (see :func:`token_ids`);
+    ValueError if it is empty, not 1-D, longer than ``model.cfg.max_len``, or holds an id
+    outside the source vocabulary or only padding.
     """
     check_model("model", model)
-    src = _source_tensor(src_ids)
-    if src.dim() != 1 or src.numel() == 0:
-        raise ValueError(f"src_ids: expected a non-empty 1-D sequence of token ids, "
-                         f"got shape {tuple(src.shape)}")
+    src = token_ids(src_ids, name)
     if src.numel() > model.cfg.max_len:
-        raise ValueError(f"src_ids: the sentence has {src.numel()} tokens, more than "
+        raise ValueError(f"{name}: the sentence has {src.numel()} tokens, more than "
                          f"max_len={model.cfg.max_len}")
     bad = src[(src < 0) | (src >= model.cfg.src_vocab_size)]
     if bad.numel():
-        raise ValueError(f"src_ids: token id {int(bad[0])} is outside the source vocabulary "
+        raise ValueError(f"{name}: token id {int(bad[0])} is outside the source vocabulary "
                          f"[0, {model.cfg.src_vocab_size})")
     if bool((src == model.cfg.pad_id).all()):
-        raise ValueError(f"src_ids: expected at least one token that is not padding "
+        raise ValueError(f"{name}: expected at least one token that is not padding "
                          f"(pad_id={model.cfg.pad_id}), got only padding")
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
 
 
 def check_model(name: str, model: object) -> None:
-    """Raise unless ``model`` can be decoded and trained like the package's :class:`Transformer`.
-
-    Besides the package's own class, any ``nn.Module`` with a ``cfg`` (TransformerConfig) and
-    ``encode``/``decode``/``generator`` of the same contract passes: the benchmarks train and
-    decode ``torch.nn.Transformer`` wrapped that way with the same loop.
-
-    Raises
-    ------
-    TypeError
-        Naming ``name`` (the error is also a ValueError).
-    """
+    """TypeError (also a ValueError) naming ``name`` unless ``model`` decodes like a
+    :class:`Transformer`: the class itself, or an ``nn.Module`` with a ``cfg``
+    (TransformerConfig) and ``encode``/``decode``/``generator`` of the same contract (the
+    benchmarks wrap ``torch.nn.Transformer`` that way)."""
     if isinstance(model, Transformer):
         return
     if (isinstance(model, torch.nn.Module)
@@ -138,10 +137,8 @@ def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: in
 
 def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tensor,
                     src_mask: torch.Tensor, bos_id: int) -> torch.Tensor:
-    """log_softmax of the last position's logits, with <bos> and <pad> made impossible afterwards.
-
-    Shapes: tgt_in (n, t), memory (n, src_len, d_model) -> (n, tgt_vocab_size).
-    """
+    """(n, vocab) log_softmax of the last position's logits, <bos> and <pad> then made impossible;
+    ValueError if a row is NaN. Shapes: tgt_in (n, t), memory (n, src_len, d_model)."""
     out = model.decode(tgt_in, memory, src_mask)  # (n, t, d_model)
     log_probs = model.generator(out[:, -1]).log_softmax(dim=-1)  # (n, tgt_vocab_size)
     log_probs[:, [bos_id, model.cfg.tgt_pad_id]] = float("-inf")
@@ -158,22 +155,10 @@ class EvalMode:
     The model's own mode (train or eval) is restored on the way out, even after an error, so a
     decoding call in the middle of training leaves training as it was.
 
-    Parameters
-    ----------
-    model : torch.nn.Module
-
-    Example
-    -------
     >>> with EvalMode(model):
     ...     logits = model(src, tgt_in)
 
-    Raises
-    ------
-    Nothing itself; errors inside the block propagate after the mode is restored.
-
-    References
-    ----------
-    Inference in the paper (§6.1) uses no dropout; post "The Decoder Side".
+    References: inference in the paper (§6.1) uses no dropout; post "The Decoder Side".
     """
 
     def __init__(self, model: torch.nn.Module) -> None:
@@ -214,20 +199,9 @@ def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, e
                         max_len: int = 50) -> list[list[int]]:
     """Greedy decoding of a padded batch of sources at once (the fast path of :func:`exact_match`).
 
-    Parameters
-    ----------
-    src : (batch, src_len) token ids padded with ``model.cfg.pad_id``.
-
-    Returns
-    -------
-    One list of generated ids per sentence, without <bos>, ending with <eos> when it was produced.
-
-    Raises
-    ------
-    TypeError
-        If ``src`` is not an integer tensor or an id argument is not an int (also ValueError).
-    ValueError
-        As :func:`greedy_decode`, and for a row of ``src`` that is only padding.
+    ``src``: (batch, src_len) ids padded with ``model.cfg.pad_id``. Returns one list of
+    generated ids per sentence, without <bos>, ending with <eos> when it was produced. Raises
+    as :func:`greedy_decode` (TypeErrors are ValueErrors too), and for a row of padding only.
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
     _check_source_batch(model, src)
@@ -262,13 +236,9 @@ def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max
 class GreedyStep(NamedTuple):
     """One step of greedy decoding, the counterpart of :class:`BeamStep`.
 
-    Attributes
-    ----------
-    step : 1-based step number (number of generated tokens after this step).
-    token : the id chosen, the argmax of ``log_probs``.
-    log_prob : its log-probability, ``log_probs[token]``.
-    log_probs : (tgt_vocab_size,) float64, the model's log_softmax over the whole target
-        vocabulary for this position, with <bos> and <pad> set to -inf afterwards.
+    ``step``: 1-based (tokens generated after it); ``token``: the id chosen, the argmax of
+    ``log_probs``; ``log_prob``: ``log_probs[token]``; ``log_probs``: (tgt_vocab_size,)
+    float64, the model's log_softmax for this position, <bos> and <pad> set to -inf afterwards.
     """
 
     step: int
@@ -283,30 +253,28 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
 
     Parameters
     ----------
-    model : Transformer.   src_ids : 1-D sequence of source token ids.
+    model : Transformer.   src_ids : 1-D sequence of source token ids (not a set or dict).
     bos_id, eos_id : target vocabulary ids of <bos> and <eos>.
     max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
-
-    return_steps : bool, also return one :class:`GreedyStep` per generated token (its
-        log-prob distribution), as ``beam_search(..., return_steps=True)`` returns its beam.
+    return_steps : bool, also return one :class:`GreedyStep` per generated token, as
+        ``beam_search(..., return_steps=True)`` returns its beam.
 
     Returns
     -------
-    list[int]: generated ids, without the leading <bos>, ending with <eos> when it was produced.
-    <bos> and <pad> are never generated. With ``return_steps=True``: (that list, list of
-    GreedyStep), one step per generated id.
+    list[int]: generated ids, without <bos>, ending with <eos> when it was produced; <bos> and
+    <pad> are never generated. With ``return_steps=True``: (that list, list of GreedyStep).
 
     Raises
     ------
-    TypeError
-        If ``src_ids`` is a str or holds non-integers (float ids are never truncated), or an
-        id or ``max_len`` is not an int (the error is also a ValueError).
+    TypeError (also a ValueError)
+        If ``src_ids`` is a str, a set or dict, or holds non-integers (float ids are never
+        truncated), or an id, ``max_len`` or ``return_steps`` has the wrong type.
     ValueError
-        For an empty source, a source of padding only, an id outside the vocabulary, a source
-        longer than the model's ``max_len``, ``max_len`` outside [1, model.cfg.max_len] (n
-        generated tokens feed the decoder at most n positions), ``bos_id``/``eos_id`` outside
-        the target vocabulary, ``eos_id`` equal to ``bos_id`` or to the padding id, or a model
-        whose scores are NaN.
+        For an empty source, one of padding only, too long or with an id outside the
+        vocabulary; ``max_len`` outside [1, model.cfg.max_len] (n generated tokens feed the
+        decoder at most n positions); ``bos_id``/``eos_id`` outside the target vocabulary,
+        ``eos_id`` equal to ``bos_id`` or the padding id; a model whose scores are NaN (NaN or
+        infinite weights): ``"model: its scores for the next token are NaN ..."``.
 
     References
     ----------
@@ -326,23 +294,24 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
 
 
 def length_penalty(length: int, alpha: float) -> float:
-    """GNMT length penalty ((5 + length) / 6) ** alpha; 1 when alpha = 0.
+    """GNMT's length penalty ``((5 + length) / 6) ** alpha``, a ratio >= 1: beam search divides a
+    hypothesis's summed log-probability by it so that longer translations are not ruled out.
 
-    References: Wu et al. 2016, Eq. 14; paper §6.1 uses alpha = 0.6.
+    ``length``: int >= 0, tokens generated (<eos> included); ``alpha``: finite float >= 0 (0
+    gives 1; the paper uses 0.6). ValueError otherwise (a wrong type is also a TypeError).
+    Wu et al. 2016 (GNMT) §7, Eq. 14; paper §6.1.
     """
+    length = check_int("length", length, low=0)
+    alpha = check_real("alpha", alpha, low=0.0, what="a length-penalty exponent")
     return ((5.0 + length) / 6.0) ** alpha
 
 
 class BeamStep(NamedTuple):
     """One step of beam search, for drawing the beam as a tree.
 
-    Attributes
-    ----------
-    step : 1-based step number (number of generated tokens).
-    candidates : list of (token_ids, log_prob) for every extension considered, best first;
-        token_ids exclude <bos>.
-    kept : list of token-id tuples kept alive after this step.
-    finished : list of token-id tuples that ended with <eos> at this step.
+    ``step``: 1-based (tokens generated); ``candidates``: every extension considered as
+    (token_ids without <bos>, summed log-prob), best first; ``kept``: token-id tuples alive
+    after this step; ``finished``: those that ended with <eos> at this step.
     """
 
     step: int

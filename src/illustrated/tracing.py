@@ -1,31 +1,30 @@
 """Looking inside the model: one run of the Transformer with every intermediate kept, as NumPy.
 
-:func:`trace` runs a model on one sentence (and its translation, or the model's own greedy one)
-by calling the model's sub-modules in the order its ``forward`` does, under
-:class:`~illustrated.decoding.EvalMode`, and keeps every vector list the post draws: embeddings,
-positions, per layer the queries, keys and values of every head, the scores, the weights, the
-attention output, each Add & Norm, the feed-forward network's hidden layer, and the logits.
-The chapters' compute functions (:mod:`illustrated.explain`) select from a trace instead of
-running the model their own way; ``tests/test_trace.py`` checks that every traced value equals
-what the model's own ``forward(..., return_attention=True)`` gives.
+:func:`trace` runs the model's own ``forward(..., return_attention=True)`` with a forward hook
+on every sub-module and keeps what each returns (embeddings, W_Q/W_K/W_V outputs, attention
+weights, the W_O input, norms, layers, the feed-forward hidden layer, the logits); only ``q kᵀ``
+and its scaling (the post's attention steps 2 and 3), which no module returns, are computed
+here. The chapters' compute functions (:mod:`illustrated.explain`) select from a trace.
 
-References: post, all sections from "Bringing The Tensors Into The Picture" to "The Final Linear
-and Softmax Layer"; paper §3 and Figure 1.
+References: post, "Bringing The Tensors Into The Picture" to "The Final Linear and Softmax
+Layer"; paper §3 and Figure 1.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from typing import Sequence
 
 import numpy as np
 import torch
 
+from ._args import check_instance
 from ._numpy import to_numpy
 from .data import Vocab, encode_sentence
-from ._args import ArgumentTypeError
-from .decoding import EvalMode, _source_tensor, check_model, greedy_decode, prepare_source
-from .masks import causal_mask
+from .decoding import EvalMode, greedy_decode, prepare_source, token_ids
+from .modules.transformer import Transformer
 
 __all__ = ["to_numpy", "AttentionTrace", "SublayerTrace", "EncoderLayerTrace",
            "DecoderLayerTrace", "Trace", "trace"]
@@ -206,208 +205,217 @@ class Trace:
         return np.stack([layer.cross_attn.weights for layer in self.decoder_layers])
 
 
-# --------------------------------------------------------------------------- the run itself
+# --------------------------------------------------------------------------- the hooked run
 
-def _attention(mha: torch.nn.Module, query: torch.Tensor, memory: torch.Tensor,
-               mask: torch.Tensor) -> tuple[AttentionTrace, torch.Tensor]:
-    """Run one MultiHeadAttention (batch of one) and keep its steps; returns (trace, output)."""
-    out, weights = mha(query, memory, memory, mask, return_attention=True)  # (1, seq_q, d_model)
-    q, k, v = mha.project_qkv(query, memory, memory)  # (1, n_heads, seq_q or seq_k, d_k)
-    scores = q @ k.transpose(-2, -1)  # (1, n_heads, seq_q, seq_k)
-    full_mask = mask.expand(scores.shape)[0, 0]  # (seq_q, seq_k)
-    scaled = (scores / math.sqrt(mha.d_k)).masked_fill(~full_mask, float("-inf"))
-    z = weights @ v  # (1, n_heads, seq_q, d_k)
-    concat = mha.concat_heads(z)  # (1, seq_q, d_model)
-    return AttentionTrace(to_numpy(q[0]), to_numpy(k[0]), to_numpy(v[0]), to_numpy(scores[0]),
-                          to_numpy(scaled[0]), to_numpy(weights[0]), to_numpy(z[0]),
-                          to_numpy(concat[0]), to_numpy(out[0]),
-                          full_mask.cpu().numpy().copy()), out
+def _np(t: torch.Tensor) -> np.ndarray:
+    """The only sentence of a batch of one, as float64 NumPy."""
+    return to_numpy(t[0])
 
 
-def _sublayer(x: torch.Tensor, norm: torch.nn.Module, norm_first: bool, run
-              ) -> tuple[SublayerTrace, torch.Tensor, object]:
-    """Residual + norm around ``run(sublayer_input) -> (output, extra)``, post-LN or pre-LN."""
-    h = norm(x) if norm_first else x  # (1, seq, d_model)
-    out, extra = run(h)
-    summed = x + out  # (1, seq, d_model); dropout is the identity in eval mode
-    y = summed if norm_first else norm(summed)  # (1, seq, d_model)
-    block = SublayerTrace(to_numpy(x[0]), to_numpy(h[0]), to_numpy(out[0]), to_numpy(summed[0]),
-                          to_numpy(y[0]))
-    return block, y, extra
+@lru_cache(maxsize=None)
+def _signature(kind: type) -> inspect.Signature:
+    """The parameters of ``kind.forward`` after ``self``."""
+    signature = inspect.signature(kind.forward)
+    return signature.replace(parameters=list(signature.parameters.values())[1:])
 
 
-def _feed_forward(ffn: torch.nn.Module):
-    def run(h: torch.Tensor) -> tuple[torch.Tensor, np.ndarray]:
-        hidden = torch.relu(ffn.linear1(h))  # (1, seq, d_ff)
-        return ffn(h), to_numpy(hidden[0])
-    return run
+def _hook(calls: dict, name: str, module, args, kwargs, output) -> None:
+    """Keep a sub-module's call (its arguments by parameter name, its output); stop at a NaN."""
+    if not bool(torch.isfinite(output[0] if isinstance(output, tuple) else output).all()):
+        raise ValueError(f"model: the output of {name} is not finite (NaN or infinite weights, "
+                         f"or values too large); nothing can be traced")
+    calls.setdefault(name, (_signature(type(module)).bind(*args, **kwargs).arguments, output))
 
 
-def _embed(embed: torch.nn.Module, positional: torch.nn.Module, ids: torch.Tensor):
-    """(lookup, embeddings, positions, sum) of a (1, seq) id tensor, the sum as a tensor too."""
-    scaled = embed(ids)  # (1, seq, d_model)
-    x = positional(scaled)  # (1, seq, d_model)
-    lookup = embed.lut(ids)[0]  # (seq, d_model)
-    positions = positional.pe[:ids.shape[1]]  # (seq, d_model)
-    return to_numpy(lookup), to_numpy(scaled[0]), to_numpy(positions), x
+def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> dict:
+    """``name -> (arguments, output)`` of every sub-module in ``model(src, tgt_in,
+    return_attention=True)`` (``model.encode`` when ``tgt_in`` is None)."""
+    calls: dict[str, tuple] = {}
+    handles = [module.register_forward_hook(partial(_hook, calls, name), with_kwargs=True)
+               for name, module in model.named_modules() if name]
+    try:
+        with EvalMode(model):
+            if tgt_in is None:
+                model.encode(src, return_attention=True)
+            else:
+                model(src, tgt_in, return_attention=True)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return calls
 
 
-def _run(model, src: torch.Tensor, tgt_in: torch.Tensor | None) -> dict:
-    """Every intermediate of ``model(src, tgt_in)`` for a batch of one, under EvalMode.
+def _attention(calls: dict, name: str, mha: torch.nn.Module) -> AttentionTrace:
+    """The attention sub-layer ``name`` from its hooked call and those of W_Q, W_K, W_V, W_O."""
+    args, (out, weights) = calls[name]  # (1, seq_q, d_model), (1, n_heads, seq_q, seq_k)
+    q, k, v = (mha.split_heads(calls[f"{name}.w_{x}"][1]) for x in "qkv")  # (1, n_heads, seq, d_k)
+    concat = calls[f"{name}.w_o"][0]["input"]  # (1, seq_q, d_model)
+    scores = q @ k.transpose(-2, -1)  # (1, n_heads, seq_q, seq_k): step 2, returned by no module
+    mask = args["mask"].expand(scores.shape)[0, 0]  # (seq_q, seq_k)
+    scaled = (scores / math.sqrt(mha.d_k)).masked_fill(~mask, float("-inf"))
+    return AttentionTrace(*map(_np, (q, k, v, scores, scaled, weights, mha.split_heads(concat),
+                                     concat, out)), mask.cpu().numpy().copy())
 
-    ``tgt_in`` None: the encoder only (and the memory's keys and values)."""
-    cfg = model.cfg
-    src_mask = (src != cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
-    fields: dict = {}
-    lookup, emb, pos, x = _embed(model.src_embed, model.positional, src)
-    fields.update(src_lookup=lookup, src_embeddings=emb, src_positions=pos,
-                  encoder_input=to_numpy(x[0]))
-    encoder_layers = []
-    for layer in model.encoder.layers:
-        attn_block, x, attn = _sublayer(
-            x, layer.norm1, cfg.norm_first,
-            lambda h, a=layer.self_attn: _attention(a, h, h, src_mask)[::-1])
-        ffn_block, x, hidden = _sublayer(x, layer.norm2, cfg.norm_first,
-                                         _feed_forward(layer.feed_forward))
-        encoder_layers.append(EncoderLayerTrace(attn, attn_block, hidden, ffn_block))
-    memory = model.encoder.norm(x)  # (1, src_len, d_model); identity in post-LN
-    fields.update(encoder_layers=encoder_layers, memory=to_numpy(memory[0]),
-                  memory_keys=[to_numpy(layer.cross_attn.split_heads(
-                      layer.cross_attn.w_k(memory))[0]) for layer in model.decoder.layers],
-                  memory_values=[to_numpy(layer.cross_attn.split_heads(
-                      layer.cross_attn.w_v(memory))[0]) for layer in model.decoder.layers])
-    if tgt_in is None:
-        return fields
-    tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
 
-    lookup, emb, pos, y = _embed(model.tgt_embed, model.positional, tgt_in)
-    fields.update(tgt_lookup=lookup, tgt_embeddings=emb, tgt_positions=pos,
-                  decoder_input=to_numpy(y[0]))
-    decoder_layers = []
-    for layer in model.decoder.layers:
-        self_block, y, self_attn = _sublayer(
-            y, layer.norm1, cfg.norm_first,
-            lambda h, a=layer.self_attn: _attention(a, h, h, tgt_mask)[::-1])
-        cross_block, y, cross_attn = _sublayer(
-            y, layer.norm2, cfg.norm_first,
-            lambda h, a=layer.cross_attn: _attention(a, h, memory, src_mask)[::-1])
-        ffn_block, y, hidden = _sublayer(y, layer.norm3, cfg.norm_first,
-                                         _feed_forward(layer.feed_forward))
-        decoder_layers.append(DecoderLayerTrace(self_attn, self_block, cross_attn, cross_block,
-                                                hidden, ffn_block))
-    out = model.decoder.norm(y)  # (1, tgt_len, d_model)
-    logits = model.generator(out)  # (1, tgt_len, tgt_vocab_size)
-    fields.update(decoder_layers=decoder_layers, decoder_output=to_numpy(out[0]),
-                  logits=to_numpy(logits[0]))
+def _layers(calls: dict, stack: str, layers, sublayers: Sequence[str], norm_first: bool):
+    """Per layer of ``stack``: (its attention traces, its Add & Norm blocks, its FFN hidden layer)."""
+    traced = []
+    for i, layer in enumerate(layers):
+        name = f"{stack}.layers.{i}"
+        args, out = calls[name]
+        norms = [calls[f"{name}.norm{j}"] for j in range(1, len(sublayers) + 1)]
+        # The residual stream before each sub-layer and after the last one: pre-LN normalises
+        # it on the way into a sub-layer, post-LN after the sum.
+        stream = ([a["input"] for a, _ in norms] + [out[0]] if norm_first
+                  else [args["x"]] + [o for _, o in norms])
+        blocks = []
+        for j, sublayer in enumerate(sublayers):
+            sub_args, sub_out = calls[f"{name}.{sublayer}"]
+            blocks.append(SublayerTrace(*map(_np, (
+                stream[j], next(iter(sub_args.values())),
+                sub_out[0] if isinstance(sub_out, tuple) else sub_out,
+                stream[j + 1] if norm_first else norms[j][0]["input"], stream[j + 1]))))
+        attention = [_attention(calls, f"{name}.{sub}", getattr(layer, sub))
+                     for sub in sublayers[:-1]]
+        traced.append((attention, blocks, _np(calls[f"{name}.feed_forward.linear2"][0]["input"])))
+    return traced
+
+
+def _fields(model: Transformer, calls: dict) -> dict:
+    """The Trace's arrays, from the hooked calls."""
+    norm_first, positions = model.cfg.norm_first, model.positional.pe
+    fields = {}
+    for side, stack in (("src", "encoder"), ("tgt", "decoder")):
+        if stack in calls:
+            x = calls[stack][0]["x"]  # (1, seq, d_model)
+            fields.update({f"{side}_lookup": _np(calls[f"{side}_embed.lut"][1]),
+                           f"{side}_embeddings": _np(calls[f"{side}_embed"][1]),
+                           f"{side}_positions": to_numpy(positions[:x.shape[1]]),
+                           f"{stack}_input": _np(x)})
+    memory = calls["encoder"][1][0]  # (1, src_len, d_model)
+    with torch.no_grad():  # the keys and values every decoding step's cross-attention reads
+        cross = [layer.cross_attn for layer in model.decoder.layers]
+        fields.update(memory=_np(memory),
+                      memory_keys=[_np(a.split_heads(a.w_k(memory))) for a in cross],
+                      memory_values=[_np(a.split_heads(a.w_v(memory))) for a in cross])
+    fields["encoder_layers"] = [EncoderLayerTrace(a[0], b[0], h, b[1]) for a, b, h in _layers(
+        calls, "encoder", model.encoder.layers, ("self_attn", "feed_forward"), norm_first)]
+    if "decoder" in calls:
+        fields["decoder_layers"] = [
+            DecoderLayerTrace(a[0], b[0], a[1], b[1], h, b[2]) for a, b, h in _layers(
+                calls, "decoder", model.decoder.layers,
+                ("self_attn", "cross_attn", "feed_forward"), norm_first)]
+        fields.update(decoder_output=_np(calls["decoder"][1][0]),
+                      logits=_np(calls["generator"][1]))
     return fields
+
+
+# --------------------------------------------------------------------------- the public call
+
+def _check_vocab(name: str, vocab: object, size: int, pad_id: int) -> None:
+    """ValueError naming ``name`` unless ``vocab`` is a Vocab of ``size`` tokens, <pad> at ``pad_id``."""
+    if not isinstance(vocab, Vocab):
+        raise ValueError(f"{name}: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
+    if len(vocab) != size:
+        raise ValueError(f"{name}: expected the model's vocabulary of {size} tokens, got "
+                         f"{len(vocab)} tokens")
+    if vocab.pad_id != pad_id:
+        raise ValueError(f"{name}: expected <pad> at id {pad_id} as in the model's config, got "
+                         f"<pad> at id {vocab.pad_id}")
 
 
 def _ids(vocab: Vocab, value: object, name: str) -> list[int]:
     """A sentence (str, unknown words refused) or a sequence of ids, as a list of ids."""
     if isinstance(value, str):
         return encode_sentence(vocab, value, name=name)
-    try:
-        ids = _source_tensor(value)  # refuses floats and bools instead of truncating them
-    except ValueError as error:  # its message names src_ids
-        raise ArgumentTypeError(str(error).replace("src_ids", name, 1)) from None
-    if ids.dim() != 1 or ids.numel() == 0:
-        raise ValueError(f"{name}: expected a non-empty 1-D sequence of token ids, "
-                         f"got shape {tuple(ids.shape)}")
-    bad = [i for i in ids.tolist() if not 0 <= i < len(vocab)]
+    ids = token_ids(value, name).tolist()
+    bad = [i for i in ids if not 0 <= i < len(vocab)]
     if bad:
         raise ValueError(f"{name}: token id {bad[0]} is outside the vocabulary [0, {len(vocab)})")
-    return ids.tolist()
+    return ids
 
 
 def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | None = None, *,
           src_vocab: Vocab, tgt_vocab: Vocab | None = None, max_len: int | None = None) -> Trace:
     """Run the model on one sentence and keep every intermediate result, as float64 NumPy.
 
-    The model's sub-modules are called in the order of its ``forward`` (embeddings, positions,
-    each encoder layer's self-attention and feed-forward network with their Add & Norm, the
-    same for the decoder with its encoder-decoder attention, the final linear layer), in eval
-    mode without gradients (:class:`~illustrated.decoding.EvalMode`); the model's mode is
-    restored afterwards.
+    The model runs its own ``forward(..., return_attention=True)`` (``encode`` without
+    ``tgt_vocab``) in eval mode without gradients (:class:`~illustrated.decoding.EvalMode`),
+    with forward hooks on its sub-modules; the model's mode is restored and the hooks removed
+    afterwards.
 
     Parameters
     ----------
     model : illustrated.modules.Transformer
     sentence : str or sequence of int
-        The source sentence, or its token ids. A word the vocabulary does not know is an error
-        (pass ids to trace ``<unk>`` on purpose).
+        The source sentence, or its token ids (a list, tuple, tensor or array: a set or dict has
+        no order and is refused). A word the vocabulary does not know is an error (pass ids to
+        trace ``<unk>`` on purpose).
     target : str or sequence of int, optional
         The translation to trace (teacher forcing), without ``<bos>``; a str gets ``<eos>``
         appended. None (default): the model's own greedy translation
         (:func:`illustrated.greedy_decode`), ``<eos>`` included when produced.
     src_vocab : Vocab, keyword-only
-        The model's source vocabulary.
+        The model's source vocabulary: ``cfg.src_vocab_size`` tokens, ``<pad>`` at ``cfg.pad_id``.
     tgt_vocab : Vocab, optional, keyword-only
-        The model's target vocabulary; None traces the encoder side only (embeddings, encoder
-        layers, memory and the memory's keys and values), with ``target`` None.
+        The model's target vocabulary (``<pad>`` at ``cfg.tgt_pad_id``); None traces the
+        encoder side only (embeddings, encoder layers, memory and the memory's keys and
+        values), with ``target`` None.
     max_len : int, optional, keyword-only
-        Longest greedy translation (only when ``target`` is None); default ``cfg.max_len``.
+        Most tokens of the greedy translation, in [1, cfg.max_len] (only with ``tgt_vocab`` and
+        no ``target``); default ``cfg.max_len``.
 
     Returns
     -------
     Trace
         The decoder reads ``<bos>`` + target without its last token, so ``logits[t]`` is the
-        distribution that predicts ``target_ids[t]``; ``logits`` equals
-        ``model(src, tgt_in)[0]``.
-
-    Shapes
-    ------
-    See :class:`Trace`; src_len = len(source ids), tgt_len = len(target ids).
+        distribution that predicts ``target_ids[t]``; ``logits`` is ``model(src, tgt_in)[0]``
+        and every attention weight is what ``return_attention=True`` returns. Shapes: see
+        :class:`Trace`; src_len = len(source ids), tgt_len = len(target ids).
 
     Raises
     ------
     ValueError
-        If the model is not a Transformer, a vocabulary does not fit it, the sentence or target
-        is empty, has unknown words or ids outside the vocabulary, is longer than the model's
-        ``max_len``, or a target is given without ``tgt_vocab`` (TypeErrors of
-        :func:`illustrated.greedy_decode` are ValueErrors too).
+        If the model is not a Transformer; a vocabulary is not a Vocab, has another size or
+        another ``<pad>`` id than the model's config; the sentence or target is empty, of the
+        wrong type, has unknown words, special tokens or ids outside the vocabulary, or is
+        longer than the model's ``max_len``; a target is given without ``tgt_vocab``;
+        ``max_len`` is outside [1, cfg.max_len] or given with a target; a module's output is
+        NaN or infinite (the message names the module). Type errors are TypeErrors too.
 
     References
     ----------
     Post, "Bringing The Tensors Into The Picture" to "The Final Linear and Softmax Layer";
     paper §3, Figure 1.
     """
-    check_model("model", model)
+    check_instance("model", model, Transformer, "an illustrated.modules.Transformer")
     cfg = model.cfg
-    for name, vocab, size in (("src_vocab", src_vocab, cfg.src_vocab_size),
-                              ("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size)):
-        if vocab is None and name == "tgt_vocab":
-            continue
-        if not isinstance(vocab, Vocab):
-            raise ValueError(f"{name}: expected an illustrated.data.Vocab, "
-                             f"got {type(vocab).__name__}")
-        if len(vocab) != size:
-            raise ValueError(f"{name}: has {len(vocab)} tokens but the model expects {size}")
+    _check_vocab("src_vocab", src_vocab, cfg.src_vocab_size, cfg.pad_id)
+    if tgt_vocab is not None:
+        _check_vocab("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)
+    elif target is not None:
+        raise ValueError("target: a target needs tgt_vocab (the model's target vocabulary)")
+    if max_len is not None and (target is not None or tgt_vocab is None):
+        raise ValueError(f"max_len: expected None (it only limits the greedy translation, traced "
+                         f"with tgt_vocab and no target), got {max_len!r}")
     source_ids = _ids(src_vocab, sentence, "sentence")
-    src = prepare_source(model, source_ids)  # (1, src_len)
-    source = {"source_ids": source_ids,
-              "source_tokens": [src_vocab.tokens[i] for i in source_ids],
-              "norm_first": cfg.norm_first}
-    if tgt_vocab is None:
-        if target is not None:
-            raise ValueError("target: a target needs tgt_vocab (the model's target vocabulary)")
-        with EvalMode(model):
-            fields = _run(model, src, None)
-        return Trace(**source, target_ids=[], target_tokens=[], decoder_input_ids=[],
-                     decoder_input_tokens=[], **fields)
-    if target is None:
-        target_ids = greedy_decode(model, source_ids, bos_id=tgt_vocab.bos_id,
-                                   eos_id=tgt_vocab.eos_id, max_len=max_len or cfg.max_len)
-    elif isinstance(target, str):
-        target_ids = [*_ids(tgt_vocab, target, "target"), tgt_vocab.eos_id]
-    else:
-        target_ids = _ids(tgt_vocab, target, "target")
-    decoder_ids = [tgt_vocab.bos_id, *target_ids[:-1]]
-    if len(decoder_ids) > cfg.max_len:
-        raise ValueError(f"target: {len(target_ids)} tokens do not fit max_len={cfg.max_len}")
-    tgt_in = torch.tensor([decoder_ids], device=src.device)  # (1, tgt_len)
-    with EvalMode(model):
-        fields = _run(model, src, tgt_in)
-    return Trace(**source, target_ids=list(target_ids),
-                 target_tokens=[tgt_vocab.tokens[i] for i in target_ids],
-                 decoder_input_ids=decoder_ids,
-                 decoder_input_tokens=[tgt_vocab.tokens[i] for i in decoder_ids], **fields)
+    src = prepare_source(model, source_ids, name="sentence")  # (1, src_len)
+    target_ids: list[int] = []
+    decoder_ids: list[int] = []
+    if tgt_vocab is not None:
+        if target is None:
+            target_ids = greedy_decode(model, source_ids, bos_id=tgt_vocab.bos_id,
+                                       eos_id=tgt_vocab.eos_id,
+                                       max_len=cfg.max_len if max_len is None else max_len)
+        else:  # a typed sentence ends with <eos>, as training's targets do
+            target_ids = _ids(tgt_vocab, target, "target") \
+                + ([tgt_vocab.eos_id] if isinstance(target, str) else [])
+        decoder_ids = [tgt_vocab.bos_id, *target_ids[:-1]]
+        if len(decoder_ids) > cfg.max_len:
+            raise ValueError(f"target: {len(target_ids)} tokens do not fit max_len={cfg.max_len}")
+    calls = _run(model, src, torch.tensor([decoder_ids], device=src.device) if decoder_ids
+                 else None)
+    tokens = [] if tgt_vocab is None else tgt_vocab.tokens
+    return Trace(source_ids, [src_vocab.tokens[i] for i in source_ids], list(target_ids),
+                 [tokens[i] for i in target_ids], decoder_ids, [tokens[i] for i in decoder_ids],
+                 cfg.norm_first, **_fields(model, calls))

@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import Any
 
 from .corpora import CORPORA, load_corpus, pronoun_correct
-from .tokenizer import detokenize, tokenize
+from .tokenizer import detokenize, normalize, tokenize
 from .vocab import Vocab, encode_sentence
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "encode_sentence",
     "tokenize",
     "detokenize",
+    "normalize",
     "load_corpus",
     "CORPORA",
     "pronoun_correct",

@@ -22,34 +22,13 @@ Encoded = tuple[list[int], list[int]]
 
 
 class Batch(NamedTuple):
-    """One padded batch for teacher forcing (a named tuple of three id tensors).
+    """One padded batch for teacher forcing: three int64 tensors (see :func:`collate`).
 
-    Parameters
-    ----------
-    src : torch.LongTensor
-        Source word ids, padded with ``src_vocab.pad_id``.
-    tgt_in : torch.LongTensor
-        ``<bos>`` + target word ids, padded with ``tgt_vocab.pad_id``: the decoder's input.
-    tgt_out : torch.LongTensor
-        Target word ids + ``<eos>``, padded with ``tgt_vocab.pad_id``: what the decoder must
-        predict. ``tgt_in[:, 1:]`` equals ``tgt_out[:, :-1]`` wherever ``tgt_in`` is not padding.
-
-    Returns
-    -------
-    Batch
-        Usually built by :func:`collate`.
-
-    Shapes
-    ------
-    ``src``: (batch, src_len); ``tgt_in``, ``tgt_out``: (batch, tgt_len).
-
-    Raises
-    ------
-    Nothing (no checks here; :func:`collate` checks its input).
-
-    References
-    ----------
-    Paper §3.1 ("output embeddings are offset by one position"); post "Recap Of Training".
+    ``src`` (batch, src_len): source ids padded with ``src_vocab.pad_id``. ``tgt_in``
+    (batch, tgt_len): ``<bos>`` + target ids, the decoder's input. ``tgt_out`` (batch, tgt_len):
+    target ids + ``<eos>``, what it must predict; both padded with ``tgt_vocab.pad_id``, and
+    ``tgt_in[:, 1:] == tgt_out[:, :-1]`` wherever ``tgt_in`` is not padding. Paper §3.1
+    ("output embeddings are offset by one position"); post "Recap Of Training".
     """
 
     src: torch.Tensor
@@ -60,29 +39,23 @@ class Batch(NamedTuple):
 def encode_pairs(
     pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
 ) -> list[Encoded]:
-    """Turn (source, target) sentence pairs into (source ids, target ids), words only.
+    """(source ids, target ids) of each (source, target) sentence pair, words only.
 
     Parameters
     ----------
-    pairs : sequence of (str, str)
-        Sentence pairs, as returned by :func:`~illustrated.data.corpora.load_corpus`.
-    src_vocab, tgt_vocab : Vocab
-        Vocabularies of the source and target sides.
+    pairs : sequence of (str, str), e.g. from :func:`~illustrated.data.corpora.load_corpus`.
+    src_vocab, tgt_vocab : Vocab of each side.
 
     Returns
     -------
-    list of (list[int], list[int])
-        No ``<bos>``/``<eos>``/``<pad>``; unknown words become ``unk_id``.
-
-    Shapes
-    ------
-    Each item: ``(src_words,)`` and ``(tgt_words,)`` id lists.
+    list of (list[int], list[int]): per pair ``(n_src_words,)`` and ``(n_tgt_words,)`` ids, no
+    ``<bos>``/``<eos>``/``<pad>``; unknown words become ``unk_id``.
 
     Raises
     ------
     ValueError
-        If ``pairs`` is not a sequence of 2-tuples of non-empty str, or a vocabulary is not a
-        :class:`Vocab`.
+        If ``pairs`` is not a sequence of 2-tuples of non-empty str without special tokens as
+        words (naming the pair's position), or a vocabulary is not a :class:`Vocab`.
 
     References
     ----------
@@ -114,22 +87,13 @@ def collate(
 
     Parameters
     ----------
-    encoded : sequence of (list[int], list[int])
-        Non-empty; each source and target non-empty (as from :func:`encode_pairs`).
-    src_vocab, tgt_vocab : Vocab
-        Give the ``<pad>``, ``<bos>`` and ``<eos>`` ids (never literals).
-    device : torch.device or str, optional
-        Where to put the tensors (default: CPU).
+    encoded : non-empty sequence of (list[int], list[int]), as from :func:`encode_pairs`.
+    src_vocab, tgt_vocab : Vocab, giving the ``<pad>``, ``<bos>`` and ``<eos>`` ids.
+    device : torch.device or str, optional, where to put the tensors (default: CPU).
 
     Returns
     -------
-    Batch
-        ``src``, ``tgt_in``, ``tgt_out`` as int64 tensors.
-
-    Shapes
-    ------
-    ``src``: (batch, max source length); ``tgt_in`` and ``tgt_out``: (batch, max target length
-    + 1).
+    Batch: ``src`` (batch, longest source); ``tgt_in``, ``tgt_out`` (batch, longest target + 1).
 
     Raises
     ------
@@ -176,6 +140,7 @@ def collate(
 
 
 def _check_vocabs(src_vocab: object, tgt_vocab: object) -> None:
+    """ValueError naming the argument unless both vocabularies are Vocab."""
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if not isinstance(vocab, Vocab):
             raise ValueError(f"{name}: got {type(vocab).__name__}, expected a Vocab")

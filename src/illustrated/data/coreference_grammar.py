@@ -79,29 +79,7 @@ VERBS = (("cross", "traversé"), ("reach", "atteint"), ("leave", "quitté"))
 
 
 class Triple(NamedTuple):
-    """Indices into ANIMALS, PLACES and ADJECTIVES: the three words that decide "it".
-
-    Parameters
-    ----------
-    animal, place, adjective : int
-        Positions in :data:`ANIMALS`, :data:`PLACES` and :data:`ADJECTIVES`.
-
-    Returns
-    -------
-    Triple
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    Nothing (indices are checked when :func:`sentence_pair` uses them).
-
-    References
-    ----------
-    Post "Self-Attention at a High Level".
-    """
+    """Indices into ANIMALS, PLACES and ADJECTIVES: the three words that decide "it"."""
 
     animal: int
     place: int
@@ -109,29 +87,7 @@ class Triple(NamedTuple):
 
 
 def triples() -> list[Triple]:
-    """Every (animal, place, adjective) combination, in a fixed order.
-
-    Parameters
-    ----------
-    None
-
-    Returns
-    -------
-    list of Triple
-        ``len(ANIMALS) * len(PLACES) * len(ADJECTIVES)`` index triples.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    Nothing.
-
-    References
-    ----------
-    Post "Self-Attention at a High Level".
-    """
+    """Every (animal, place, adjective) index combination, in a fixed order."""
     return [
         Triple(a, p, j)
         for a in range(len(ANIMALS))
@@ -147,34 +103,9 @@ def _the(noun: _Noun) -> list[str]:
 
 
 def sentence_pair(triple: Triple, verb: int) -> tuple[str, str]:
-    """The English sentence and its French translation for one combination and verb.
-
-    Parameters
-    ----------
-    triple : Triple
-        Indices of the animal, the place and the adjective.
-    verb : int
-        Index into VERBS.
-
-    Returns
-    -------
-    (english, french) : tuple of str
-        E.g. ``("the animal didn't cross the street because it was too tired",
-        "l'animal n'a pas traversé la rue parce qu'il était trop fatigué")``.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    IndexError
-        If an index is out of range (internal helper of the generator).
-
-    References
-    ----------
-    Post "Self-Attention at a High Level"; "The Beast With Many Heads".
-    """
+    """(english, french) for one combination and verb index, e.g. ("the animal didn't cross
+    the street because it was too tired", "l'animal n'a pas traversé la rue parce qu'il était
+    trop fatigué")."""
     animal, place = ANIMALS[triple.animal], PLACES[triple.place]
     adjective = ADJECTIVES[triple.adjective]
     en_verb, fr_verb = VERBS[verb]

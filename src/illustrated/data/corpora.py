@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from .tokenizer import tokenize
+from .tokenizer import normalize, tokenize
 from .vocab import Vocab
 
 __all__ = ["CORPORA", "SPLITS", "POST_TARGET_TOKENS", "load_corpus", "pronoun_correct"]
@@ -35,8 +35,9 @@ _PRONOUNS = ("il", "elle")
 
 @lru_cache(maxsize=None)
 def _read(name: str, split: str) -> tuple[tuple[str, str], ...]:
+    """The pairs of one shipped corpus file, in NFC; RuntimeError if the package's file is bad."""
     path = resources.files(__package__) / "corpora" / f"{name}.{split}.tsv"
-    text = path.read_text(encoding="utf-8")
+    text = normalize(path.read_text(encoding="utf-8"))
     pairs = []
     for number, line in enumerate(text.splitlines(), start=1):
         source, tab, target = line.partition("\t")
@@ -51,24 +52,16 @@ def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]],
 
     Parameters
     ----------
-    name : str
-        One of :data:`CORPORA`: ``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
-        ``"coreference"``.
-    split : str
-        ``"train"`` (default) or ``"test"``.
+    name : str, one of :data:`CORPORA` (``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
+        ``"coreference"``).   split : str, ``"train"`` (default) or ``"test"``.
 
     Returns
     -------
-    pairs : list of (source, target) str pairs
-        A fresh list; the caller may shuffle it.
+    pairs : a fresh list of (source, target) str pairs, in NFC; the caller may shuffle it.
     src_vocab, tgt_vocab : Vocab
-        Built from both splits, so a test sentence never meets ``<unk>``; the same for either
+        Built from both splits (a test sentence never meets ``<unk>``), the same for either
         split. ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the
         post's figure (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
-
-    Shapes
-    ------
-    Not applicable.
 
     Raises
     ------
@@ -92,41 +85,22 @@ def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]],
     return list(_read(name, split)), src_vocab, tgt_vocab
 
 
-def _pronouns(sentence: str) -> list[str]:
-    return [t for t in tokenize(sentence) if t in _PRONOUNS] if sentence.strip() else []
+def _pronouns(sentence: str, name: str) -> list[str]:
+    """The ``il``/``elle`` tokens of a sentence, in order (none for a blank one)."""
+    return [t for t in tokenize(sentence, name=name) if t in _PRONOUNS] if sentence.strip() else []
 
 
 def pronoun_correct(prediction: str, target: str) -> bool:
     """Whether a predicted French sentence makes the target's choice between ``il`` and ``elle``.
 
     The coreference metric: "it" in "... because it was too tired" must become ``il`` when it
-    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. The prediction is right
-    when its sequence of ``il``/``elle`` tokens equals the target's (so a prediction with no
-    pronoun, or with both, is wrong).
+    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. True when the
+    prediction's sequence of ``il``/``elle`` tokens equals the target's (so an empty
+    prediction, or one with no pronoun or both, is wrong).
 
-    Parameters
-    ----------
-    prediction : str
-        The model's French sentence (may be empty: then it is wrong).
-    target : str
-        The reference French sentence; must contain ``il`` or ``elle``.
-
-    Returns
-    -------
-    bool
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    ValueError
-        If ``prediction`` or ``target`` is not a str, or ``target`` holds no ``il``/``elle``.
-
-    References
-    ----------
-    Post "Self-Attention at a High Level" ("what does 'it' in this sentence refer to?").
+    Raises ValueError if ``prediction`` or ``target`` is not a str or has a special token as a
+    word, or ``target`` holds no ``il``/``elle``. Post "Self-Attention at a High Level" ("what
+    does 'it' in this sentence refer to?").
     """
     if not isinstance(prediction, str):
         raise ValueError(
@@ -134,7 +108,7 @@ def pronoun_correct(prediction: str, target: str) -> bool:
         )
     if not isinstance(target, str):
         raise ValueError(f"target: got {type(target).__name__} {target!r}, expected a str")
-    expected = _pronouns(target)
+    expected = _pronouns(target, "target")
     if not expected:
         raise ValueError(f"target: got {target!r}, expected a French sentence with 'il' or 'elle'")
-    return _pronouns(prediction) == expected
+    return _pronouns(prediction, "prediction") == expected

@@ -177,30 +177,10 @@ def _description_sentences():
 
 
 def fr_en_pairs() -> list[tuple[str, str]]:
-    """Every sentence of the grammar with its translation, in a fixed order, without repeats.
+    """Every (french, english) pair of the grammar, each French sentence once, in a fixed order.
 
-    Parameters
-    ----------
-    None
-
-    Returns
-    -------
-    list of (french, english) str pairs
-        Each French sentence once (e.g. ``("je suis étudiant", "i am a student")``); 2 to 8
-        tokens a side.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    RuntimeError
-        If the grammar gave one French sentence two translations (a bug in the tables above).
-
-    References
-    ----------
-    Post "A High-Level Look" and "Recap Of Training" ("je suis étudiant" -> "i am a student").
+    E.g. ``("je suis étudiant", "i am a student")``; 2 to 8 tokens a side. RuntimeError if the
+    grammar gave one French sentence two translations (a bug in the tables above).
     """
     translations: dict[str, str] = {}
     for generator in (_person_sentences, _possession_sentences, _description_sentences):

@@ -76,34 +76,11 @@ def _coreference(rng: random.Random) -> tuple[list[Pair], list[Pair]]:
 
 
 def generate_corpus(name: str) -> tuple[list[Pair], list[Pair]]:
-    """Build one corpus: its training and test pairs.
+    """(train, test) pairs of one corpus, the same on every call.
 
-    Parameters
-    ----------
-    name : str
-        One of ``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``, ``"coreference"``.
-
-    Returns
-    -------
-    (train, test) : two lists of (source, target) str pairs
-        Always the same for a given name. No test source is a training source (except in
-        ``"post"``, whose test split is its training split) and every test word occurs in the
-        training split.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a known corpus.
-    RuntimeError
-        If a split breaks the guarantees above (a bug in the grammar or the seeds).
-
-    References
-    ----------
-    Post "Recap Of Training".
+    No test source is a training source (except in ``"post"``, whose test split is its training
+    split) and every test word occurs in the training split: RuntimeError otherwise (a bug in
+    the grammar or the seeds); ValueError for an unknown ``name``.
     """
     if name == "post":
         return list(POST_PAIRS), list(POST_PAIRS)
@@ -126,31 +103,8 @@ def generate_corpus(name: str) -> tuple[list[Pair], list[Pair]]:
 
 
 def write_corpora(directory: str | Path | None = None) -> list[Path]:
-    """Write every corpus as ``{name}.train.tsv`` and ``{name}.test.tsv`` (source TAB target).
-
-    Parameters
-    ----------
-    directory : str or Path, optional
-        Where to write; default: the package's own ``corpora/`` folder.
-
-    Returns
-    -------
-    list of Path
-        The files written, UTF-8, one pair per line, ``\\n`` line ends.
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    OSError
-        If the directory cannot be created or written.
-
-    References
-    ----------
-    Post "Recap Of Training".
-    """
+    """Write every corpus as ``{name}.{train,test}.tsv`` (UTF-8, ``\\n`` ends) into ``directory``
+    (default: the package's ``corpora/``); returns the paths written."""
     folder = Path(directory) if directory is not None else Path(__file__).with_name("corpora")
     folder.mkdir(parents=True, exist_ok=True)
     written = []
@@ -164,30 +118,7 @@ def write_corpora(directory: str | Path | None = None) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command line: rewrite the corpus files (optionally into another folder).
-
-    Parameters
-    ----------
-    argv : sequence of str, optional
-        Arguments; default ``sys.argv[1:]``. ``--out DIR`` writes into DIR.
-
-    Returns
-    -------
-    None
-
-    Shapes
-    ------
-    Not applicable.
-
-    Raises
-    ------
-    SystemExit
-        On bad arguments (argparse).
-
-    References
-    ----------
-    Post "Recap Of Training".
-    """
+    """Command line: rewrite the corpus files (``--out DIR`` writes into DIR)."""
     parser = argparse.ArgumentParser(
         prog="python -m illustrated.data.generate", description=__doc__
     )

@@ -15,67 +15,104 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .._args import check_int, check_real
-from .tokenizer import tokenize
-from .vocab import SPECIALS, Vocab
+from .tokenizer import SPECIALS, normalize, special_token, tokenize, words
+from .vocab import Vocab
 
-__all__ = ["MIN_PAIRS", "read_pairs", "build_vocab", "split_pairs", "bleu"]
+__all__ = ["MIN_PAIRS", "MAX_LINE_BYTES", "MAX_FILE_BYTES", "read_pairs", "build_vocab",
+           "split_pairs", "bleu"]
 
 #: Fewest pairs a file must hold: at least one to train on and one to test on.
 MIN_PAIRS = 2
 
+#: Longest line read, in bytes (a pair of sentences is a few hundred): a binary file or
+#: ``/dev/zero`` stops here instead of filling the memory.
+MAX_LINE_BYTES = 10_000
+
+#: Largest file read, in bytes (64 MiB, about a million pairs: more than the toy models can
+#: learn from on a CPU).
+MAX_FILE_BYTES = 64 << 20
+
 
 def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[tuple[str, str]]:
-    """Read ``source<TAB>target`` pairs from a UTF-8 file, one pair per line.
+    """Read ``source<TAB>target`` pairs from a UTF-8 file, one pair per line, a line at a time.
 
     Parameters
     ----------
-    path : the file.   min_pairs : int >= 1, fewest pairs accepted (default 2).
+    path : str or os.PathLike.   min_pairs : int >= 1, keyword-only, fewest pairs (default 2).
 
     Returns
     -------
-    list of (source, target) str pairs, in file order, each side stripped of surrounding
-    spaces; blank lines are skipped.
+    list of (source, target) str pairs, in file order, each side stripped and in NFC
+    (:func:`~illustrated.data.tokenizer.normalize`). Blank lines are skipped; a byte-order mark
+    at the start and ``\\r\\n`` line ends are accepted.
 
     Raises
     ------
     OSError
         If the file cannot be opened (missing, a directory, no permission).
     ValueError
-        Naming ``path:line``: a line that is not UTF-8, has no tab, has more than one tab, or
-        has an empty source or target; or, naming the file, fewer than ``min_pairs`` pairs.
+        In one line naming ``path:line``: a line over :data:`MAX_LINE_BYTES` bytes or the
+        file over :data:`MAX_FILE_BYTES` (a huge or endless file such as ``/dev/zero`` stops
+        there), a byte that is not UTF-8 or is NUL (with its column), no tab or more than one,
+        an empty side, a special token as a word (``my.tsv:3: expected no special token, got
+        '<pad>'``); naming the file, fewer than ``min_pairs`` pairs.
     """
     check_int("min_pairs", min_pairs, low=1)
-    with open(path, "rb") as handle:
-        raw = handle.read()
+    name = os.fspath(path)
     pairs: list[tuple[str, str]] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        where = f"{os.fspath(path)}:{number}"
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{where}: expected UTF-8 text, got the byte "
-                             f"{line[error.start]:#04x} at column {error.start + 1}") from None
-        if number == 1:
-            text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
-        text = text.rstrip("\r")
-        if not text.strip():
-            continue
-        parts = text.split("\t")
-        if len(parts) < 2:
-            raise ValueError(f"{where}: expected 'source<TAB>target', got no tab in "
-                             f"{text!r:.60}")
-        if len(parts) > 2:
-            raise ValueError(f"{where}: expected one tab between source and target, got "
-                             f"{len(parts) - 1} tabs")
-        source, target = (part.strip() for part in parts)
-        for side, value in (("source", source), ("target", target)):
-            if not value or not tokenize(value):
-                raise ValueError(f"{where}: expected a non-empty {side}, got an empty one")
-        pairs.append((source, target))
+    size = 0
+    with open(path, "rb") as handle:
+        for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""),
+                                      start=1):
+            where = f"{name}:{number}"
+            size += len(line)
+            if size > MAX_FILE_BYTES:
+                raise ValueError(f"{where}: expected a file of at most {MAX_FILE_BYTES} bytes, "
+                                 f"got more (not a file of sentence pairs?)")
+            line = line.removesuffix(b"\n")
+            if len(line) > MAX_LINE_BYTES:
+                raise ValueError(f"{where}: expected a line of at most {MAX_LINE_BYTES} bytes, "
+                                 f"got more (not a file of sentence pairs?)")
+            pair = _pair(line, where, first=number == 1)
+            if pair is not None:
+                pairs.append(pair)
     if len(pairs) < min_pairs:
-        raise ValueError(f"{os.fspath(path)}: expected at least {min_pairs} pairs "
+        raise ValueError(f"{name}: expected at least {min_pairs} pairs "
                          f"(some to train on, some to test on), got {len(pairs)}")
     return pairs
+
+
+def _pair(line: bytes, where: str, first: bool) -> tuple[str, str] | None:
+    """One line's (source, target), None for a blank line; ValueError naming ``where``."""
+    nul = line.find(b"\0")
+    if nul >= 0:
+        raise ValueError(f"{where}: expected text, got the byte 0x00 at column {nul + 1} "
+                         f"(a binary file?)")
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{where}: expected UTF-8 text, got the byte "
+                         f"{line[error.start]:#04x} at column {error.start + 1}") from None
+    if first:
+        text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
+    text = text.rstrip("\r")
+    if not text.strip():
+        return None
+    parts = text.split("\t")
+    if len(parts) < 2:
+        raise ValueError(f"{where}: expected 'source<TAB>target', got no tab in {text!r:.60}")
+    if len(parts) > 2:
+        raise ValueError(f"{where}: expected one tab between source and target, got "
+                         f"{len(parts) - 1} tabs")
+    source, target = (normalize(part.strip()) for part in parts)
+    for side, value in (("source", source), ("target", target)):
+        tokens = words(value)
+        if not tokens:
+            raise ValueError(f"{where}: expected a non-empty {side}, got an empty one")
+        special = special_token(tokens)
+        if special is not None:
+            raise ValueError(f"{where}: expected no special token, got {special!r}")
+    return source, target
 
 
 def build_vocab(sentences: Iterable[str], *, min_count: int = 1) -> Vocab:
@@ -83,17 +120,15 @@ def build_vocab(sentences: Iterable[str], *, min_count: int = 1) -> Vocab:
 
     Rarer words are left out and encode as ``<unk>``. The four special tokens come first
     (``<pad>`` is id 0), then the kept words sorted by decreasing count, ties alphabetically:
-    the same sentences in any order give the same vocabulary. With ``min_count=1`` it holds the
-    same tokens as :meth:`Vocab.build` (in another order).
-
-    Shapes
-    ------
-    ``len(result) == 4 + number of distinct words seen >= min_count times``.
+    the same sentences in any order give the same vocabulary, of
+    ``4 + number of distinct words seen >= min_count times`` tokens. With ``min_count=1`` it
+    holds the same tokens as :meth:`Vocab.build` (in another order).
 
     Raises
     ------
     ValueError
-        If ``min_count`` is not an integer >= 1, or a sentence is empty or not a str.
+        If ``min_count`` is not an integer >= 1, or a sentence is empty, not a str or has a
+        special token as a word (the message gives the sentence's position).
     """
     check_int("min_count", min_count, low=1)
     counts: Counter[str] = Counter()
@@ -102,29 +137,19 @@ def build_vocab(sentences: Iterable[str], *, min_count: int = 1) -> Vocab:
             counts.update(tokenize(sentence))
         except ValueError as error:
             raise ValueError(f"sentences: sentence {i}: {error}") from None
-    for special in SPECIALS:
-        counts.pop(special, None)
     kept = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
     return Vocab([*SPECIALS, *kept])
 
 
 def split_pairs(pairs: Sequence[tuple[str, str]], *, test_fraction: float = 0.1,
                 seed: int = 0) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """Hold out a seeded random share of the pairs as a test split.
+    """(train_pairs, test_pairs): a seeded random share of the pairs held out as a test split.
 
     The test split has ``round(test_fraction * len(pairs))`` pairs, at least 1 and at most
-    ``len(pairs) - 1``; both splits keep file order. The same pairs and seed give the same split
-    on every machine (Python's ``random.Random(seed)``; no global random state is touched).
-
-    Returns
-    -------
-    (train_pairs, test_pairs).
-
-    Raises
-    ------
-    ValueError
-        If ``test_fraction`` is outside (0, 1), ``seed`` is not an integer >= 0, or there are
-        fewer than 2 pairs.
+    ``len(pairs) - 1``; both keep file order; the same pairs and seed give the same split on
+    every machine (``random.Random(seed)``, no global state). Raises ValueError if
+    ``test_fraction`` is outside (0, 1), ``seed`` is not an integer >= 0, or there are fewer
+    than 2 pairs.
     """
     check_real("test_fraction", test_fraction, low=0.0, high=1.0, low_open=True, high_open=True,
                what="a fraction")
@@ -142,17 +167,10 @@ def split_pairs(pairs: Sequence[tuple[str, str]], *, test_fraction: float = 0.1,
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0-100) of the hypotheses against one reference each, by sacreBLEU.
 
-    sacreBLEU's defaults: 13a tokenization, up to 4-grams, case-sensitive, and 'exp'
-    smoothing (an n-gram order with no match counts 1/2, then 1/4, ... of a match).
-
-    Raises
-    ------
-    ValueError
-        If the two lists differ in length or are empty.
-
-    References
-    ----------
-    Papineni et al. 2002; Post 2018 (sacreBLEU); paper §6.1 reports BLEU on newstest2014.
+    sacreBLEU's defaults: 13a tokenization, up to 4-grams, case-sensitive, 'exp' smoothing (an
+    n-gram order with no match counts 1/2, then 1/4, ... of a match). Raises ValueError if the
+    two lists differ in length or are empty. Papineni et al. 2002; Post 2018 (sacreBLEU); paper
+    §6.1 reports BLEU on newstest2014.
     """
     hypotheses, references = list(hypotheses), list(references)
     if not hypotheses or len(hypotheses) != len(references):

@@ -12,12 +12,10 @@ from __future__ import annotations
 import operator
 from typing import Any, Iterable, Sequence
 
-from .tokenizer import detokenize, tokenize
+from .._args import check_bool
+from .tokenizer import SPECIALS, detokenize, normalize, tokenize
 
 __all__ = ["SPECIALS", "Vocab", "encode_sentence"]
-
-#: The four special tokens, in the order :meth:`Vocab.build` puts them (so ``<pad>`` is id 0).
-SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")
 
 
 class Vocab:
@@ -26,31 +24,21 @@ class Vocab:
     Parameters
     ----------
     tokens : sequence of str
-        Every token once, each non-empty and without whitespace, including the four special
-        tokens ``"<pad>"``, ``"<bos>"``, ``"<eos>"`` and ``"<unk>"`` anywhere in the list.
+        Every token once, non-empty and without whitespace, the four special tokens
+        ``<pad> <bos> <eos> <unk>`` included anywhere. Kept in Unicode NFC
+        (:func:`~illustrated.data.tokenizer.normalize`): a vocabulary saved with decomposed
+        accents still matches typed words; ids never change.
 
     Attributes
     ----------
-    tokens : list[str]
-        The tokens; ``tokens[i]`` has id ``i``.
-    pad_id, bos_id, eos_id, unk_id : int
-        Ids of the special tokens.
-    specials : set[int]
-        The four special ids.
-
-    Returns
-    -------
-    Vocab
-
-    Shapes
-    ------
-    ``len(vocab)`` is the width of the model's logits vector (post: "the output vocabulary").
+    tokens : list[str], ``tokens[i]`` has id ``i``; ``len(vocab)`` is the width of the logits.
+    pad_id, bos_id, eos_id, unk_id : int, ids of the special tokens.   specials : set of them.
 
     Raises
     ------
     ValueError
-        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, holds a
-        token twice, or misses a special token.
+        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, a token
+        twice (after NFC), or misses a special token.
 
     References
     ----------
@@ -60,26 +48,22 @@ class Vocab:
 
     def __init__(self, tokens: Sequence[str]) -> None:
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
-            raise ValueError(f"tokens: got {tokens!r}, expected a sequence of str tokens")
+            raise ValueError(f"tokens: got {tokens!r:.80}, expected a sequence of str tokens")
         tokens = list(tokens)
         seen: dict[str, int] = {}
         for i, token in enumerate(tokens):
             if not isinstance(token, str) or not token or any(c.isspace() for c in token):
-                raise ValueError(
-                    f"tokens: got {token!r} at position {i}, "
-                    "expected a non-empty str without spaces"
-                )
+                raise ValueError(f"tokens: got {token!r:.60} at position {i}, "
+                                 "expected a non-empty str without spaces")
+            token = tokens[i] = normalize(token)
             if token in seen:
-                raise ValueError(
-                    f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
-                    "expected every token once"
-                )
+                raise ValueError(f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
+                                 "expected every token once")
             seen[token] = i
         missing = [s for s in SPECIALS if s not in seen]
         if missing:
             raise ValueError(
-                f"tokens: got no {missing}, expected all special tokens {list(SPECIALS)}"
-            )
+                f"tokens: got no {missing}, expected all special tokens {list(SPECIALS)}")
         self.tokens: list[str] = tokens
         self._ids = seen
         self.pad_id: int = seen["<pad>"]
@@ -90,44 +74,39 @@ class Vocab:
 
     @classmethod
     def build(cls, sentences: Iterable[str], specials_first: bool = True) -> "Vocab":
-        """Make the vocabulary of some sentences: the special tokens plus every word, sorted.
+        """The vocabulary of some sentences: the special tokens plus every word, sorted.
 
         Parameters
         ----------
-        sentences : iterable of str
-            Sentences, each tokenized with :func:`~illustrated.data.tokenizer.tokenize`.
+        sentences : iterable of str, each split by :func:`~illustrated.data.tokenizer.tokenize`.
         specials_first : bool
-            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3 and the words follow.
-            False: the words come first (ids from 0, as in the post's figure) and the specials
-            follow in the same order.
+            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3, the words follow.
+            False: the words first (ids from 0, as in the post's figure), then the specials.
 
         Returns
         -------
-        Vocab
-            Deterministic: the same sentences in any order give the same vocabulary.
-
-        Shapes
-        ------
-        ``len(result) == 4 + number of distinct words``.
+        Vocab of ``4 + number of distinct words`` tokens; the same for the sentences in any order.
 
         Raises
         ------
         ValueError
-            If ``sentences`` is a str or holds an empty sentence or a non-str.
+            If ``sentences`` is a str, or holds an empty sentence, a non-str or a special token
+            as a word (naming the sentence's position); ``specials_first`` not a bool.
 
         References
         ----------
         Post "The Final Linear and Softmax Layer": the vocabulary is made in preprocessing.
         """
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
-            raise ValueError(f"sentences: got {sentences!r}, expected an iterable of str sentences")
+            raise ValueError(f"sentences: got {sentences!r:.80}, expected an iterable of str "
+                             "sentences")
+        check_bool("specials_first", specials_first)
         words: set[str] = set()
         for i, sentence in enumerate(sentences):
             try:
                 words.update(tokenize(sentence))
             except ValueError as err:
                 raise ValueError(f"sentences: sentence {i}: {err}") from None
-        words.difference_update(SPECIALS)
         ordered = sorted(words)
         return cls([*SPECIALS, *ordered] if specials_first else [*ordered, *SPECIALS])
 
@@ -135,7 +114,7 @@ class Vocab:
         return len(self.tokens)
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and word in self._ids
+        return isinstance(word, str) and (word in self._ids or normalize(word) in self._ids)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocab):
@@ -150,122 +129,45 @@ class Vocab:
         return f"Vocab(size={len(self)}, pad_id={self.pad_id}, tokens=[{head}{more}])"
 
     def index(self, word: str) -> int:
-        """Id of one token; ``unk_id`` for a word the vocabulary does not hold.
+        """Id of one token (special tokens included, NFC applied); ``unk_id`` for an unknown word.
 
-        Parameters
-        ----------
-        word : str
-            A token (already tokenized and lowercased).
-
-        Returns
-        -------
-        int
-            Its id, in ``[0, len(self))``.
-
-        Shapes
-        ------
-        Scalar.
-
-        Raises
-        ------
-        ValueError
-            If ``word`` is not a str.
-
-        References
-        ----------
-        Post "Recap Of Training" (a word's cell in the one-hot vector).
+        Raises ValueError if ``word`` is not a str. Post "Recap Of Training" (a word's cell in
+        the one-hot vector).
         """
         if not isinstance(word, str):
-            raise ValueError(f"word: got {type(word).__name__} {word!r}, expected a str")
-        return self._ids.get(word, self.unk_id)
+            raise ValueError(f"word: got {type(word).__name__} {word!r:.60}, expected a str")
+        i = self._ids.get(word)
+        return self._ids.get(normalize(word), self.unk_id) if i is None else i
 
     def token(self, id: int) -> str:  # noqa: A002 - the natural name
-        """The token with a given id.
+        """The token with id ``id`` (a Python, NumPy or 0-d tensor integer in ``[0, len(self))``).
 
-        Parameters
-        ----------
-        id : int
-            An integer (Python, NumPy or 0-d tensor) in ``[0, len(self))``.
-
-        Returns
-        -------
-        str
-
-        Shapes
-        ------
-        Scalar.
-
-        Raises
-        ------
-        ValueError
-            If ``id`` is not an integer or lies outside ``[0, len(self))``.
-
-        References
-        ----------
-        Post "The Final Linear and Softmax Layer" (the argmax cell names the output word).
+        Raises ValueError if ``id`` is not an integer or lies outside that range. Post "The Final
+        Linear and Softmax Layer" (the argmax cell names the output word).
         """
         return self.tokens[self._check_id(id, "id")]
 
     def encode(self, sentence: str) -> list[int]:
         """Token ids of a sentence's words: no ``<bos>``/``<eos>``; unknown words give ``unk_id``.
 
-        Parameters
-        ----------
-        sentence : str
-            A non-empty sentence.
-
-        Returns
-        -------
-        list[int]
-            One id per token of ``tokenize(sentence)``.
-
-        Shapes
-        ------
-        ``(len(tokenize(sentence)),)``.
-
-        Raises
-        ------
-        ValueError
-            If ``sentence`` is not a str or is empty.
-
-        References
-        ----------
-        Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
+        Returns one id per token of ``tokenize(sentence)``, shape ``(n_words,)``. Raises
+        ValueError if ``sentence`` is not a str, is empty, or has a special token as a word
+        (``"sentence: expected no special token, got '<eos>'"``). Post "Bringing The Tensors
+        Into The Picture" (words become ids, then embeddings).
         """
         return [self._ids.get(t, self.unk_id) for t in tokenize(sentence)]
 
     def decode(self, ids: Any) -> str:
-        """The sentence spelled by some ids, special tokens dropped.
+        """The sentence spelled by some ids, special tokens dropped (joined by ``detokenize``).
 
-        Parameters
-        ----------
-        ids : sequence of int
-            A list/tuple of ints, or a 1-D torch tensor or NumPy array (anything with
-            ``.tolist()``), each in ``[0, len(self))``.
-
-        Returns
-        -------
-        str
-            The non-special tokens joined by :func:`~illustrated.data.tokenizer.detokenize`.
-
-        Shapes
-        ------
-        ``ids``: ``(seq,)``.
-
-        Raises
-        ------
-        ValueError
-            If ``ids`` is not one-dimensional, holds a non-integer, or an id outside
-            ``[0, len(self))``.
-
-        References
-        ----------
-        Post "The Final Linear and Softmax Layer" (ids back to words).
+        ``ids``: shape (seq,), a list/tuple of ints or a 1-D tensor or array, each in
+        ``[0, len(self))``. Raises ValueError for ids that are not 1-D, not integers, or out of
+        range. Post "The Final Linear and Softmax Layer" (ids back to words).
         """
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-            raise ValueError(f"ids: got {ids!r}, expected a 1-D sequence of int token ids")
+            raise ValueError(f"ids: got {ids!r:.80}, expected a 1-D sequence of int token ids")
         words = []
         for i in ids:
             i = self._check_id(i, "ids")
@@ -274,62 +176,22 @@ class Vocab:
         return detokenize(words)
 
     def to_dict(self) -> dict[str, list[str]]:
-        """Plain JSON-able data for a checkpoint: ``{"tokens": [...]}``.
-
-        Parameters
-        ----------
-        None
-
-        Returns
-        -------
-        dict
-            ``{"tokens": list of str}``; :meth:`from_dict` rebuilds an equal vocabulary.
-
-        Shapes
-        ------
-        Not applicable.
-
-        Raises
-        ------
-        Nothing.
-
-        References
-        ----------
-        Post "Recap Of Training" (the vocabulary is fixed before training and kept with the model).
-        """
+        """``{"tokens": [...]}``, plain JSON-able data for a checkpoint (:meth:`from_dict` reads it)."""
         return {"tokens": list(self.tokens)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Vocab":
         """Rebuild a vocabulary saved with :meth:`to_dict`.
 
-        Parameters
-        ----------
-        data : dict
-            ``{"tokens": list of str}``.
-
-        Returns
-        -------
-        Vocab
-
-        Shapes
-        ------
-        Not applicable.
-
-        Raises
-        ------
-        ValueError
-            If ``data`` is not a dict with a ``"tokens"`` list, or the tokens are invalid.
-
-        References
-        ----------
-        Post "Recap Of Training".
+        Raises ValueError if ``data`` is not a dict with a ``"tokens"`` list, or the tokens are
+        invalid (see :class:`Vocab`).
         """
         if not isinstance(data, dict) or "tokens" not in data:
             raise ValueError(f"data: got {data!r:.80}, expected a dict with a 'tokens' list")
         return cls(data["tokens"])
 
     def _check_id(self, value: Any, name: str) -> int:
+        """``value`` as an int id in ``[0, len(self))``; ValueError naming ``name`` otherwise."""
         if hasattr(value, "tolist") and not isinstance(value, (list, tuple)):
             value = value.tolist()  # NumPy scalar or 0-d tensor -> Python number
         if isinstance(value, bool):
@@ -337,9 +199,8 @@ class Vocab:
         try:
             i = operator.index(value)
         except TypeError:
-            raise ValueError(
-                f"{name}: got {type(value).__name__} {value!r}, expected an int token id"
-            ) from None
+            raise ValueError(f"{name}: got {type(value).__name__} {value!r:.60}, "
+                             f"expected an int token id") from None
         if not 0 <= i < len(self.tokens):
             raise ValueError(f"{name}: got id {i}, expected an id in [0, {len(self.tokens)})")
         return i
@@ -349,37 +210,28 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
                     name: str = "sentence") -> list[int]:
     """The token ids of a sentence, refusing words the vocabulary does not know (unless allowed).
 
-    The one place where a chapter's sentence becomes ids: every compute function of
-    :mod:`illustrated.explain` and :func:`illustrated.trace` goes through it, so they all treat
-    unknown words alike.
+    The one place where a chapter's sentence becomes ids: :mod:`illustrated.explain` and
+    :func:`illustrated.trace` go through it, so they all treat unknown words alike.
 
     Parameters
     ----------
-    vocab : Vocab
-        The vocabulary of the side the sentence is on (source or target).
-    text : str
-        A sentence with at least one word.
+    vocab : Vocab of the sentence's side.   text : str, at least one word, no special token.
     allow_unk : bool, default False
-        False: an unknown word is an error (its vectors would be those of ``<unk>``, not its
-        own). True: unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does.
-    name : str, keyword-only
-        The argument's name in error messages (e.g. "sentence", "target").
+        False: an unknown word is an error (its vectors would be those of ``<unk>``). True:
+        unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does. A Python or NumPy
+        bool (``'no'`` is refused: ``bool('no')`` is True).
+    name : str, keyword-only, the argument's name in error messages ("sentence", "target").
 
     Returns
     -------
-    list[int]
-        One id per word of ``tokenize(text)``, without ``<bos>``/``<eos>``.
-
-    Shapes
-    ------
-    ``(len(tokenize(text)),)``.
+    list[int], one id per word of ``tokenize(text)``, no ``<bos>``/``<eos>``: ``(n_words,)``.
 
     Raises
     ------
     ValueError
-        If ``vocab`` is not a Vocab, ``text`` is not a non-empty str, or (with
-        ``allow_unk=False``) a word is not in the vocabulary; the message names the unknown
-        words.
+        If ``vocab`` is not a Vocab, ``text`` not a non-empty str or has a special token as a
+        word, ``allow_unk`` not a bool (also a TypeError), or (``allow_unk=False``) a word is
+        unknown; the message names the unknown words.
 
     References
     ----------
@@ -387,12 +239,13 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
     """
     if not isinstance(vocab, Vocab):
         raise ValueError(f"vocab: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
+    check_bool("allow_unk", allow_unk)
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{name}: expected a non-empty str, got {text!r}")
-    words = tokenize(text)
+        raise ValueError(f"{name}: expected a non-empty str, got {text!r:.60}")
+    words = tokenize(text, name=name)
     ids = [vocab.index(w) for w in words]
     if not allow_unk:
-        unknown = [w for w, i in zip(words, ids) if i == vocab.unk_id and w != "<unk>"]
+        unknown = [w for w, i in zip(words, ids) if i == vocab.unk_id]
         if unknown:
             raise ValueError(f"{name}: has words the vocabulary does not know ({unknown}), "
                              f"expected only known words")
