@@ -19,7 +19,8 @@ y = 2</pre></div><div class="cell_output"><p>output text is not prose</p></div><
 
 b = 2
 c = 3</pre></div></div>
-<div class="cell tag_hide-cell"><div class="toggle"><div class="cell_input"><pre>hidden = 1</pre></div></div></div>
+<div class="cell tag_hide-cell"><div class="toggle">
+<div class="cell_input"><pre>hidden = 1</pre></div></div></div>
 <figure><img alt="x"><figcaption><p>A caption of five words.</p></figcaption></figure>
 <script>var not_counted = "words";</script>
 </article>"""
