@@ -37,6 +37,6 @@ export function tokenize(sentence) {
   if (BLANK.test(sentence)) {
     throw new Error(`sentence: got an empty sentence ${JSON.stringify(sentence)}, expected at least one word`);
   }
-  const text = sentence.replaceAll("\u2019", "'").toLowerCase();
+  const text = sentence.replaceAll("\u2019", "'").toLowerCase().normalize("NFC");
   return text.match(TOKEN) ?? [];
 }

@@ -103,7 +103,8 @@ def check_bool(name: str, value: Any) -> bool:
 
     Strings such as ``'yes'`` or ``'False'`` are refused: ``bool('False')`` is True.
     """
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or (type(value).__module__ == "numpy"
+                                   and type(value).__name__ in ("bool_", "bool")):
         return bool(value)
     raise ArgumentTypeError(f"{name}: expected True or False, got {type(value).__name__} "
                             f"{describe(value)}")
