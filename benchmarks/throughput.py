@@ -18,11 +18,12 @@ the median of the per-round ratios:
   (``foreach=False``), with ``foreach=True`` and with ``fused=True``.
 
 Then the training and inference measurements are repeated under ``ATEN_CPU_CAPABILITY=avx2`` and
-``=default`` (how a machine without AVX-512, or without vector kernels, computes), each in a
-subprocess, and their ratios recorded too. Writes benchmarks/results/throughput.json.
+``=default`` (how a machine without AVX-512, or without vector kernels, computes) and with two
+threads, each in a subprocess, and their ratios recorded too (with more than one thread, by the
+wall clock: CPU time counts every thread). Writes benchmarks/results/throughput.json.
 
     python benchmarks/throughput.py [--steps 10] [--rounds 21] [--threads 1] [--device cpu]
-                                    [--also-capabilities avx2 default]
+                                    [--also-capabilities avx2 default] [--also-threads 2]
 """
 from __future__ import annotations
 
@@ -135,25 +136,22 @@ def ratios(times: dict, slow: str, fast: str) -> dict:
     return out
 
 
-def other_capabilities(args) -> dict:
-    """The training and inference ratios of this script rerun under each ATEN_CPU_CAPABILITY of
-    ``args.also_capabilities`` (a subprocess each, same settings)."""
-    out = {}
-    for capability in args.also_capabilities:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "throughput.json"
-            subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--rounds",
-                            str(args.rounds), "--device", args.device, "--threads",
-                            str(args.threads), "--out", str(path), "--also-capabilities"],
-                           env=dict(os.environ, ATEN_CPU_CAPABILITY=capability), check=True,
-                           capture_output=True)
-            run = json.loads(path.read_text())
-        out[capability] = {"capability": run["machine"]["capability"]} | {
-            key: run[key]["cpu_ratio_of_medians"]
-            for key in ("training_ratio_ours_over_torch", "inference_ratio_ours_over_torch")} | {
-            "training_ms_ours_torch": [run["training_ms_per_step"][m]["median_cpu_ms"]
-                                       for m in ("ours", "torch")]}
-    return out
+def rerun(args, threads: int, env: dict) -> dict:
+    """This script's training and inference ratios, rerun in a subprocess with ``threads``
+    threads under the environment ``env`` (the same steps and rounds)."""
+    clock = "wall" if threads > 1 else "cpu"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "throughput.json"
+        subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--rounds",
+                        str(args.rounds), "--device", args.device, "--threads", str(threads),
+                        "--out", str(path), "--also-capabilities", "--also-threads"],
+                       env=dict(os.environ, **env), check=True, capture_output=True)
+        run = json.loads(path.read_text())
+    return {"capability": run["machine"]["capability"], "threads": threads, "clock": clock} | {
+        key: run[key][f"{clock}_ratio_of_medians"]
+        for key in ("training_ratio_ours_over_torch", "inference_ratio_ours_over_torch")} | {
+        "training_ms_ours_torch": [run["training_ms_per_step"][m][f"median_{clock}_ms"]
+                                   for m in ("ours", "torch")]}
 
 
 def main() -> None:
@@ -167,6 +165,8 @@ def main() -> None:
                         help="after the run, rerun under these ATEN_CPU_CAPABILITY values (how "
                              "a machine with other vector instructions computes) and record "
                              "their ratios too")
+    parser.add_argument("--also-threads", nargs="*", type=int, default=[2],
+                        help="after the run, rerun with these numbers of threads too")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -226,12 +226,16 @@ def main() -> None:
         "inference_ms_per_batch": summary(inference),
         "optimizer_ms_per_step_ours": summary(optimizer),
         "earlier": EARLIER,
-        "other_capabilities": other_capabilities(args),
+        "other_capabilities": {capability: rerun(args, args.threads,
+                                                 {"ATEN_CPU_CAPABILITY": capability})
+                               for capability in args.also_capabilities},
+        "other_threads": {str(threads): rerun(args, threads, {})
+                          for threads in args.also_threads},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: v for k, v in result.items()
-                      if "ratio" in k or "speedup" in k or k == "other_capabilities"}
+                      if "ratio" in k or "speedup" in k or k.startswith("other_")}
                      | {"load": result["machine"]["load_average_1min_before_after"]}, indent=2))
 
 
