@@ -248,15 +248,14 @@ _area("onnx", [
      'return {"files": files, "bytes": {k: len(contents["encoder"]) for k in files}}'),
 ])
 
-# Data and tracing: written against the code before the parallel changes to data/ and
-# tracing.py were merged; a mutant whose text is gone must be re-targeted.
+# A mutant whose text is gone from the code must be re-targeted (tests/test_mutation_targets.py).
 _area("data", [
     ("tokenizer: no lower-casing", "data/tokenizer.py",
-     r"""text = _check_sentence(sentence).replace("\u2019", "'").lower()""",
-     r"""text = _check_sentence(sentence).replace("\u2019", "'")"""),
+     r"""normalize(text.replace("\u2019", "'").lower())""",
+     r"""normalize(text.replace("\u2019", "'"))"""),
     ("tokenizer: typographic apostrophe kept", "data/tokenizer.py",
-     r"""text = _check_sentence(sentence).replace("\u2019", "'").lower()""",
-     """text = _check_sentence(sentence).lower()"""),
+     r"""normalize(text.replace("\u2019", "'").lower())""",
+     """normalize(text.lower())"""),
     ("vocabulary: min_count exclusive", "data/pairs_file.py",
      "if c >= min_count)", "if c > min_count)"),
     ("vocabulary: ties in file order", "data/pairs_file.py",
@@ -276,14 +275,16 @@ _area("data", [
 _area("tracing", [
     ("trace: scores divided by d_k", "tracing.py",
      "scaled = (scores / math.sqrt(mha.d_k))", "scaled = (scores / mha.d_k)"),
-    ("trace: Add & Norm without the residual", "tracing.py",
-     "summed = x + out  #", "summed = out  #"),
+    ("trace: Add & Norm's sum read from the sub-layer's input", "tracing.py",
+     'stream[j + 1] if norm_first else norms[j][0]["input"], stream[j + 1]',
+     'stream[j + 1] if norm_first else stream[j], stream[j + 1]'),
     ("trace: positions one off", "tracing.py",
-     "positions = positional.pe[:ids.shape[1]]", "positions = positional.pe[1:ids.shape[1] + 1]"),
-    ("trace: hidden layer before the ReLU", "tracing.py",
-     "hidden = torch.relu(ffn.linear1(h))", "hidden = ffn.linear1(h)"),
-    ("trace: memory without the pre-LN final norm", "tracing.py",
-     "memory = model.encoder.norm(x)", "memory = x"),
+     "to_numpy(positions[:x.shape[1]])", "to_numpy(positions[1:x.shape[1] + 1])"),
+    ("trace: hidden layer read before the ReLU", "tracing.py",
+     'calls[f"{name}.feed_forward.linear2"][0]["input"]',
+     'calls[f"{name}.feed_forward.linear1"][1]'),
+    ("trace: memory keys projected by W_V", "tracing.py",
+     "memory_keys=[_np(a.split_heads(a.w_k(memory)))", "memory_keys=[_np(a.split_heads(a.w_v(memory)))"),
     ("trace: softmax without subtracting the max", "tracing.py",
      "shifted = np.exp(self.logits - self.logits.max(axis=-1, keepdims=True))",
      "shifted = np.exp(self.logits)"),
