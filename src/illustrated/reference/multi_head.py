@@ -129,10 +129,10 @@ def multi_head_attention(query: object, key: object, value: object, W_Q: object,
                          mask: object = None) -> MultiHeadResult:
     """Multi-headed attention: do the self-attention calculation once per head, concat, times W_O.
 
-    ``Concat(head_1, ..., head_h) W_O``, ``head_i = Attention(query W_Q^i, key W_K^i, value W_V^i)``;
-    ``W_Q^i`` is the column slice ``i*d_k:(i+1)*d_k`` of one (d_model, d_model) matrix.
-    Self-attention passes one array as query, key and value; encoder-decoder attention passes the
-    decoder's states as ``query`` and the encoder output as ``key`` and ``value``.
+    ``Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(query W_Q^i, key W_K^i,
+    value W_V^i)``; ``W_Q^i`` is the column slice ``i*d_k:(i+1)*d_k`` of one (d_model, d_model)
+    matrix. Self-attention passes one array as query, key and value; encoder-decoder attention
+    passes the decoder's states as ``query`` and the encoder output as ``key`` and ``value``.
 
     Parameters
     ----------
