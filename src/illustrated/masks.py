@@ -1,6 +1,6 @@
-"""Attention masks. Convention: bool, True = may attend (as torch's scaled_dot_product_attention).
+"""Attention masks: bool, True = may attend (as torch's scaled_dot_product_attention).
 
-References: post "The Decoder Side" (masking future positions); paper §3.2.3.
+Post "The Decoder Side" (masking future positions); paper §3.2.3.
 """
 from __future__ import annotations
 
@@ -14,25 +14,8 @@ __all__ = ["causal_mask", "padding_mask"]
 def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
     """Lower-triangular mask: position i may attend to positions 0..i only.
 
-    Parameters
-    ----------
-    size : int
-        Sequence length, ``>= 1``.
-    device : optional torch device for the result.
-
-    Returns
-    -------
-    torch.Tensor, bool, shape (size, size); True = may attend.
-
-    Raises
-    ------
-    TypeError
-        If ``size`` is not an int (the error is also a ValueError).
-    ValueError
-        If ``size`` is below 1.
-
-    References
-    ----------
+    Returns bool (size, size) on ``device``; True = may attend.
+    Raises TypeError (also a ValueError) if ``size`` is not an int, ValueError if it is below 1.
     Post "The Decoder Side"; paper §3.2.3 ("masking out ... illegal connections").
     """
     check_int("size", size, low=1)
@@ -43,24 +26,10 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
 def padding_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
     """Mask that hides padding keys: True where the key token is not ``pad_id``.
 
-    Parameters
-    ----------
-    tokens : torch.Tensor of token ids, shape (batch, seq).
-    pad_id : int, the padding id of the vocabulary the tokens come from.
-
-    Returns
-    -------
-    torch.Tensor, bool, shape (batch, 1, 1, seq): broadcasts over heads and query positions.
-
-    Raises
-    ------
-    TypeError
-        If ``tokens`` is not an integer tensor or ``pad_id`` not an int (also a ValueError).
-    ValueError
-        If ``tokens`` is not 2-D or ``pad_id`` is negative.
-
-    References
-    ----------
+    tokens: (batch, seq) ids; pad_id: the padding id of their vocabulary.
+    Returns bool (batch, 1, 1, seq), broadcasting over heads and query positions.
+    Raises TypeError (also a ValueError) if ``tokens`` is not an integer tensor or ``pad_id`` not
+    an int; ValueError if ``tokens`` is not 2-D or ``pad_id`` is negative.
     Paper §3.2.3; the Annotated Transformer's ``src_mask``.
     """
     if not isinstance(tokens, torch.Tensor) or tokens.is_floating_point() or tokens.is_complex() \

@@ -1,12 +1,10 @@
 """From sentence pairs to padded tensors for teacher forcing.
 
-The decoder is trained on ``tgt_in = <bos> + target`` and asked to predict
-``tgt_out = target + <eos>``: ``tgt_in`` is ``tgt_out`` shifted right by one position, so at
-step ``t`` the decoder sees the true words before ``t`` and predicts word ``t``. Sentences of a
-batch have different lengths; shorter ones are filled with the vocabulary's ``<pad>`` id.
-
-References: post "The Decoder Side" (outputs fed back in), "Recap Of Training"; paper §3.1
-("the output embeddings are offset by one position"), §5.1 (batching).
+The decoder gets ``tgt_in = <bos> + target`` and must predict ``tgt_out = target + <eos>``: at
+step ``t`` it sees the true words before ``t`` and predicts word ``t``. Shorter sentences of a
+batch are filled with the vocabulary's ``<pad>`` id.
+Post "The Decoder Side", "Recap Of Training"; paper §3.1 ("the output embeddings are offset by
+one position"), §5.1 (batching).
 """
 from __future__ import annotations
 
@@ -24,11 +22,9 @@ Encoded = tuple[list[int], list[int]]
 class Batch(NamedTuple):
     """One padded batch for teacher forcing: three int64 tensors (see :func:`collate`).
 
-    ``src`` (batch, src_len): source ids padded with ``src_vocab.pad_id``. ``tgt_in``
-    (batch, tgt_len): ``<bos>`` + target ids, the decoder's input. ``tgt_out`` (batch, tgt_len):
-    target ids + ``<eos>``, what it must predict; both padded with ``tgt_vocab.pad_id``, and
-    ``tgt_in[:, 1:] == tgt_out[:, :-1]`` wherever ``tgt_in`` is not padding. Paper §3.1
-    ("output embeddings are offset by one position"); post "Recap Of Training".
+    src (batch, src_len), padded with ``src_vocab.pad_id``; tgt_in (batch, tgt_len), ``<bos>`` +
+    target ids; tgt_out (batch, tgt_len), target ids + ``<eos>``; both padded with
+    ``tgt_vocab.pad_id``; ``tgt_in[:, 1:] == tgt_out[:, :-1]`` where ``tgt_in`` is not padding.
     """
 
     src: torch.Tensor
@@ -41,24 +37,10 @@ def encode_pairs(
 ) -> list[Encoded]:
     """(source ids, target ids) of each (source, target) sentence pair, words only.
 
-    Parameters
-    ----------
-    pairs : sequence of (str, str), e.g. from :func:`~illustrated.data.corpora.load_corpus`.
-    src_vocab, tgt_vocab : Vocab of each side.
-
-    Returns
-    -------
-    list of (list[int], list[int]): per pair ``(n_src_words,)`` and ``(n_tgt_words,)`` ids, no
-    ``<bos>``/``<eos>``/``<pad>``; unknown words become ``unk_id``.
-
-    Raises
-    ------
-    ValueError
-        If ``pairs`` is not a sequence of 2-tuples of non-empty str without special tokens as
-        words (naming the pair's position), or a vocabulary is not a :class:`Vocab`.
-
-    References
-    ----------
+    Returns per pair lists of (n_src_words,) and (n_tgt_words,) ids, no ``<bos>``/``<eos>``/
+    ``<pad>``; unknown words become ``unk_id``.
+    Raises ValueError if ``pairs`` is not a sequence of 2-tuples of non-empty str without special
+    tokens as words (naming the pair's position), or a vocabulary is not a :class:`Vocab`.
     Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
     """
     _check_vocabs(src_vocab, tgt_vocab)
@@ -83,26 +65,12 @@ def collate(
     tgt_vocab: Vocab,
     device: torch.device | str | None = None,
 ) -> Batch:
-    """Pad a list of encoded pairs into one teacher-forcing :class:`Batch`.
+    """Pad the pairs of :func:`encode_pairs` into one teacher-forcing :class:`Batch`.
 
-    Parameters
-    ----------
-    encoded : non-empty sequence of (list[int], list[int]), as from :func:`encode_pairs`.
-    src_vocab, tgt_vocab : Vocab, giving the ``<pad>``, ``<bos>`` and ``<eos>`` ids.
-    device : torch.device or str, optional, where to put the tensors (default: CPU).
-
-    Returns
-    -------
-    Batch: ``src`` (batch, longest source); ``tgt_in``, ``tgt_out`` (batch, longest target + 1).
-
-    Raises
-    ------
-    ValueError
-        If ``encoded`` is empty, an item is not a pair of non-empty id lists, or an id lies
-        outside its vocabulary.
-
-    References
-    ----------
+    Returns src (batch, longest source); tgt_in, tgt_out (batch, longest target + 1), on
+    ``device``.
+    Raises ValueError if ``encoded`` is empty, an item is not a pair of non-empty id lists, or an
+    id lies outside its vocabulary.
     Paper §3.1 (outputs shifted right), §5.1 (batches of sentence pairs); post "Recap Of
     Training".
     """

@@ -1,17 +1,12 @@
 """The toy corpora shipped with the package, and the coreference metric.
 
-* ``post``: the post's two training examples, "je suis étudiant" -> "i am a student" and
-  "merci" -> "thanks"; its target vocabulary starts with the post's six-word output vocabulary
-  ("a", "am", "i", "thanks", "student", "<eos>" = ids 0-5).
-* ``fr-en``: French -> English from a small grammar (:mod:`.fr_en_grammar`).
-* ``copy`` / ``reverse``: random letter sequences, copied or reversed.
-* ``coreference``: English -> French sentences like "the animal didn't cross the street because
-  it was too tired" where "it" must become ``il`` or ``elle`` (:mod:`.coreference_grammar`).
-
-The files ``corpora/{name}.{train,test}.tsv`` are written by :mod:`.generate` and read here with
-:mod:`importlib.resources`; nothing is downloaded.
-
-References: post "Recap Of Training", "Self-Attention at a High Level".
+``post``: the post's "je suis étudiant" -> "i am a student" and "merci" -> "thanks", its
+target vocabulary led by the post's six words (ids 0-5); ``fr-en``: French -> English from
+:mod:`.fr_en_grammar`; ``copy`` / ``reverse``: letter sequences; ``coreference``: English ->
+French from :mod:`.coreference_grammar`, like "the animal didn't cross the street because it
+was too tired", where "it" must become ``il`` or ``elle``. The files
+``corpora/{name}.{train,test}.tsv`` are written by :mod:`.generate`; nothing is downloaded.
+Post "Recap Of Training", "Self-Attention at a High Level".
 """
 from __future__ import annotations
 
@@ -50,27 +45,13 @@ def _read(name: str, split: str) -> tuple[tuple[str, str], ...]:
 def load_corpus(name: str, split: str = "train") -> tuple[list[tuple[str, str]], Vocab, Vocab]:
     """Load a toy corpus: its sentence pairs and the source and target vocabularies.
 
-    Parameters
-    ----------
-    name : str, one of :data:`CORPORA` (``"post"``, ``"fr-en"``, ``"copy"``, ``"reverse"``,
-        ``"coreference"``).   split : str, ``"train"`` (default) or ``"test"``.
-
-    Returns
-    -------
-    pairs : a fresh list of (source, target) str pairs, in NFC; the caller may shuffle it.
-    src_vocab, tgt_vocab : Vocab
-        Built from both splits (a test sentence never meets ``<unk>``), the same for either
-        split. ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the
-        post's figure (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not in :data:`CORPORA` or ``split`` is not ``"train"``/``"test"``.
-
-    References
-    ----------
-    Post "Recap Of Training" (training data and output vocabulary); "The Loss Function".
+    name: one of :data:`CORPORA`; split: ``"train"`` or ``"test"``.
+    Returns (pairs, src_vocab, tgt_vocab): a fresh list of NFC (source, target) pairs the caller
+    may shuffle; vocabularies built from both splits (a test sentence never meets ``<unk>``).
+    ``<pad>`` is id 0 except in the ``post`` target vocabulary, which follows the post's figure
+    (``a, am, i, thanks, student, <eos>`` are ids 0-5, ``<pad>`` is 6).
+    Raises ValueError if ``name`` is not in :data:`CORPORA` or ``split`` is not train/test.
+    Post "Recap Of Training" (training data and output vocabulary), "The Loss Function".
     """
     if name not in CORPORA:
         raise ValueError(f"name: got {name!r}, expected one of {list(CORPORA)}")
@@ -93,14 +74,12 @@ def _pronouns(sentence: str, name: str) -> list[str]:
 def pronoun_correct(prediction: str, target: str) -> bool:
     """Whether a predicted French sentence makes the target's choice between ``il`` and ``elle``.
 
-    The coreference metric: "it" in "... because it was too tired" must become ``il`` when it
-    refers to ``l'animal`` and ``elle`` when it refers to ``la rue``. True when the
-    prediction's sequence of ``il``/``elle`` tokens equals the target's (so an empty
-    prediction, or one with no pronoun or both, is wrong).
-
+    The coreference metric: "it" in "... because it was too tired" is ``il`` for ``l'animal`` and
+    ``elle`` for ``la rue``. True when the prediction's sequence of il/elle tokens equals the
+    target's (so no pronoun, or both, is wrong).
     Raises ValueError if ``prediction`` or ``target`` is not a str or has a special token as a
-    word, or ``target`` holds no ``il``/``elle``. Post "Self-Attention at a High Level" ("what
-    does 'it' in this sentence refer to?").
+    word, or ``target`` holds no il/elle. Post "Self-Attention at a High Level" ("what does 'it'
+    in this sentence refer to?").
     """
     if not isinstance(prediction, str):
         raise ValueError(

@@ -1,11 +1,10 @@
 """The vocabulary: a numbered list of words, special tokens included.
 
-The post's output vocabulary is six words ("a", "am", "i", "thanks", "student", "<eos>"); a word
-is a cell of the logits vector and of its one-hot target. Ours adds the special tokens every
-sequence-to-sequence model needs: ``<pad>`` (fills short sentences in a batch), ``<bos>`` (starts
-the decoder's input), ``<eos>`` (ends a sentence) and ``<unk>`` (any word not in the list).
-
-References: post "The Final Linear and Softmax Layer", "Recap Of Training"; paper §3.4.
+The post's output vocabulary is six words ("a", "am", "i", "thanks", "student", "<eos>"); a
+word is a cell of the logits vector and of its one-hot target. Ours adds ``<pad>`` (fills short
+sentences of a batch), ``<bos>`` (starts the decoder's input), ``<eos>`` (ends a sentence) and
+``<unk>`` (any word not in the list).
+Post "The Final Linear and Softmax Layer", "Recap Of Training"; paper §3.4.
 """
 from __future__ import annotations
 
@@ -21,29 +20,14 @@ __all__ = ["SPECIALS", "Vocab", "encode_sentence"]
 class Vocab:
     """A fixed list of tokens; a token's id is its position in the list.
 
-    Parameters
-    ----------
-    tokens : sequence of str
-        Every token once, non-empty and without whitespace, the four special tokens
-        ``<pad> <bos> <eos> <unk>`` included anywhere. Kept in Unicode NFC
-        (:func:`~illustrated.data.tokenizer.normalize`): a vocabulary saved with decomposed
-        accents still matches typed words; ids never change.
-
-    Attributes
-    ----------
-    tokens : list[str], ``tokens[i]`` has id ``i``; ``len(vocab)`` is the width of the logits.
-    pad_id, bos_id, eos_id, unk_id : int, ids of the special tokens.   specials : set of them.
-
-    Raises
-    ------
-    ValueError
-        If ``tokens`` is a str, holds a non-str, empty or whitespace-containing token, a token
-        twice (after NFC), or misses a special token.
-
-    References
-    ----------
-    Post "The Final Linear and Softmax Layer" (output vocabulary), "Recap Of Training"
-    (one-hot encoding); paper §3.4 (embeddings and softmax share the vocabulary size).
+    tokens: every token once, non-empty, no whitespace, the four specials ``<pad> <bos> <eos>
+    <unk>`` anywhere. Kept in NFC (:func:`~illustrated.data.tokenizer.normalize`), so a vocabulary
+    saved with decomposed accents still matches typed words; ids never change.
+    ``len(vocab)`` is the width of the logits; pad_id, bos_id, eos_id, unk_id; specials: their set.
+    Raises ValueError if ``tokens`` is a str, or holds a non-str, empty or whitespace-containing
+    token, a token twice (after NFC), or misses a special token.
+    Post "The Final Linear and Softmax Layer" (output vocabulary), "Recap Of Training" (one-hot
+    encoding); paper §3.4 (embeddings and softmax share the vocabulary size).
     """
 
     def __init__(self, tokens: Sequence[str]) -> None:
@@ -76,25 +60,12 @@ class Vocab:
     def build(cls, sentences: Iterable[str], specials_first: bool = True) -> "Vocab":
         """The vocabulary of some sentences: the special tokens plus every word, sorted.
 
-        Parameters
-        ----------
-        sentences : iterable of str, each split by :func:`~illustrated.data.tokenizer.tokenize`.
-        specials_first : bool
-            True (default): ``<pad>, <bos>, <eos>, <unk>`` get ids 0-3, the words follow.
-            False: the words first (ids from 0, as in the post's figure), then the specials.
-
-        Returns
-        -------
-        Vocab of ``4 + number of distinct words`` tokens; the same for the sentences in any order.
-
-        Raises
-        ------
-        ValueError
-            If ``sentences`` is a str, or holds an empty sentence, a non-str or a special token
-            as a word (naming the sentence's position); ``specials_first`` not a bool.
-
-        References
-        ----------
+        specials_first: True gives ``<pad>, <bos>, <eos>, <unk>`` ids 0-3 and the words after; False
+        puts the words first (ids from 0, as the post's figure), then the specials.
+        Returns 4 + the distinct words (by ``tokenize``) tokens, the same for any sentence order.
+        Raises ValueError if ``sentences`` is a str, or holds an empty sentence, a non-str or a
+        special token as a word (naming the sentence's position); or ``specials_first`` is not a
+        bool.
         Post "The Final Linear and Softmax Layer": the vocabulary is made in preprocessing.
         """
         if isinstance(sentences, (str, bytes)) or not isinstance(sentences, Iterable):
@@ -131,8 +102,7 @@ class Vocab:
     def index(self, word: str) -> int:
         """Id of one token (special tokens included, NFC applied); ``unk_id`` for an unknown word.
 
-        Raises ValueError if ``word`` is not a str. Post "Recap Of Training" (a word's cell in
-        the one-hot vector).
+        Raises ValueError if ``word`` is not a str. Post "Recap Of Training" (one-hot cell).
         """
         if not isinstance(word, str):
             raise ValueError(f"word: got {type(word).__name__} {word!r:.60}, expected a str")
@@ -148,21 +118,19 @@ class Vocab:
         return self.tokens[self._check_id(id, "id")]
 
     def encode(self, sentence: str) -> list[int]:
-        """Token ids of a sentence's words: no ``<bos>``/``<eos>``; unknown words give ``unk_id``.
+        """Token ids (n_words,) of a sentence, no ``<bos>``/``<eos>``; unknown words: ``unk_id``.
 
-        Returns one id per token of ``tokenize(sentence)``, shape ``(n_words,)``. Raises
-        ValueError if ``sentence`` is not a str, is empty, or has a special token as a word
-        (``"sentence: expected no special token, got '<eos>'"``). Post "Bringing The Tensors
-        Into The Picture" (words become ids, then embeddings).
+        Raises ValueError if ``sentence`` is not a str, is empty, or has a special token as a word.
+        Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
         """
         return [self._ids.get(t, self.unk_id) for t in tokenize(sentence)]
 
     def decode(self, ids: Any) -> str:
         """The sentence spelled by some ids, special tokens dropped (joined by ``detokenize``).
 
-        ``ids``: shape (seq,), a list/tuple of ints or a 1-D tensor or array, each in
-        ``[0, len(self))``. Raises ValueError for ids that are not 1-D, not integers, or out of
-        range. Post "The Final Linear and Softmax Layer" (ids back to words).
+        ids (seq,): a list or tuple of ints, or a 1-D tensor or array.
+        Raises ValueError for ids that are not 1-D, not integers, or outside ``[0, len(self))``.
+        Post "The Final Linear and Softmax Layer" (ids back to words).
         """
         if hasattr(ids, "tolist"):
             ids = ids.tolist()
@@ -210,31 +178,15 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
                     name: str = "sentence") -> list[int]:
     """The token ids of a sentence, refusing words the vocabulary does not know (unless allowed).
 
-    The one place where a chapter's sentence becomes ids: :mod:`illustrated.explain` and
-    :func:`illustrated.trace` go through it, so they all treat unknown words alike.
-
-    Parameters
-    ----------
-    vocab : Vocab of the sentence's side.   text : str, at least one word, no special token.
-    allow_unk : bool, default False
-        False: an unknown word is an error (its vectors would be those of ``<unk>``). True:
-        unknown words become ``vocab.unk_id``, as :meth:`Vocab.encode` does. A Python or NumPy
-        bool (``'no'`` is refused: ``bool('no')`` is True).
-    name : str, keyword-only, the argument's name in error messages ("sentence", "target").
-
-    Returns
-    -------
-    list[int], one id per word of ``tokenize(text)``, no ``<bos>``/``<eos>``: ``(n_words,)``.
-
-    Raises
-    ------
-    ValueError
-        If ``vocab`` is not a Vocab, ``text`` not a non-empty str or has a special token as a
-        word, ``allow_unk`` not a bool (also a TypeError), or (``allow_unk=False``) a word is
-        unknown; the message names the unknown words.
-
-    References
-    ----------
+    The one place where a chapter's sentence becomes ids (:func:`illustrated.trace` goes through
+    it), so unknown words are treated alike everywhere.
+    text: at least one word, no special token. allow_unk: False makes an unknown word an error
+    (its vectors would be ``<unk>``'s); True maps it to ``unk_id`` as :meth:`Vocab.encode`; a
+    Python or NumPy bool (``'no'`` is refused). name: the argument's name in error messages.
+    Returns one id per word of ``tokenize(text)``, (n_words,), no ``<bos>``/``<eos>``.
+    Raises ValueError if ``vocab`` is not a Vocab, ``text`` not a non-empty str or has a special
+    token as a word, ``allow_unk`` not a bool (also a TypeError), or, with ``allow_unk=False``, a
+    word is unknown (the message names the words).
     Post "Bringing The Tensors Into The Picture" (words become ids, then embeddings).
     """
     if not isinstance(vocab, Vocab):

@@ -1,6 +1,6 @@
 """The decoder: masked self-attention, encoder-decoder attention, then a feed-forward network.
 
-References: post "The Decoder Side"; paper §3.1 (Decoder) and §3.2.3.
+Post "The Decoder Side"; paper §3.1 (Decoder) and §3.2.3.
 """
 from __future__ import annotations
 
@@ -19,35 +19,15 @@ __all__ = ["DecoderLayer", "Decoder"]
 class DecoderLayer(nn.Module):
     """One decoder: masked self-attention, encoder-decoder ("cross") attention, feed-forward.
 
-    The encoder-decoder attention takes its queries from the decoder and its keys and values from
-    the encoder's output (``memory``).
-
-    Parameters
-    ----------
-    cfg : TransformerConfig.
-
-    Attributes
-    ----------
-    self_attn, cross_attn : MultiHeadAttention.   feed_forward : FeedForward.
-    norm1, norm2, norm3 : nn.LayerNorm(d_model), one per sub-layer.
-
-    Shapes
-    ------
-    forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model),
-            src_mask broadcastable to (batch, n_heads, tgt_len, src_len),
-            tgt_mask broadcastable to (batch, n_heads, tgt_len, tgt_len))
-    -> (batch, tgt_len, d_model); with ``return_attention=True`` also
-    (self weights (batch, n_heads, tgt_len, tgt_len), cross weights (batch, n_heads, tgt_len, src_len)).
-
-    Raises
-    ------
-    TypeError / ValueError
-        If ``cfg`` is not a TransformerConfig, ``x`` or ``memory`` is not a float tensor
-        (batch, seq, d_model) of the layer's dtype and device, their batches differ, or a mask
-        does not fit (named ``x``, ``memory``, ``src_mask``, ``tgt_mask``).
-
-    References
-    ----------
+    The cross attention takes its queries from the decoder and its keys and values from the
+    encoder's output (``memory``). Holds self_attn, cross_attn, feed_forward, norm1-norm3.
+    forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask
+    broadcastable to (batch, n_heads, tgt_len, src_len), tgt_mask to (batch, n_heads, tgt_len,
+    tgt_len)) -> (batch, tgt_len, d_model), plus (self weights (batch, n_heads, tgt_len,
+    tgt_len), cross weights (batch, n_heads, tgt_len, src_len)) with ``return_attention=True``.
+    Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` or ``memory`` is
+    not a float tensor (batch, seq, d_model) of the layer's dtype and device, their batches
+    differ, or a mask does not fit.
     Post "The Decoder Side"; paper §3.1, §3.2.3. Equal to ``nn.TransformerDecoderLayer`` (tested).
     """
 
@@ -85,14 +65,9 @@ class DecoderLayer(nn.Module):
 class Decoder(nn.Module):
     """``n_layers`` decoder layers applied in turn, each attending to the same encoder output.
 
-    Shapes
-    ------
     forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask, tgt_mask)
-    -> (batch, tgt_len, d_model); with ``return_attention=True`` also two lists of ``n_layers``
-    weights: self (batch, n_heads, tgt_len, tgt_len) and cross (batch, n_heads, tgt_len, src_len).
-
-    References
-    ----------
+    -> (batch, tgt_len, d_model), plus with ``return_attention=True`` two lists of ``n_layers``
+    weights: self (batch, n_heads, tgt_len, tgt_len), cross (batch, n_heads, tgt_len, src_len).
     Post "The Decoder Side" (the last encoder's output feeds every decoder); paper §3.1.
     """
 

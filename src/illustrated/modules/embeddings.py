@@ -1,6 +1,6 @@
 """Token embeddings, scaled by sqrt(d_model).
 
-References: post "Bringing The Tensors Into The Picture"; paper §3.4.
+Post "Bringing The Tensors Into The Picture"; paper §3.4.
 """
 from __future__ import annotations
 
@@ -17,26 +17,11 @@ __all__ = ["Embeddings"]
 class Embeddings(nn.Module):
     """Turn each word id into a vector of size ``d_model`` (a learned lookup table).
 
-    Parameters
-    ----------
-    vocab_size : int, number of tokens.
-    d_model : int, vector width.
-
-    Shapes
-    ------
-    forward: ids (batch, seq) int64 -> (batch, seq, d_model)
-
-    Raises
-    ------
-    TypeError
-        If a size is not an int, or ``ids`` not an int64/int32 tensor (also a ValueError).
-    ValueError
-        If a size is not positive, ``ids`` is not (batch, seq) with both at least 1, lies on
-        another device than the table, or holds an id outside [0, vocab_size).
-
-    References
-    ----------
-    Post "Bringing The Tensors Into The Picture"; paper §3.4 (weights multiplied by sqrt(d_model)).
+    ids (batch, seq) int64 -> (batch, seq, d_model), multiplied by sqrt(d_model) (paper §3.4).
+    Raises TypeError (also a ValueError) if a size is not an int or ``ids`` not an int64/int32
+    tensor; ValueError if a size is not positive, or ``ids`` is not (batch, seq) with both >= 1,
+    lies on another device than the table, or holds an id outside [0, vocab_size).
+    Post "Bringing The Tensors Into The Picture"; paper §3.4.
     """
 
     def __init__(self, vocab_size: int, d_model: int) -> None:

@@ -1,6 +1,6 @@
 """The encoder: a stack of identical layers, each self-attention then a feed-forward network.
 
-References: post "Now We're Encoding!" and "The Residuals"; paper §3.1 (Encoder).
+Post "Now We're Encoding!", "The Residuals"; paper §3.1 (Encoder).
 """
 from __future__ import annotations
 
@@ -19,30 +19,14 @@ __all__ = ["EncoderLayer", "Encoder"]
 class EncoderLayer(nn.Module):
     """One encoder: multi-head self-attention, then the feed-forward network, each with Add & Norm.
 
-    Parameters
-    ----------
-    cfg : TransformerConfig (uses d_model, n_heads, d_ff, dropout, norm_first).
-
-    Attributes
-    ----------
-    self_attn : MultiHeadAttention.   feed_forward : FeedForward (linear1, linear2).
-    norm1, norm2 : nn.LayerNorm(d_model) around the attention and the feed-forward sub-layers.
-
-    Shapes
-    ------
+    Uses cfg's d_model, n_heads, d_ff, dropout, norm_first. Holds self_attn, feed_forward
+    (linear1, linear2), and norm1, norm2 around the two sub-layers.
     forward(x (batch, seq, d_model), mask broadcastable to (batch, n_heads, seq, seq))
-    -> (batch, seq, d_model); with ``return_attention=True`` also the self-attention weights
-    (batch, n_heads, seq, seq).
-
-    Raises
-    ------
-    TypeError / ValueError
-        If ``cfg`` is not a TransformerConfig, ``x`` is not a float tensor (batch, seq, d_model)
-        of the layer's dtype and device, or the mask does not fit (named ``x`` and ``mask``).
-
-    References
-    ----------
-    Post "Now We're Encoding!"; paper §3.1. Equal to ``nn.TransformerEncoderLayer`` with ReLU,
+    -> (batch, seq, d_model), plus the self-attention weights (batch, n_heads, seq, seq) with
+    ``return_attention=True``.
+    Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` is not a float
+    tensor (batch, seq, d_model) of the layer's dtype and device, or the mask does not fit.
+    Post "Now We're Encoding!"; paper §3.1. Equal to ``nn.TransformerEncoderLayer`` with ReLU and
     ``batch_first=True`` (tested).
     """
 
@@ -75,13 +59,8 @@ class EncoderLayer(nn.Module):
 class Encoder(nn.Module):
     """``n_layers`` encoder layers applied in turn (plus a final LayerNorm when pre-LN).
 
-    Shapes
-    ------
-    forward(x (batch, src_len, d_model), mask) -> (batch, src_len, d_model); with
-    ``return_attention=True`` also a list of ``n_layers`` weights (batch, n_heads, src_len, src_len).
-
-    References
-    ----------
+    forward(x (batch, src_len, d_model), mask) -> (batch, src_len, d_model), plus a list of
+    ``n_layers`` weights (batch, n_heads, src_len, src_len) with ``return_attention=True``.
     Post "A High-Level Look" (the stack of six encoders); paper §3.1.
     """
 

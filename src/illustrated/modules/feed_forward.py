@@ -1,6 +1,6 @@
 """The position-wise feed-forward network.
 
-References: post "Now We're Encoding!"; paper §3.3, Eq. 2.
+Post "Now We're Encoding!"; paper §3.3, Eq. 2.
 """
 from __future__ import annotations
 
@@ -15,28 +15,11 @@ __all__ = ["FeedForward"]
 class FeedForward(nn.Module):
     """Two linear layers with a ReLU between, applied to every position separately and identically.
 
-    Parameters
-    ----------
-    d_model : int, input and output width.   d_ff : int, inner width (paper: 2048).
-    dropout : float, dropout after the ReLU.
-
-    Attributes
-    ----------
-    linear1 : nn.Linear(d_model, d_ff).   linear2 : nn.Linear(d_ff, d_model).
-
-    Shapes
-    ------
-    forward: x (batch, seq, d_model) -> (batch, seq, d_model)
-
-    Raises
-    ------
-    TypeError / ValueError
-        For a size that is not a positive int, a dropout outside [0, 1), or an ``x`` that is
-        not a float tensor (..., d_model) of the module's dtype and device.
-
-    References
-    ----------
-    Post "Now We're Encoding!"; paper §3.3, Eq. 2: FFN(x) = max(0, x W_1 + b_1) W_2 + b_2.
+    ``FFN(x) = max(0, x W_1 + b_1) W_2 + b_2``: linear1 (d_model -> d_ff), dropout after the ReLU,
+    linear2 (d_ff -> d_model). x (batch, seq, d_model) -> (batch, seq, d_model).
+    Raises TypeError / ValueError for a size that is not a positive int, a dropout outside
+    [0, 1), or an ``x`` that is not a float tensor (..., d_model) of the module's dtype and device.
+    Post "Now We're Encoding!"; paper §3.3, Eq. 2.
     """
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0) -> None:

@@ -1,6 +1,6 @@
 """The final linear layer that turns the decoder's vectors into scores over the vocabulary.
 
-References: post "The Final Linear and Softmax Layer"; paper §3.4.
+Post "The Final Linear and Softmax Layer"; paper §3.4.
 """
 from __future__ import annotations
 
@@ -15,29 +15,11 @@ __all__ = ["Generator"]
 class Generator(nn.Module):
     """Project each decoder output vector to one score (logit) per word of the target vocabulary.
 
-    The softmax that turns logits into probabilities is left to the loss
-    (``F.cross_entropy``) and to decoding (``log_softmax``), which are more accurate on logits.
-
-    Parameters
-    ----------
-    d_model : int.   vocab_size : int, target vocabulary size.
-
-    Attributes
-    ----------
-    proj : nn.Linear(d_model, vocab_size).
-
-    Shapes
-    ------
-    forward: x (batch, tgt_len, d_model) -> logits (batch, tgt_len, vocab_size)
-
-    Raises
-    ------
-    TypeError / ValueError
-        For a size that is not a positive int, or an ``x`` that is not a float tensor
-        (..., d_model) of the module's dtype and device.
-
-    References
-    ----------
+    The softmax is left to the loss (``F.cross_entropy``) and to decoding (``log_softmax``),
+    which are more accurate on logits. x (batch, tgt_len, d_model) -> logits (batch, tgt_len,
+    vocab_size), through proj = nn.Linear(d_model, vocab_size).
+    Raises TypeError / ValueError for a size that is not a positive int, or an ``x`` that is not
+    a float tensor (..., d_model) of the module's dtype and device.
     Post "The Final Linear and Softmax Layer"; paper §3.4 ("the usual learned linear
     transformation and softmax function").
     """

@@ -1,6 +1,6 @@
 """Sinusoidal positional encoding, added to the embeddings.
 
-References: post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
+Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
 """
 from __future__ import annotations
 
@@ -16,30 +16,13 @@ __all__ = ["PositionalEncoding", "sinusoid_table"]
 
 
 def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") -> torch.Tensor:
-    """The table of positional vectors, one row per position.
+    """The table of positional vectors, one row per position: float32 (n_positions, d_model).
 
-    Parameters
-    ----------
-    n_positions : int, number of positions (rows).
-    d_model : int, even vector width.
-    layout : "interleaved" (paper §3.5: sin on even, cos on odd dimensions) or "concatenated"
-        (tensor2tensor ``get_timing_signal_1d``: all sines, then all cosines, timescales geometric
-        from 1 to 10^4 over d_model/2 - 1 steps; the post's figures).
-
-    Returns
-    -------
-    torch.Tensor float32, shape (n_positions, d_model).
-
-    Raises
-    ------
-    TypeError
-        If a size is not an int (the error is also a ValueError).
-    ValueError
-        If ``n_positions`` is negative, ``d_model`` is not a positive even integer, or
-        ``layout`` is unknown.
-
-    References
-    ----------
+    layout: "interleaved" (paper §3.5: sin on even, cos on odd dimensions) or "concatenated"
+    (tensor2tensor ``get_timing_signal_1d``, the post's figures: all sines, then all cosines,
+    timescales geometric from 1 to 10^4 over d_model/2 - 1 steps).
+    Raises TypeError (also a ValueError) if a size is not an int; ValueError if ``n_positions``
+    is negative, ``d_model`` is not a positive even integer, or ``layout`` is unknown.
     Paper §3.5; tensor2tensor ``common_attention.get_timing_signal_1d``.
     """
     check_int("n_positions", n_positions, low=0)
@@ -67,28 +50,12 @@ def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") 
 class PositionalEncoding(nn.Module):
     """Add to each position's vector a fixed pattern of sines and cosines that encodes the position.
 
-    Parameters
-    ----------
-    d_model : int, even vector width.
-    max_len : int, longest sequence supported (rows of the table).
-    layout : "interleaved" or "concatenated", see :func:`sinusoid_table`.
-    dropout : float, dropout applied to the sum (paper §5.4).
-
-    Shapes
-    ------
-    forward: x (batch, seq, d_model) -> (batch, seq, d_model)
-
-    Raises
-    ------
-    TypeError
-        If a size is not an int, or ``x`` is not a floating-point tensor (also a ValueError).
-    ValueError
-        If ``d_model`` is not a positive even integer, ``max_len`` not positive, ``layout``
-        unknown, ``dropout`` not a rate in [0, 1); if ``x`` is not (batch, seq, d_model), is
-        on another device than the module, or ``seq > max_len``.
-
-    References
-    ----------
+    x (batch, seq, d_model) -> (batch, seq, d_model); d_model even; max_len: rows of the table;
+    layout: see :func:`sinusoid_table`; dropout: on the sum (paper §5.4).
+    Raises TypeError (also a ValueError) if a size is not an int or ``x`` not a floating-point
+    tensor; ValueError if ``d_model`` is not a positive even integer, ``max_len`` not positive,
+    ``layout`` unknown, ``dropout`` not in [0, 1), or ``x`` is not (batch, seq, d_model), is on
+    another device than the module, or has ``seq > max_len``.
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
     """
 

@@ -3,8 +3,7 @@
 Post-LN (the paper and the post, ``norm_first=False``): ``LayerNorm(x + Dropout(Sublayer(x)))``.
 Pre-LN (``norm_first=True``, what most modern code does; a deliberate deviation shown in
 chapter 06): ``x + Dropout(Sublayer(LayerNorm(x)))``.
-
-References: post "The Residuals"; paper §3.1 and §5.4 ("Residual Dropout").
+Post "The Residuals"; paper §3.1 and §5.4 ("Residual Dropout").
 """
 from __future__ import annotations
 
@@ -20,9 +19,8 @@ __all__ = ["sublayer_input", "add_and_norm"]
 def sublayer_input(x: torch.Tensor, norm: nn.LayerNorm, norm_first: bool) -> torch.Tensor:
     """What the sub-layer sees: ``x`` itself (post-LN) or ``LayerNorm(x)`` (pre-LN).
 
-    Shapes: x (batch, seq, d_model) -> (batch, seq, d_model).
-    References: paper §3.1; Xiong et al. 2020, "On Layer Normalization in the Transformer
-    Architecture" (pre-LN).
+    x (batch, seq, d_model) -> (batch, seq, d_model). Paper §3.1; Xiong et al. 2020, "On Layer
+    Normalization in the Transformer Architecture" (pre-LN).
     """
     check_bool("norm_first", norm_first)
     return norm(x) if norm_first else x
@@ -32,25 +30,11 @@ def add_and_norm(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm
                  dropout: nn.Module, norm_first: bool) -> torch.Tensor:
     """Add the sub-layer's output back to its input, then normalise (post-LN) or not (pre-LN).
 
-    Parameters
-    ----------
-    x : (batch, seq, d_model), the sub-layer's input (the residual stream).
-    sublayer_out : (batch, seq, d_model), the sub-layer's output.
-    norm : the LayerNorm of this sub-layer.   dropout : residual dropout (paper §5.4).
-    norm_first : False for post-LN (paper), True for pre-LN.
-
-    Returns
-    -------
-    (batch, seq, d_model)
-
-    Raises
-    ------
-    TypeError / ValueError
-        If ``x`` or ``sublayer_out`` is not a float tensor, their shapes differ (no silent
-        broadcasting of the residual), ``norm`` is not callable or ``norm_first`` not a bool.
-
-    References
-    ----------
+    x: the sub-layer's input (the residual stream); sublayer_out: its output, both
+    (batch, seq, d_model); dropout: residual dropout (paper §5.4). Returns (batch, seq, d_model).
+    Raises TypeError / ValueError if ``x`` or ``sublayer_out`` is not a float tensor, their
+    shapes differ (no silent broadcasting of the residual), ``norm`` is not callable or
+    ``norm_first`` not a bool.
     Post "The Residuals"; paper §3.1: LayerNorm(x + Sublayer(x)).
     """
     check_residual_args(x, sublayer_out, norm, norm_first)

@@ -1,7 +1,6 @@
 """Scaled dot-product attention, the core of self-attention, for batched torch tensors.
 
-References: post "Self-Attention in Detail" and "Matrix Calculation of Self-Attention";
-paper §3.2.1, Eq. 1.
+Post "Self-Attention in Detail", "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
 """
 from __future__ import annotations
 
@@ -20,28 +19,14 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
                                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(Q Kᵀ / sqrt(d_k)) V: each query scores every key, and the scores weight the values.
 
-    Parameters
-    ----------
-    q : (..., seq_q, d_k) queries.   k : (..., seq_k, d_k) keys.   v : (..., seq_k, d_v) values.
-    mask : optional bool tensor broadcastable to (..., seq_q, seq_k); True = may attend.
-        Masked scores become -inf before the softmax.
-    dropout : optional dropout module applied to the attention weights (paper §5.4 applies
-        dropout to sub-layer outputs; applying it to the weights is the common practice, as in
-        torch and tensor2tensor).
-
-    Returns
-    -------
-    (z, weights): z (..., seq_q, d_v); weights (..., seq_q, seq_k), rows summing to 1.
-
-    Raises
-    ------
-    TypeError / ValueError
-        If q, k, v are not float tensors of one dtype and device with shapes that fit (d_k and
-        seq_k at least 1), or the mask is not bool, does not broadcast to (..., seq_q, seq_k)
-        or leaves a query with no key.
-
-    References
-    ----------
+    q (..., seq_q, d_k), k (..., seq_k, d_k), v (..., seq_k, d_v); mask: bool, broadcastable to
+    (..., seq_q, seq_k), True = may attend (masked scores become -inf before the softmax).
+    dropout: on the attention weights; paper §5.4 drops sub-layer outputs, dropping the weights
+    is the common practice (torch, tensor2tensor).
+    Returns (z (..., seq_q, d_v), weights (..., seq_q, seq_k)), rows of weights summing to 1.
+    Raises TypeError / ValueError if q, k, v are not float tensors of one dtype and device with
+    shapes that fit (d_k and seq_k at least 1), or the mask is not bool, does not broadcast to
+    (..., seq_q, seq_k) or leaves a query with no key.
     Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
     check_sdpa_inputs(q, k, v, mask)

@@ -1,6 +1,6 @@
 """The whole encoder-decoder Transformer.
 
-References: post "A High-Level Look" to "The Final Linear and Softmax Layer"; paper §3, Figure 1.
+Post "A High-Level Look" to "The Final Linear and Softmax Layer"; paper §3, Figure 1.
 """
 from __future__ import annotations
 
@@ -23,13 +23,10 @@ __all__ = ["Transformer", "Attention"]
 
 @dataclass
 class Attention:
-    """Attention weights of every layer and head, returned by ``forward(..., return_attention=True)``.
+    """Attention weights of every layer and head, from ``forward(..., return_attention=True)``.
 
-    Attributes
-    ----------
-    encoder : list of n_layers tensors (batch, n_heads, src_len, src_len).
-    decoder_self : list of n_layers tensors (batch, n_heads, tgt_len, tgt_len).
-    decoder_cross : list of n_layers tensors (batch, n_heads, tgt_len, src_len).
+    Lists of n_layers tensors: encoder (batch, n_heads, src_len, src_len), decoder_self
+    (batch, n_heads, tgt_len, tgt_len), decoder_cross (batch, n_heads, tgt_len, src_len).
     """
 
     encoder: list[torch.Tensor]
@@ -40,39 +37,19 @@ class Attention:
 class Transformer(nn.Module):
     """Embeddings + positions, the encoder stack, the decoder stack and the final linear layer.
 
-    Parameters
-    ----------
-    cfg : TransformerConfig.
-
-    Attributes
-    ----------
-    src_embed, tgt_embed : Embeddings.   positional : PositionalEncoding.
-    encoder : Encoder.   decoder : Decoder.   generator : Generator (the final linear).
-
-    Shapes
-    ------
     encode(src (batch, src_len) ids, src_mask) -> memory (batch, src_len, d_model)
     decode(tgt_in (batch, tgt_len) ids, memory, src_mask) -> (batch, tgt_len, d_model)
     forward(src, tgt_in, src_mask) -> logits (batch, tgt_len, tgt_vocab_size)
-    ``src_mask`` broadcastable to (batch, n_heads, 1, src_len); when None, ``encode``/``forward``
-    build it from the source padding (``cfg.pad_id``). ``decode`` applies the causal mask itself.
-    With ``return_attention=True`` each also returns the weights (lists per layer, or an
-    :class:`Attention` from ``forward``).
-
-    Raises
-    ------
-    TypeError
-        If ``cfg`` is not a TransformerConfig, ids are not an int64/int32 tensor, ``memory`` not
-        a float tensor of the model's dtype, or a mask not bool (the error is also a ValueError).
-    ValueError
-        For token ids outside the vocabulary, id tensors that are not (batch, seq) with both at
-        least 1, sequences longer than ``cfg.max_len``, a source sentence of padding only,
-        batch sizes that differ, tensors on another device than the model, or a mask that does
-        not broadcast to (batch, n_heads, seq_q, src_len) or leaves a query with no key. Each
-        message names the argument passed (``src``, ``tgt_in``, ``memory``, ``src_mask``).
-
-    References
-    ----------
+    src_mask broadcasts to (batch, n_heads, 1, src_len); when None, encode/forward build it
+    from the source padding (``cfg.pad_id``); decode applies the causal mask itself.
+    ``return_attention=True`` also returns the weights (per-layer lists, or an
+    :class:`Attention` from forward).
+    Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig, ids are not an
+    int64/int32 tensor, ``memory`` not a float tensor of the model's dtype, or a mask not bool;
+    ValueError for ids outside the vocabulary, id tensors not (batch, seq) with both >= 1,
+    sequences longer than ``cfg.max_len``, a source of padding only, batch sizes that differ,
+    tensors on another device than the model, or a mask that does not broadcast to
+    (batch, n_heads, seq_q, src_len) or leaves a query with no key. Messages name the argument.
     Post, all sections; paper §3 and Figure 1.
     """
 

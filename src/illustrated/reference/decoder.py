@@ -54,27 +54,19 @@ def causal_mask(size: int) -> np.ndarray:
 
     Parameters
     ----------
-    size : int
-        Sequence length, at least 1.
-
+    size: sequence length, at least 1.
     Returns
     -------
-    numpy.ndarray
-        bool, lower-triangular; True = may attend.
-
+    bool, lower-triangular; True = may attend.
     Shapes
     ------
     (size, size).
-
     Raises
     ------
-    ValueError
-        If ``size`` is not a positive integer.
-
+    ValueError if ``size`` is not a positive integer.
     References
     ----------
-    Post "The Decoder Side" ("masking future positions (setting them to -inf)");
-    paper §3.2.3.
+    Post "The Decoder Side" ("masking future positions (setting them to -inf)"); paper §3.2.3.
     """
     size = check_positive_int("size", size)
     check_size_limit("size", size * size, "size x size")
@@ -87,65 +79,40 @@ def decoder_layer(x: object, memory: object, params: Mapping[str, object], n_hea
                   eps: float = 1e-5) -> DecoderLayerResult:
     """One decoder: masked self-attention, then encoder-decoder attention, then feed-forward.
 
-    The self-attention layer is only allowed to attend to earlier positions (pass
-    ``tgt_mask=causal_mask(tgt_len)``); the encoder-decoder attention "creates its Queries
-    matrix from the layer below it, and takes the Keys and Values matrix from the output of the
-    encoder stack". Post-LN (default, as the paper and torch's ``TransformerDecoderLayer``)::
+    The encoder-decoder attention "creates its Queries matrix from the layer below it, and takes
+    the Keys and Values matrix from the output of the encoder stack". Post-LN (default, as the
+    paper and torch's ``TransformerDecoderLayer``)::
 
         z_self  = LayerNorm_1(x + SelfAttention(x, tgt_mask))
         z_cross = LayerNorm_2(z_self + CrossAttention(z_self, memory, src_mask))
         output  = LayerNorm_3(z_cross + FFN(z_cross))
 
-    Pre-LN (``norm_first=True``) normalizes each sub-layer's input instead:
-    ``z_self = x + SelfAttention(LayerNorm_1(x))``, ``z_cross = z_self +
-    CrossAttention(LayerNorm_2(z_self), memory)``, ``output = z_cross + FFN(LayerNorm_3(z_cross))``;
-    ``memory`` itself is not normalized.
+    Pre-LN (``norm_first=True``) normalizes each sub-layer's input instead, e.g.
+    ``z_self = x + SelfAttention(LayerNorm_1(x))``; ``memory`` itself is not normalized.
 
     Parameters
     ----------
-    x : array_like
-        The decoder's input: embedded output words so far plus positions, or the previous
-        decoder's output.
-    memory : array_like
-        The output of the encoder stack.
-    params : Mapping[str, array_like]
-        Weights under the keys of :data:`DECODER_PARAM_KEYS`.
-    n_heads : int
-        Number of attention heads; must divide d_model.
-    src_mask : bool array_like, optional
-        Encoder-decoder attention mask, True = may attend; broadcastable to
-        (..., n_heads, tgt_len, src_len), e.g. a source padding mask (batch, 1, 1, src_len).
-    tgt_mask : bool array_like, optional
-        Self-attention mask, True = may attend; broadcastable to (..., n_heads, tgt_len,
-        tgt_len). None means no mask: the caller passes :func:`causal_mask`.
-    norm_first : bool, default False
-        Pre-LN instead of the paper's post-LN.
-    eps : float, default 1e-5
-        Layer norm's epsilon.
-
+    x: embedded output words so far plus positions, or the previous decoder's output; memory:
+    the encoder stack's output; params: weights under the keys of :data:`DECODER_PARAM_KEYS`;
+    src_mask: e.g. source padding (batch, 1, 1, src_len); tgt_mask: None means no mask, so pass
+    ``causal_mask(tgt_len)``. Masks: True = may attend.
     Returns
     -------
-    DecoderLayerResult
-        Named fields ``self_attention``, ``z_self``, ``cross_attention``, ``z_cross``, ``ffn``
-        and ``output``.
-
+    DecoderLayerResult(self_attention, z_self, cross_attention, z_cross, ffn, output).
     Shapes
     ------
-    ``x`` (..., tgt_len, d_model); ``memory`` (..., src_len, d_model); attention matrices
-    (d_model, d_model); ``W_1`` (d_model, d_ff); ``W_2`` (d_ff, d_model); vectors (d_model,)
-    except ``b_1`` (d_ff,); ``z_self``, ``z_cross``, ``ffn``, ``output`` (..., tgt_len, d_model).
-
+    x (..., tgt_len, d_model); memory (..., src_len, d_model); src_mask broadcastable to
+    (..., n_heads, tgt_len, src_len), tgt_mask to (..., n_heads, tgt_len, tgt_len); attention
+    matrices (d_model, d_model); W_1 (d_model, d_ff); W_2 (d_ff, d_model); vectors (d_model,)
+    except b_1 (d_ff,); z_self, z_cross, ffn, output (..., tgt_len, d_model).
     Raises
     ------
-    ValueError
-        If a key is missing from ``params`` (the message names it), a weight has the wrong
-        shape, ``memory``'s d_model differs from ``x``'s, ``n_heads`` does not divide d_model,
-        or a mask does not fit.
-
+    ValueError if a key is missing from ``params`` (named), a weight has the wrong shape,
+    ``memory``'s d_model differs from ``x``'s, ``n_heads`` does not divide d_model, or a mask
+    does not fit.
     References
     ----------
-    Post "The Decoder Side" and "The Residuals"; paper §3.1 (decoder stack), §3.2.3,
-    §3.3 Eq. (2).
+    Post "The Decoder Side", "The Residuals"; paper §3.1 (decoder stack), §3.2.3, §3.3 Eq. 2.
     """
     check_params(params, DECODER_PARAM_KEYS, "decoder_layer")
     x, memory = as_float_array("x", x), as_float_array("memory", memory)
@@ -191,32 +158,20 @@ def decoder_layer(x: object, memory: object, params: Mapping[str, object], n_hea
 def init_decoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, np.ndarray]:
     """Randomly initialized weights for :func:`decoder_layer`, as in an untrained model.
 
-    Matrices are drawn from Glorot's uniform distribution, biases are zero, layer norms start
-    as the identity (gamma ones, beta zeros).
+    Glorot-uniform matrices, zero biases, layer norms the identity (gamma ones, beta zeros).
 
     Parameters
     ----------
-    d_model : int
-        Model width (512 in the paper).
-    d_ff : int
-        Feed-forward width (2048 in the paper).
-    seed : int, default 0, keyword-only
-        Seed of the NumPy random generator.
-
+    d_model, d_ff: 512 and 2048 in the paper; seed: of the NumPy random generator.
     Returns
     -------
-    dict[str, numpy.ndarray]
-        One array per key of :data:`DECODER_PARAM_KEYS`.
-
+    One array per key of :data:`DECODER_PARAM_KEYS`.
     Shapes
     ------
     As in :func:`decoder_layer`.
-
     Raises
     ------
-    ValueError
-        If ``d_model`` or ``d_ff`` is not a positive integer.
-
+    ValueError if ``d_model`` or ``d_ff`` is not a positive integer.
     References
     ----------
     Post "Recap Of Training" ("the model's parameters (weights) are all initialized randomly").

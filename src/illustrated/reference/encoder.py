@@ -1,7 +1,7 @@
 """One encoder: a self-attention layer, then a feed-forward network, each with add & norm.
 
-Weights come in a Mapping (e.g. a dict) with the keys of :data:`ENCODER_PARAM_KEYS`; every matrix
-is (in_features, out_features), applied as ``x @ W + b``.
+Weights come in a Mapping with the keys of :data:`ENCODER_PARAM_KEYS`; every matrix is
+(in_features, out_features), applied as ``x @ W + b``.
 """
 from __future__ import annotations
 
@@ -43,64 +43,36 @@ class EncoderLayerResult(NamedTuple):
     """After the feed-forward network and its add & norm, shape (..., seq, d_model)."""
 
 
-
-
-
-
-
-
 @finite_result("x", "params")
 def encoder_layer(x: object, params: Mapping[str, object], n_heads: int, mask: object = None,
                   norm_first: bool = False, eps: float = 1e-5) -> EncoderLayerResult:
     """One encoder: a self-attention layer, then a feed-forward network, each with add & norm.
 
-    Post-LN (the paper and the post, the default)::
-
-        z      = LayerNorm_1(x + MultiHead(x, x, x))
-        output = LayerNorm_2(z + FFN(z))
-
-    Pre-LN (``norm_first=True``, a deviation many later models use)::
-
-        z      = x + MultiHead(h, h, h)   with h = LayerNorm_1(x)
-        output = z + FFN(LayerNorm_2(z))
+    Post-LN (the paper and the post, default): ``z = LayerNorm_1(x + MultiHead(x, x, x))``,
+    ``output = LayerNorm_2(z + FFN(z))``. Pre-LN (``norm_first=True``, a deviation many later
+    models use): ``z = x + MultiHead(h, h, h)`` with ``h = LayerNorm_1(x)``,
+    ``output = z + FFN(LayerNorm_2(z))``.
 
     Parameters
     ----------
-    x : array_like
-        The input vectors: embeddings plus positional encodings, or the previous encoder's output.
-    params : Mapping[str, array_like]
-        Weights under the keys of :data:`ENCODER_PARAM_KEYS`.
-    n_heads : int
-        Number of attention heads; must divide d_model.
-    mask : bool array_like, optional
-        True where a position may attend to another, broadcastable to
-        (..., n_heads, seq, seq), e.g. a padding mask (batch, 1, 1, seq).
-    norm_first : bool, default False
-        Pre-LN instead of the paper's post-LN.
-    eps : float, default 1e-5
-        Layer norm's epsilon.
-
+    x: embeddings plus positions, or the previous encoder's output; params: weights under the
+    keys of :data:`ENCODER_PARAM_KEYS`; mask: True where a position may attend, e.g. padding
+    (batch, 1, 1, seq); eps: layer norm's epsilon.
     Returns
     -------
-    EncoderLayerResult
-        Named fields ``attention`` (a :class:`MultiHeadResult`), ``z``, ``ffn`` and ``output``.
-
+    EncoderLayerResult(attention (a MultiHeadResult), z, ffn, output).
     Shapes
     ------
-    ``x`` (..., seq, d_model); ``W_Q``, ``W_K``, ``W_V``, ``W_O`` (d_model, d_model); ``b_*``,
-    ``gamma_*``, ``beta_*``, ``b_2`` (d_model,); ``W_1`` (d_model, d_ff); ``b_1`` (d_ff,);
-    ``W_2`` (d_ff, d_model); ``z``, ``ffn``, ``output`` (..., seq, d_model).
-
+    x (..., seq, d_model); W_Q, W_K, W_V, W_O (d_model, d_model); W_1 (d_model, d_ff); b_1 (d_ff,);
+    W_2 (d_ff, d_model); other b_*, gamma_*, beta_* (d_model,); mask broadcastable to
+    (..., n_heads, seq, seq); z, ffn, output (..., seq, d_model).
     Raises
     ------
-    ValueError
-        If a key is missing from ``params`` (the message names it), a weight has the wrong
-        shape, ``n_heads`` does not divide d_model, or ``mask`` does not fit.
-
+    ValueError if a key is missing from ``params`` (named), a weight has the wrong shape,
+    ``n_heads`` does not divide d_model, or ``mask`` does not fit.
     References
     ----------
-    Post "Now We're Encoding!" and "The Residuals"; paper §3.1 (encoder stack), §3.2.2, §3.3
-    Eq. (2).
+    Post "Now We're Encoding!", "The Residuals"; paper §3.1 (encoder stack), §3.2.2, §3.3 Eq. 2.
     """
     check_params(params, ENCODER_PARAM_KEYS, "encoder_layer")
     x = as_float_array("x", x)
@@ -130,32 +102,20 @@ def encoder_layer(x: object, params: Mapping[str, object], n_heads: int, mask: o
 def init_encoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, np.ndarray]:
     """Randomly initialized weights for :func:`encoder_layer`, as in an untrained model.
 
-    Matrices are drawn from Glorot's uniform distribution, biases are zero, layer norms start
-    as the identity (gamma ones, beta zeros).
+    Glorot-uniform matrices, zero biases, layer norms the identity (gamma ones, beta zeros).
 
     Parameters
     ----------
-    d_model : int
-        Model width (512 in the paper).
-    d_ff : int
-        Feed-forward width (2048 in the paper).
-    seed : int, default 0, keyword-only
-        Seed of the NumPy random generator.
-
+    d_model, d_ff: 512 and 2048 in the paper; seed: of the NumPy random generator.
     Returns
     -------
-    dict[str, numpy.ndarray]
-        One array per key of :data:`ENCODER_PARAM_KEYS`.
-
+    One array per key of :data:`ENCODER_PARAM_KEYS`.
     Shapes
     ------
     As in :func:`encoder_layer`.
-
     Raises
     ------
-    ValueError
-        If ``d_model`` or ``d_ff`` is not a positive integer.
-
+    ValueError if ``d_model`` or ``d_ff`` is not a positive integer.
     References
     ----------
     Post "Recap Of Training" ("the model's parameters (weights) are all initialized randomly").

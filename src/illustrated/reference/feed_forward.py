@@ -16,26 +16,19 @@ def relu(x: object) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like
-        Any numbers.
-
+    x: any numbers.
     Returns
     -------
-    numpy.ndarray
-        ``x`` with the negative entries replaced by 0.
-
+    ``x`` with the negative entries replaced by 0.
     Shapes
     ------
-    Same as ``x``.
-
+    The shape of ``x``.
     Raises
     ------
-    ValueError
-        If ``x`` does not hold numbers.
-
+    ValueError if ``x`` does not hold numbers.
     References
     ----------
-    Paper §3.3, Eq. (2) (the ``max(0, .)``).
+    Paper §3.3, Eq. 2 (the ``max(0, .)``).
     """
     return np.maximum(as_float_array("x", x), 0.0)
 
@@ -44,40 +37,24 @@ def relu(x: object) -> np.ndarray:
 def feed_forward(x: object, W_1: object, b_1: object, W_2: object, b_2: object) -> np.ndarray:
     """The feed-forward neural network each position flows through, independently of the others.
 
-    ``FFN(x) = relu(x @ W_1 + b_1) @ W_2 + b_2``: widen to d_ff, apply ReLU, project back.
+    ``relu(x @ W_1 + b_1) @ W_2 + b_2``: widen to d_ff, apply ReLU, project back.
 
     Parameters
     ----------
-    x : array_like
-        One vector per position, e.g. the output of self-attention after add & norm.
-    W_1 : array_like
-        First weight matrix.
-    b_1 : array_like or None
-        First bias; None means zero.
-    W_2 : array_like
-        Second weight matrix.
-    b_2 : array_like or None
-        Second bias; None means zero.
-
+    x: one vector per position, e.g. self-attention's output after add & norm; a bias of None is 0.
     Returns
     -------
-    numpy.ndarray
-        The network's output, one vector per position.
-
+    The network's output, one vector per position.
     Shapes
     ------
-    ``x`` (..., d_model); ``W_1`` (d_model, d_ff); ``b_1`` (d_ff,); ``W_2`` (d_ff, d_model);
-    ``b_2`` (d_model,); result (..., d_model).
-
+    x (..., d_model); W_1 (d_model, d_ff); b_1 (d_ff,); W_2 (d_ff, d_model); b_2 (d_model,);
+    returns (..., d_model).
     Raises
     ------
-    ValueError
-        If the shapes do not fit together, an input holds NaN/inf, or the arithmetic
-        overflows float64.
-
+    ValueError if the shapes do not fit, an input holds NaN/inf, or float64 overflows.
     References
     ----------
-    Post "Now We're Encoding!"; paper §3.3, Eq. (2).
+    Post "Now We're Encoding!"; paper §3.3, Eq. 2.
     """
     x = as_float_array("x", x)
     W_1, W_2 = as_float_array("W_1", W_1), as_float_array("W_2", W_2)

@@ -1,9 +1,8 @@
 """The loss function: compare the model's probability distribution with the target distribution.
 
-The target of one position is the one-hot vector of the correct word, or, with label smoothing,
-that vector mixed with a little of the uniform distribution. Cross-entropy ``-sum p log q`` and
-Kullback-Leibler divergence ``sum p log(p/q)`` differ by the target's entropy, a constant, so
-minimizing one minimizes the other.
+A position's target is the one-hot vector of the correct word, or, with label smoothing, that
+vector mixed with a little of the uniform distribution. Cross-entropy and KL divergence differ
+by the target's entropy, a constant, so minimizing one minimizes the other.
 """
 from __future__ import annotations
 
@@ -25,29 +24,20 @@ def one_hot(index: object, size: int) -> np.ndarray:
 
     Parameters
     ----------
-    index : int or array_like of int
-        The word's id(s) in the vocabulary.
-    size : int
-        Vocabulary size.
-
+    index: the word's id(s) in the vocabulary; size: vocabulary size.
     Returns
     -------
-    numpy.ndarray
-        float64 one-hot vectors.
-
+    float64 one-hot vectors.
     Shapes
     ------
-    ``index`` (...); result (..., size).
-
+    index (...); returns (..., size).
     Raises
     ------
-    ValueError
-        If ``size`` is not a positive integer or an index is not an integer in [0, size).
-
+    ValueError if ``size`` is not a positive integer or an index is not an integer in [0, size).
     References
     ----------
-    Post "Recap Of Training" (one-hot encoding of the output vocabulary); paper §5.4 (the
-    targets that label smoothing softens).
+    Post "Recap Of Training" (one-hot output vocabulary); paper §5.4 (the targets label smoothing
+    softens).
     """
     size = check_positive_int("size", size)
     index = as_int_array("index", index)
@@ -76,32 +66,21 @@ def _distributions(target: object, predicted: object) -> tuple[np.ndarray, np.nd
 def cross_entropy(target: object, predicted: object) -> np.ndarray:
     """Cross-entropy: how far the predicted distribution is from the target distribution.
 
-    ``H(p, q) = -sum_i p_i log q_i`` over the last axis, summing only where ``p_i > 0``
-    (``0 log 0 = 0``). If the model gives probability 0 to a word the target needs
-    (``q_i = 0`` where ``p_i > 0``) the result is ``inf``, which is the right value.
-    The arguments are not required to sum to 1.
+    ``H(p, q) = -sum_i p_i log q_i`` over the last axis, only where ``p_i > 0`` (0 log 0 = 0);
+    ``inf`` where ``q_i = 0 < p_i``, which is the right value. Inputs need not sum to 1.
 
     Parameters
     ----------
-    target : array_like
-        Target distribution(s) ``p``, e.g. :func:`one_hot` or :func:`smooth_labels`.
-    predicted : array_like
-        The model's distribution(s) ``q``, e.g. the output of the softmax.
-
+    target: ``p``, e.g. :func:`one_hot` or :func:`smooth_labels`; predicted: ``q``, e.g. a softmax.
     Returns
     -------
-    numpy.ndarray or float
-        One cross-entropy per distribution (a scalar for 1-D inputs), in nats.
-
+    One cross-entropy per distribution (a scalar for 1-D inputs), in nats.
     Shapes
     ------
-    ``target``, ``predicted`` (..., vocab); result (...).
-
+    target, predicted (..., vocab); returns (...).
     Raises
     ------
-    ValueError
-        If the shapes differ or an entry is negative, NaN or infinite.
-
+    ValueError if the shapes differ or an entry is negative, NaN or infinite.
     References
     ----------
     Post "The Loss Function"; paper §5.4 (label smoothing "hurts perplexity").
@@ -115,35 +94,25 @@ def cross_entropy(target: object, predicted: object) -> np.ndarray:
 def kl_divergence(target: object, predicted: object) -> np.ndarray:
     """Kullback-Leibler divergence: the extra cost of predicting ``q`` when the truth is ``p``.
 
-    ``KL(p || q) = sum_i p_i log(p_i / q_i)`` over the last axis, summing only where
-    ``p_i > 0``; ``inf`` if ``q_i = 0`` where ``p_i > 0``. Equals
-    ``cross_entropy(p, q) - cross_entropy(p, p)``, and is 0 exactly when ``q = p``.
+    ``KL(p || q) = sum_i p_i log(p_i / q_i)`` over the last axis, only where ``p_i > 0``; ``inf``
+    where ``q_i = 0 < p_i``. Equals ``cross_entropy(p, q) - cross_entropy(p, p)``; 0 iff q = p.
 
     Parameters
     ----------
-    target : array_like
-        Target distribution(s) ``p``.
-    predicted : array_like
-        The model's distribution(s) ``q``.
-
+    target: ``p``; predicted: ``q``.
     Returns
     -------
-    numpy.ndarray or float
-        One divergence per distribution (a scalar for 1-D inputs), in nats.
-
+    One divergence per distribution (a scalar for 1-D inputs), in nats.
     Shapes
     ------
-    ``target``, ``predicted`` (..., vocab); result (...).
-
+    target, predicted (..., vocab); returns (...).
     Raises
     ------
-    ValueError
-        If the shapes differ or an entry is negative, NaN or infinite.
-
+    ValueError if the shapes differ or an entry is negative, NaN or infinite.
     References
     ----------
-    Post "The Loss Function" (Kullback-Leibler divergence); the paper (§5.4) names no loss
-    beyond label smoothing; KL and cross-entropy differ by the target's entropy, a constant.
+    Post "The Loss Function" (KL divergence); the paper (§5.4) names no loss beyond label
+    smoothing.
     """
     p, q = _distributions(target, predicted)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -155,39 +124,24 @@ def smooth_labels(target_ids: object, vocab_size: int, epsilon: float,
                   ignore_ids: Iterable[int] = ()) -> np.ndarray:
     """Label smoothing: the one-hot target with a little probability spread over every word.
 
-    ``(1 - epsilon) * one_hot(id) + epsilon / vocab_size``: the uniform share goes to all
-    ``vocab_size`` words, the correct one included, so the correct word gets
-    ``1 - epsilon + epsilon / vocab_size``. This is the convention of PyTorch's
-    ``F.cross_entropy(..., label_smoothing=epsilon)``; the paper (§5.4) trains with
-    ``epsilon_ls = 0.1``. Positions whose target id is in ``ignore_ids`` (e.g. padding) get an
-    all-zero row, so they add nothing to the loss.
+    ``(1 - epsilon) * one_hot(id) + epsilon / vocab_size``: the uniform share goes to all words,
+    the correct one included (it gets ``1 - epsilon + epsilon / vocab_size``), as PyTorch's
+    ``F.cross_entropy(..., label_smoothing=epsilon)``. Ids in ``ignore_ids`` (e.g. padding; they
+    may lie outside the vocabulary) get an all-zero row, so they add nothing to the loss.
 
     Parameters
     ----------
-    target_ids : array_like of int
-        The correct word's id at each position.
-    vocab_size : int
-        Size of the output vocabulary.
-    epsilon : float
-        Smoothing in [0, 1]; 0 gives plain one-hot vectors.
-    ignore_ids : iterable of int, default ()
-        Target ids whose rows are all zero; they may lie outside [0, vocab_size).
-
+    target_ids: the correct word's id at each position; epsilon: in [0, 1], 0 gives one-hot.
     Returns
     -------
-    numpy.ndarray
-        float64 target distributions; each row sums to 1 (0 for ignored rows).
-
+    float64 target distributions; each row sums to 1 (0 for ignored rows).
     Shapes
     ------
-    ``target_ids`` (...); result (..., vocab_size).
-
+    target_ids (...); returns (..., vocab_size).
     Raises
     ------
-    ValueError
-        If ``epsilon`` is outside [0, 1], ``vocab_size`` is not a positive integer, or a
-        (not ignored) id is outside [0, vocab_size).
-
+    ValueError if ``epsilon`` is outside [0, 1], ``vocab_size`` is not a positive integer, or a
+    (not ignored) id is outside [0, vocab_size).
     References
     ----------
     Post "The Loss Function"; paper §5.4 (label smoothing, epsilon_ls = 0.1; Szegedy et al.).
@@ -215,38 +169,25 @@ def cross_entropy_from_logits(logits: object, target_ids: object, label_smoothin
                               *, ignore_index: int | None = None) -> float:
     """The training loss: cross-entropy between the (smoothed) targets and softmax(logits).
 
-    The mean over positions of ``cross_entropy(smooth_labels(target_ids, vocab, epsilon),
-    softmax(logits))``, computed with a log-softmax so that it stays finite for large logits.
-    Equals PyTorch's ``F.cross_entropy(logits, target_ids, label_smoothing=epsilon,
-    ignore_index=...)`` with the default mean reduction: positions whose target is
+    The mean over positions of ``cross_entropy(smooth_labels(...), softmax(logits))``, through a
+    log-softmax so it stays finite for large logits. Equals PyTorch's ``F.cross_entropy(logits,
+    target_ids, label_smoothing=..., ignore_index=...)``: positions whose target is
     ``ignore_index`` count neither in the sum nor in the number of positions.
 
     Parameters
     ----------
-    logits : array_like
-        The final linear layer's scores, one vector per position.
-    target_ids : array_like of int
-        The correct word's id at each position.
-    label_smoothing : float, default 0.0
-        Epsilon of :func:`smooth_labels`, in [0, 1] (the paper uses 0.1).
-    ignore_index : int, optional, keyword-only
-        A target id (e.g. padding) whose positions are left out.
-
+    logits: the final linear layer's scores; label_smoothing: epsilon of :func:`smooth_labels`
+    (0.1 in the paper); ignore_index: a target id (e.g. padding) left out.
     Returns
     -------
-    float
-        The mean loss per counted position, in nats.
-
+    The mean loss per counted position, in nats.
     Shapes
     ------
-    ``logits`` (..., vocab); ``target_ids`` (...).
-
+    logits (..., vocab); target_ids (...).
     Raises
     ------
-    ValueError
-        If ``target_ids``' shape is not ``logits.shape[:-1]``, an id is outside the vocabulary,
-        ``label_smoothing`` is outside [0, 1], or every position is ignored.
-
+    ValueError if ``target_ids``' shape is not ``logits.shape[:-1]``, an id is outside the
+    vocabulary, ``label_smoothing`` is outside [0, 1], or every position is ignored.
     References
     ----------
     Post "The Loss Function"; paper §5.4 (label smoothing).

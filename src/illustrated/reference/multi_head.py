@@ -41,25 +41,17 @@ def split_heads(x: object, n_heads: int) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like
-        A projection such as ``X @ W_Q``.
-    n_heads : int
-        Number of heads; must divide d_model.
-
+    x: a projection such as ``X @ W_Q``; n_heads: must divide d_model.
     Returns
     -------
-    numpy.ndarray
-        Head ``h`` holds columns ``h*d_k:(h+1)*d_k`` of ``x``, with ``d_k = d_model // n_heads``.
-
+    Head ``h`` holds columns ``h*d_k:(h+1)*d_k`` of ``x``, ``d_k = d_model // n_heads``.
     Shapes
     ------
     (..., seq, d_model) -> (..., n_heads, seq, d_k).
-
     Raises
     ------
-    ValueError
-        If ``x`` has fewer than 2 dimensions, or ``n_heads`` is not a positive divisor of d_model.
-
+    ValueError if ``x`` has fewer than 2 dimensions or ``n_heads`` is not a positive divisor of
+    d_model.
     References
     ----------
     Post "The Beast With Many Heads"; paper §3.2.2.
@@ -78,23 +70,16 @@ def merge_heads(x: object) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like
-        One matrix per head.
-
+    x: one matrix per head.
     Returns
     -------
-    numpy.ndarray
-        Columns ``h*d_k:(h+1)*d_k`` hold head ``h``.
-
+    Columns ``h*d_k:(h+1)*d_k`` hold head ``h``.
     Shapes
     ------
     (..., n_heads, seq, d_k) -> (..., seq, n_heads * d_k).
-
     Raises
     ------
-    ValueError
-        If ``x`` has fewer than 3 dimensions.
-
+    ValueError if ``x`` has fewer than 3 dimensions.
     References
     ----------
     Post "The Beast With Many Heads" ("We concat the matrices"); paper §3.2.2.
@@ -144,49 +129,31 @@ def multi_head_attention(query: object, key: object, value: object, W_Q: object,
                          mask: object = None) -> MultiHeadResult:
     """Multi-headed attention: do the self-attention calculation once per head, concat, times W_O.
 
-    ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W_O`` with
-    ``head_i = Attention(query W_Q^i, key W_K^i, value W_V^i)``. The per-head matrices
-    ``W_Q^i`` are the column slices ``i*d_k:(i+1)*d_k`` of one (d_model, d_model) matrix.
-    Self-attention passes the same array as ``query``, ``key`` and ``value``; the decoder's
-    encoder-decoder attention passes its own states as ``query`` and the encoder output as
-    ``key`` and ``value``.
+    ``Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(query W_Q^i, key W_K^i,
+    value W_V^i)``; ``W_Q^i`` is the column slice ``i*d_k:(i+1)*d_k`` of one (d_model, d_model)
+    matrix. Self-attention passes one array as query, key and value; encoder-decoder attention
+    passes the decoder's states as ``query`` and the encoder output as ``key`` and ``value``.
 
     Parameters
     ----------
-    query : array_like
-        Where the queries come from.
-    key, value : array_like
-        Where the keys and values come from (the same array for self-attention).
-    W_Q, W_K, W_V, W_O : array_like
-        Weight matrices, applied as ``x @ W + b``.
-    n_heads : int
-        Number of heads (8 in the paper); must divide d_model.
-    b_Q, b_K, b_V, b_O : array_like, optional, keyword-only
-        Biases; None means zero.
-    mask : bool array_like, optional, keyword-only
-        True where a query may attend to a key; broadcastable to (..., n_heads, seq_q, seq_k),
-        e.g. (seq_q, seq_k) for a causal mask or (batch, 1, 1, seq_k) for padding.
-
+    W_*, b_*: applied as ``x @ W + b``, a bias of None is 0; n_heads: 8 in the paper, divides
+    d_model; mask: True where a query may attend to a key, e.g. (seq_q, seq_k) causal or
+    (batch, 1, 1, seq_k) padding.
     Returns
     -------
-    MultiHeadResult
-        Named fields ``q, k, v, weights, z`` (per head), ``concat`` and ``output``.
-
+    MultiHeadResult(q, k, v, weights, z per head, concat, output).
     Shapes
     ------
-    ``query`` (..., seq_q, d_model); ``key``, ``value`` (..., seq_k, d_model);
-    ``W_Q``, ``W_K``, ``W_V``, ``W_O`` (d_model, d_model); biases (d_model,);
-    ``output`` (..., seq_q, d_model); ``weights`` (..., n_heads, seq_q, seq_k).
-
+    query (..., seq_q, d_model); key, value (..., seq_k, d_model); W_* (d_model, d_model);
+    b_* (d_model,); mask broadcastable to (..., n_heads, seq_q, seq_k); output
+    (..., seq_q, d_model); weights (..., n_heads, seq_q, seq_k).
     Raises
     ------
-    ValueError
-        If the shapes do not fit together, ``n_heads`` is not a positive divisor of d_model,
-        or ``mask`` is not a fitting bool array (or leaves a query row with no key).
-
+    ValueError if the shapes do not fit, ``n_heads`` is not a positive divisor of d_model, or
+    ``mask`` is not a fitting bool array (or leaves a query row with no key).
     References
     ----------
-    Post "The Beast With Many Heads" and "The Decoder Side"; paper §3.2.2.
+    Post "The Beast With Many Heads", "The Decoder Side"; paper §3.2.2.
     """
     query, key, value, leading = _query_key_value(query, key, value)
     *_, seq_q, d_model = query.shape

@@ -1,15 +1,10 @@
 """Positional encoding: a vector of sines and cosines added to each embedding (paper §3.5).
 
-Two layouts of the same idea:
-
-``"interleaved"``
-    The paper's formula: ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))`` and
-    ``PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))``.
-``"concatenated"``
-    tensor2tensor's ``get_timing_signal_1d``, which the post's figures show: all the sines, then
-    all the cosines, with frequencies spaced geometrically from 1 down to exactly 1/10000 over
-    ``d_model/2 - 1`` steps. Its frequencies differ slightly from the paper's, so the two layouts
-    are not just a reordering of columns of each other.
+Two layouts: ``"interleaved"``, the paper's ``PE[pos, 2i] = sin(pos / 10000^(2i/d_model))``,
+``PE[pos, 2i+1] = cos(pos / 10000^(2i/d_model))``; ``"concatenated"``, tensor2tensor's
+``get_timing_signal_1d`` that the post's figures show: all sines, then all cosines, frequencies
+geometric from 1 down to exactly 1/10000 over ``d_model/2 - 1`` steps. Its frequencies differ
+slightly from the paper's, so the layouts are not a reordering of each other's columns.
 """
 from __future__ import annotations
 
@@ -66,27 +61,17 @@ def positional_frequencies(d_model: int, layout: str = "interleaved") -> np.ndar
 
     Parameters
     ----------
-    d_model : int
-        Embedding size, even.
-    layout : {"interleaved", "concatenated"}
-        ``"interleaved"``: ``w_i = 1 / 10000^(2i/d_model)`` (paper §3.5).
-        ``"concatenated"``: ``w_i = exp(-i * ln(10000) / max(d_model/2 - 1, 1))``
-        (tensor2tensor ``get_timing_signal_1d``, min_timescale 1, max_timescale 10^4).
-
+    d_model: even. layout: ``"interleaved"``, ``w_i = 1 / 10000^(2i/d_model)`` (paper §3.5), or
+    ``"concatenated"``, ``w_i = exp(-i * ln(10000) / max(d_model/2 - 1, 1))`` (tensor2tensor).
     Returns
     -------
-    numpy.ndarray
-        The frequencies, from 1 (i = 0) downwards.
-
+    The frequencies, from 1 (i = 0) downwards.
     Shapes
     ------
     (d_model // 2,).
-
     Raises
     ------
-    ValueError
-        If ``d_model`` is not a positive even integer or ``layout`` is unknown.
-
+    ValueError if ``d_model`` is not a positive even integer or ``layout`` is unknown.
     References
     ----------
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
@@ -105,40 +90,27 @@ def positional_frequencies(d_model: int, layout: str = "interleaved") -> np.ndar
 def positional_encoding(n_positions: int, d_model: int, layout: str = "interleaved") -> np.ndarray:
     """The positional encoding vectors, one row per position, each value between -1 and 1.
 
-    Row ``pos`` is the vector added to the embedding of the word at position ``pos``: the sine
-    and the cosine of ``pos * w_i`` for every frequency ``w_i`` of
-    :func:`positional_frequencies`. With ``d_model=4`` and ``layout="concatenated"`` this gives
-    the post's example, e.g. position 1 -> [0.8415, 0.0001, 0.5403, 1.0].
+    Row ``pos`` is added to the embedding at position ``pos``: the sine and cosine of ``pos * w_i``
+    for each frequency of :func:`positional_frequencies`. ``d_model=4, layout="concatenated"``
+    gives the post's example: position 1 -> [0.8415, 0.0001, 0.5403, 1.0].
 
     Parameters
     ----------
-    n_positions : int
-        Number of positions (rows), from position 0; 0 gives an empty array.
-    d_model : int
-        Embedding size, even.
-    layout : {"interleaved", "concatenated"}
-        ``"interleaved"`` (default): the paper's sin on even, cos on odd columns.
-        ``"concatenated"``: tensor2tensor's all sines then all cosines, as in the post's figures.
-
+    n_positions: rows, from position 0 (0 gives an empty array); d_model: even; layout: as above.
     Returns
     -------
-    numpy.ndarray
-        float64 array of positional encodings.
-
+    float64 positional encodings.
     Shapes
     ------
     (n_positions, d_model).
-
     Raises
     ------
-    ValueError
-        If ``n_positions`` is negative or not an integer, ``d_model`` is not a positive even
-        integer, or ``layout`` is unknown.
-
+    ValueError if ``n_positions`` is not a non-negative integer, ``d_model`` is not a positive
+    even integer, or ``layout`` is unknown.
     References
     ----------
-    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5
-    (the PE formulas, no equation number).
+    Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5 (the PE
+    formulas, no equation number).
     """
     _check_n_positions(n_positions, d_model)
     frequencies = positional_frequencies(d_model, layout)  # (d_model/2,)
@@ -154,39 +126,25 @@ def positional_encoding(n_positions: int, d_model: int, layout: str = "interleav
 def relative_position_matrix(k: int, d_model: int, layout: str = "interleaved") -> np.ndarray:
     """The fixed matrix ``M_k`` with ``PE[pos + k] = M_k @ PE[pos]`` for every position ``pos``.
 
-    The paper chose sinusoids because "for any fixed offset k, PE_{pos+k} can be represented
-    as a linear function of PE_{pos}". For each frequency ``w`` the pair (sin, cos) is rotated
-    by the angle ``k * w``::
+    Why the paper chose sinusoids: "for any fixed offset k, PE_{pos+k} can be represented as a
+    linear function of PE_{pos}". Each (sin, cos) pair of frequency ``w`` is rotated by ``k * w``::
 
         sin(w (pos + k)) =  cos(w k) sin(w pos) + sin(w k) cos(w pos)
         cos(w (pos + k)) = -sin(w k) sin(w pos) + cos(w k) cos(w pos)
 
-    so ``M_k`` is a rotation of each (sin, cos) pair of columns, and depends on ``k`` only.
-
     Parameters
     ----------
-    k : int
-        The offset; any integer, negative ones shift back.
-    d_model : int
-        Embedding size, even.
-    layout : {"interleaved", "concatenated"}
-        Which columns hold each pair, as in :func:`positional_encoding`.
-
+    k: any integer offset (negative shifts back); d_model: even; layout: as positional_encoding.
     Returns
     -------
-    numpy.ndarray
-        An orthogonal matrix, block-diagonal (2x2 rotations) for the interleaved layout.
-
+    An orthogonal matrix, block-diagonal (2x2 rotations) for the interleaved layout.
     Shapes
     ------
     (d_model, d_model).
-
     Raises
     ------
-    ValueError
-        If ``k`` is not an integer, ``d_model`` is not a positive even integer, or ``layout`` is
-        unknown.
-
+    ValueError if ``k`` is not an integer, ``d_model`` is not a positive even integer, or
+    ``layout`` is unknown.
     References
     ----------
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.

@@ -48,27 +48,18 @@ def layer_norm_steps(x: object, eps: float = 1e-5) -> LayerNormSteps:
 
     Parameters
     ----------
-    x : array_like
-        Vectors to normalize, one per position.
-    eps : float, default 1e-5
-        Added to the variance inside the square root, as torch's ``nn.LayerNorm``.
-
+    x: vectors to normalize, one per position; eps: added to the variance inside the square root.
     Returns
     -------
-    LayerNormSteps
-        Named fields ``mean``, ``variance`` (biased) and ``normalized``.
-
+    LayerNormSteps(mean, variance (biased, divided by d_model), normalized).
     Shapes
     ------
-    ``x`` (..., d_model); ``mean``, ``variance`` (..., 1); ``normalized`` (..., d_model).
-
+    x (..., d_model); mean, variance (..., 1); normalized (..., d_model).
     Raises
     ------
-    ValueError
-        If ``x`` is a scalar, has an empty last axis or holds NaN/inf, ``eps`` is negative or
-        not finite, ``eps`` is 0 while a vector of ``x`` is constant (0/0), or the arithmetic
-        overflows float64 (entries near 1e154 and above).
-
+    ValueError if ``x`` is a scalar, has an empty last axis or holds NaN/inf; ``eps`` is negative
+    or not finite, or 0 while a vector of ``x`` is constant (0/0); or float64 overflows (entries
+    near 1e154 and above).
     References
     ----------
     Post "The Residuals"; paper §3.1 (LayerNorm, citing Ba et al. 2016).
@@ -91,33 +82,20 @@ def layer_norm(x: object, gamma: object = None, beta: object = None,
                eps: float = 1e-5) -> np.ndarray:
     """Layer normalization: give each vector mean 0 and variance 1, then scale and shift it.
 
-    ``LayerNorm(x) = gamma * (x - mean) / sqrt(variance + eps) + beta`` over the last axis.
+    ``gamma * (x - mean) / sqrt(variance + eps) + beta`` over the last axis.
 
     Parameters
     ----------
-    x : array_like
-        Vectors to normalize, one per position.
-    gamma : array_like, optional
-        Learned scale; None means ones.
-    beta : array_like, optional
-        Learned shift; None means zeros.
-    eps : float, default 1e-5
-        Added to the (biased) variance inside the square root.
-
+    x: vectors to normalize; gamma, beta: learned scale and shift (None: ones, zeros).
     Returns
     -------
-    numpy.ndarray
-        The normalized vectors.
-
+    The normalized vectors.
     Shapes
     ------
-    ``x`` (..., d_model); ``gamma``, ``beta`` (d_model,); result (..., d_model).
-
+    x (..., d_model); gamma, beta (d_model,); returns (..., d_model).
     Raises
     ------
-    ValueError
-        If ``gamma`` or ``beta`` does not have shape (d_model,), or as :func:`layer_norm_steps`.
-
+    ValueError if ``gamma`` or ``beta`` is not (d_model,), or as :func:`layer_norm_steps`.
     References
     ----------
     Post "The Residuals"; paper §3.1.
@@ -139,29 +117,16 @@ def add_and_norm(x: object, sublayer_out: object, gamma: object = None, beta: ob
 
     Parameters
     ----------
-    x : array_like
-        The sub-layer's input (the residual).
-    sublayer_out : array_like
-        The sub-layer's output, e.g. self-attention's Z.
-    gamma, beta : array_like, optional
-        Layer norm's scale and shift; None means ones and zeros.
-    eps : float, default 1e-5
-        Layer norm's epsilon.
-
+    x: the sub-layer's input (the residual); sublayer_out: its output, e.g. self-attention's Z.
     Returns
     -------
-    numpy.ndarray
-        ``layer_norm(x + sublayer_out, gamma, beta, eps)``.
-
+    ``layer_norm(x + sublayer_out, gamma, beta, eps)``.
     Shapes
     ------
-    ``x``, ``sublayer_out`` (..., d_model); result (..., d_model).
-
+    x, sublayer_out (..., d_model); returns (..., d_model).
     Raises
     ------
-    ValueError
-        If ``x`` and ``sublayer_out`` differ in shape, or as :func:`layer_norm`.
-
+    ValueError if ``x`` and ``sublayer_out`` differ in shape, or as :func:`layer_norm`.
     References
     ----------
     Post "The Residuals"; paper §3.1 ("LayerNorm(x + Sublayer(x))") and §5.4 (residual dropout).

@@ -56,51 +56,33 @@ def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: objec
                    scale: float | None = None) -> SelfAttentionResult:
     """Self-attention: score every word against this word, softmax the scores, and sum the values.
 
-    The post's six steps: (1) create a query, a key and a value vector for each word by
-    multiplying its embedding by ``W_Q``, ``W_K`` and ``W_V``; (2) score each word by the dot
-    product of the query with its key; (3) divide the scores by sqrt(d_k) (8 in the paper,
-    where d_k = 64); (4) pass them through a softmax; (5) multiply each value vector by its
-    softmax score; (6) sum up the weighted value vectors. In matrix form:
+    The post's six steps: (1) a query, key and value per word, ``X @ W_Q``, ``X @ W_K``,
+    ``X @ W_V``; (2) score = query . key; (3) divide by sqrt(d_k) (8 in the paper, d_k = 64);
+    (4) softmax; (5) weight each value by its score; (6) sum. In matrix form
     ``Z = softmax(Q K^T / sqrt(d_k)) V``.
 
     Parameters
     ----------
-    X : array_like
-        The input embeddings, one row per word.
-    W_Q, W_K : array_like
-        Query and key weight matrices, applied as ``X @ W``.
-    W_V : array_like
-        Value weight matrix.
-    mask : bool array_like, optional
-        True where a query (row) may attend to a key (column); masked scores are set to ``-inf``
-        before the softmax. Broadcastable to (seq, seq). None attends everywhere.
-    scale : float, optional, keyword-only
-        What the scores are multiplied by in step 3; default ``1 / sqrt(d_k)``. The post's
-        worked example divides by 8 = sqrt(64) while its vectors are drawn with 3 numbers, so
-        :func:`illustrated.reference.thinking_machines_example` passes ``scale=1/8``.
-
+    mask: True where a query (row) may attend to a key (column); masked scores become ``-inf``
+    before the softmax; None attends everywhere.
+    scale: what the scores are multiplied by in step 3, default ``1 / sqrt(d_k)``. The post's
+    worked example divides by 8 = sqrt(64) with 3-number vectors, so
+    :func:`illustrated.reference.thinking_machines_example` passes ``scale=1/8``.
     Returns
     -------
-    SelfAttentionResult
-        Named fields ``q, k, v, scores, scaled, weights, z``, one per step.
-
+    SelfAttentionResult(q, k, v, scores, scaled, weights, z), one field per step.
     Shapes
     ------
-    ``X`` (seq, d_model); ``W_Q``, ``W_K`` (d_model, d_k); ``W_V`` (d_model, d_v);
-    ``mask`` (seq, seq); ``q``, ``k`` (seq, d_k); ``v`` (seq, d_v);
-    ``scores``, ``scaled``, ``weights`` (seq, seq); ``z`` (seq, d_v).
-
+    X (seq, d_model); W_Q, W_K (d_model, d_k); W_V (d_model, d_v); mask broadcastable to
+    (seq, seq); q, k (seq, d_k); v (seq, d_v); scores, scaled, weights (seq, seq); z (seq, d_v).
     Raises
     ------
-    ValueError
-        If the shapes do not fit together, if ``mask`` is not bool or does not broadcast to
-        (seq, seq), if a query row has no key it may attend to (the softmax would be NaN), or
-        if ``scale`` is not a positive finite number.
-
+    ValueError if the shapes do not fit, ``mask`` is not bool or does not broadcast to
+    (seq, seq), a query row has no key it may attend to (the softmax would be NaN), or ``scale``
+    is not a positive finite number.
     References
     ----------
-    Post "Self-Attention in Detail" and "Matrix Calculation of Self-Attention";
-    paper §3.2.1, Eq. (1).
+    Post "Self-Attention in Detail", "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
     X = as_float_array("X", X)
     W_Q = as_float_array("W_Q", W_Q)
@@ -137,43 +119,28 @@ def scaled_dot_product_attention(Q: object, K: object, V: object, mask: object =
                                  scale: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The self-attention calculation in matrix form: ``Z = softmax(Q K^T / sqrt(d_k)) V``.
 
-    The same steps two to six as :func:`self_attention`, starting from queries, keys and
-    values that are already computed, for any number of leading (batch, head) dimensions.
+    Steps two to six of :func:`self_attention` from ready queries, keys and values, for any
+    leading (batch, head) dimensions.
 
     Parameters
     ----------
-    Q : array_like
-        Queries.
-    K : array_like
-        Keys, as many as values.
-    V : array_like
-        Values.
-    mask : bool array_like, optional
-        True where a query may attend to a key; broadcastable to (..., seq_q, seq_k).
-    scale : float, optional, keyword-only
-        What the scores are multiplied by; default ``1 / sqrt(d_k)``.
-
+    mask: True where a query may attend to a key; scale: default ``1 / sqrt(d_k)``.
     Returns
     -------
-    (Z, weights) : tuple of numpy.ndarray
-        The attention output and the softmax weights (each row sums to 1).
-
+    (Z, weights): the attention output and the softmax weights (each row sums to 1).
     Shapes
     ------
-    ``Q`` (..., seq_q, d_k); ``K`` (..., seq_k, d_k); ``V`` (..., seq_k, d_v);
-    ``mask`` broadcastable to (..., seq_q, seq_k); ``Z`` (..., seq_q, d_v);
-    ``weights`` (..., seq_q, seq_k). The leading dimensions broadcast against each other.
-
+    Q (..., seq_q, d_k); K (..., seq_k, d_k); V (..., seq_k, d_v); mask broadcastable to
+    (..., seq_q, seq_k); Z (..., seq_q, d_v); weights (..., seq_q, seq_k). The leading
+    dimensions broadcast against each other.
     Raises
     ------
-    ValueError
-        If ``Q`` and ``K`` differ in d_k, ``K`` and ``V`` differ in length, the leading
-        dimensions do not broadcast, ``mask`` is not a fitting bool array, a query row has no
-        key it may attend to, or ``scale`` is not a positive finite number.
-
+    ValueError if ``Q`` and ``K`` differ in d_k, ``K`` and ``V`` in length, the leading dimensions
+    do not broadcast, ``mask`` is not a fitting bool array, a query row has no key it may attend
+    to, or ``scale`` is not a positive finite number.
     References
     ----------
-    Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. (1).
+    Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
     Q, K, V = as_float_array("Q", Q), as_float_array("K", K), as_float_array("V", V)
     check_min_ndim("Q", Q, 2, "(..., seq_q, d_k)")

@@ -32,36 +32,26 @@ def _shifted(x: object, axis: int) -> np.ndarray:
 def softmax(x: object, axis: int = -1) -> np.ndarray:
     """Softmax normalizes the scores so they're all positive and add up to 1.
 
-    ``softmax(x)_i = exp(x_i) / sum_j exp(x_j)``, computed after subtracting the maximum, which
-    changes nothing mathematically but keeps ``exp`` from overflowing. Entries equal to ``-inf``
-    (masked scores) get probability exactly 0.
+    ``exp(x_i) / sum_j exp(x_j)``, computed after subtracting the maximum so ``exp`` cannot
+    overflow. ``-inf`` entries (masked scores) get probability exactly 0.
 
     Parameters
     ----------
-    x : array_like
-        Scores (logits). ``-inf`` marks an entry that must get probability 0.
-    axis : int, default -1
-        The axis along which the result sums to 1.
-
+    x: scores (logits); axis: the axis along which the result sums to 1.
     Returns
     -------
-    numpy.ndarray
-        Probabilities, float64, same shape as ``x``.
-
+    Probabilities, float64, the shape of ``x``.
     Shapes
     ------
-    ``x`` (..., n) -> (..., n) for the default ``axis=-1``.
-
+    x (..., n) -> (..., n) for the default axis=-1.
     Raises
     ------
-    ValueError
-        If a slice along ``axis`` is all ``-inf`` (the result would be NaN), if ``x`` holds NaN
-        or ``+inf``, if ``axis`` is not an axis of ``x``, or if it has length 0.
-
+    ValueError if a slice along ``axis`` is all ``-inf`` (the result would be NaN), ``x`` holds
+    NaN or ``+inf``, or ``axis`` is not an axis of ``x`` or has length 0.
     References
     ----------
-    Post "Self-Attention in Detail" (step four) and "The Final Linear and Softmax Layer";
-    paper §3.2.1, Eq. (1) and §3.4.
+    Post "Self-Attention in Detail" (step four), "The Final Linear and Softmax Layer";
+    paper §3.2.1, Eq. 1 and §3.4.
     """
     shifted = _shifted(x, axis)
     exp = np.exp(shifted)
@@ -69,32 +59,22 @@ def softmax(x: object, axis: int = -1) -> np.ndarray:
 
 
 def log_softmax(x: object, axis: int = -1) -> np.ndarray:
-    """The logarithm of the softmax, computed without taking the log of a tiny probability.
+    """The log of the softmax, finite even where the softmax underflows to 0 (the loss uses it).
 
-    ``log_softmax(x) = x - max(x) - log(sum(exp(x - max(x))))``; equal to ``log(softmax(x))``
-    but finite even where the softmax underflows to 0. The loss uses it.
+    ``x - max(x) - log(sum(exp(x - max(x))))``.
 
     Parameters
     ----------
-    x : array_like
-        Scores (logits).
-    axis : int, default -1
-        The axis along which ``exp`` of the result sums to 1.
-
+    x: scores (logits); axis: the axis along which ``exp`` of the result sums to 1.
     Returns
     -------
-    numpy.ndarray
-        Log-probabilities, float64, same shape as ``x``.
-
+    Log-probabilities, float64, the shape of ``x``.
     Shapes
     ------
-    ``x`` (..., n) -> (..., n) for the default ``axis=-1``.
-
+    x (..., n) -> (..., n) for the default axis=-1.
     Raises
     ------
-    ValueError
-        As :func:`softmax`.
-
+    ValueError as :func:`softmax`.
     References
     ----------
     Post "The Loss Function"; paper §5.4 (the training loss).
