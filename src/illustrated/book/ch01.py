@@ -24,58 +24,55 @@ def _text(ax, x, y, text, size=12, color=_INK, **kw):
 
 def draw_black_box(source: str, target: str):
     """The model as one box: the sentence given on the left, its translation on the right."""
-    fig, ax = kit.canvas((6.4, 1.5), (0, 16), (0, 3.75))
-    kit.box(ax, 5.4, 0.6, 5.2, 2.5, "THE TRANSFORMER", kit.COLORS["attention"], fontsize=11)
-    kit.arrow(ax, (4.3, 1.85), (5.4, 1.85))
-    kit.arrow(ax, (10.6, 1.85), (11.7, 1.85))
-    for x, text, label, ha in ((4.1, source, "input", "right"), (11.9, target, "output", "left")):
-        _text(ax, x, 1.85, text, ha=ha)
-        _text(ax, x, 1.1, label, 9, _MUTED, ha=ha)
+    fig, ax = kit.canvas((5.6, 1.4), (0, 14), (0, 3.5))
+    kit.box(ax, 4.9, 0.5, 4.0, 2.4, "THE\nTRANSFORMER", kit.COLORS["attention"], fontsize=11)
+    kit.arrow(ax, (3.9, 1.7), (4.9, 1.7))
+    kit.arrow(ax, (8.9, 1.7), (9.9, 1.7))
+    for x, text, label, ha in ((3.75, source, "input", "right"), (10.05, target, "output", "left")):
+        _text(ax, x, 1.7, text, ha=ha)
+        _text(ax, x, 1.0, label, 9, _MUTED, ha=ha)
     return fig
 
 
 def draw_components(source: str, target: str, n_layers: int):
     """The opened box: an encoding and a decoding component, the first feeding the second."""
-    fig, ax = kit.canvas((5.6, 3.4), (0, 11.2), (0, 6.8))
-    kit.box(ax, 0.3, 1.1, 10.6, 4.6, "", "none", dashed=True)
-    _text(ax, 0.55, 5.35, "THE TRANSFORMER", 10, _MUTED, ha="left", fontweight="bold")
-    for x, name, color in ((0.9, "ENCODERS", "encoder"), (6.3, "DECODERS", "decoder")):
-        kit.box(ax, x, 2.3, 4.0, 1.9, name, kit.COLORS[color], fontsize=12,
+    fig, ax = kit.canvas((4.8, 3.2), (0, 9.6), (0, 6.4))
+    kit.box(ax, 0.2, 1.05, 9.2, 4.3, "", "none", dashed=True)
+    _text(ax, 0.45, 5.0, "THE TRANSFORMER", 10, _MUTED, ha="left", fontweight="bold")
+    for x, name, color in ((0.6, "ENCODERS", "encoder"), (5.4, "DECODERS", "decoder")):
+        kit.box(ax, x, 2.2, 3.6, 1.8, name, kit.COLORS[color], fontsize=12,
                 subtitle=f"a stack of {n_layers}")
-    kit.arrow(ax, (4.9, 3.25), (6.3, 3.25), color=kit.COLORS["key"], width=2)
-    kit.arrow(ax, (2.9, 0.75), (2.9, 2.3))
-    kit.arrow(ax, (8.3, 4.2), (8.3, 6.05))
-    _text(ax, 2.9, 0.35, source)
-    _text(ax, 8.3, 6.45, target)
+    kit.arrow(ax, (4.2, 3.1), (5.4, 3.1), color=kit.COLORS["key"], width=2)
+    kit.arrow(ax, (2.4, 0.7), (2.4, 2.2))
+    kit.arrow(ax, (7.2, 4.0), (7.2, 5.7))
+    _text(ax, 2.4, 0.33, source)
+    _text(ax, 7.2, 6.07, target)
     return fig
 
 
-def draw_stack(n_layers: int, source: str, target: str, *, title: str = ""):
+def draw_stack(n_layers: int, source: str, target: str):
     """n_layers encoders and n_layers decoders; the top encoder's output feeds every decoder."""
-    fig, ax = kit.canvas((5.6, 5.0), (0, 11.2), (0, 10))
-    bottom, top = 1.2, 8.8
+    fig, ax = kit.canvas((4.6, 4.8), (0, 9.2), (0, 9.6))
+    bottom, top = 1.1, 8.5
     slot = (top - bottom) / n_layers
     h = min(1.0, slot * 0.62)
-    size = 11 if n_layers <= 3 else 10
     centers = [bottom + (i + 0.5) * slot for i in range(n_layers)]
     for i, c in enumerate(centers):
-        for x, name, color in ((0.5, "ENCODER", "encoder"), (6.7, "DECODER", "decoder")):
-            kit.box(ax, x, c - h / 2, 4.0, h, f"{name} {i}", kit.COLORS[color], fontsize=size,
+        for x, name, color in ((0.2, "ENCODER", "encoder"), (5.6, "DECODER", "decoder")):
+            kit.box(ax, x, c - h / 2, 3.4, h, f"{name} {i}", kit.COLORS[color], fontsize=10,
                     rounding=0.08).set_gid(f"{color}-{i}")
             if i:
-                kit.arrow(ax, (x + 2, centers[i - 1] + h / 2), (x + 2, c - h / 2))
-    bus = 5.6  # the top encoder's output runs down a line that branches into every decoder
-    ax.plot([4.5, bus, bus], [centers[-1], centers[-1], centers[0]], color=kit.COLORS["key"],
+                kit.arrow(ax, (x + 1.7, centers[i - 1] + h / 2), (x + 1.7, c - h / 2))
+    bus = 4.6  # the top encoder's output runs down a line that branches into every decoder
+    ax.plot([3.6, bus, bus], [centers[-1], centers[-1], centers[0]], color=kit.COLORS["key"],
             linewidth=2, gid="memory-bus")
     for j, c in enumerate(centers):
-        kit.arrow(ax, (bus, c), (6.7, c), color=kit.COLORS["key"], width=1.6).set_gid(
+        kit.arrow(ax, (bus, c), (5.6, c), color=kit.COLORS["key"], width=1.6).set_gid(
             f"memory-{j}")
-    kit.arrow(ax, (2.5, 0.7), (2.5, centers[0] - h / 2))
-    kit.arrow(ax, (8.7, centers[-1] + h / 2), (8.7, 9.3))
-    _text(ax, 2.5, 0.35, source)
-    _text(ax, 8.7, 9.65, target)
-    if title:
-        kit.title(ax, title)
+    kit.arrow(ax, (1.9, 0.65), (1.9, centers[0] - h / 2))
+    kit.arrow(ax, (7.3, centers[-1] + h / 2), (7.3, 8.95))
+    _text(ax, 1.9, 0.3, source)
+    _text(ax, 7.3, 9.3, target)
     return fig
 
 

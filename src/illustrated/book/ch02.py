@@ -139,7 +139,7 @@ def perturbation(layer, x, position: int, delta: float = 1.0, *, seed: int = 0):
 
 def draw_perturbation(changes: dict, words, position: int, *, title: str = ""):
     """One heatmap per sub-layer: how much each output number moved; the nudged row framed."""
-    fig, axes = plt.subplots(1, len(changes), figsize=(8, 1.4 + 0.3 * len(words)), dpi=kit.DPI,
+    fig, axes = plt.subplots(1, len(changes), figsize=(8, 1.5 + 0.45 * len(words)), dpi=kit.DPI,
                              layout="constrained")
     vmax = max(float(c.max()) for c in changes.values()) or 1.0
     for ax, (name, change) in zip(axes, changes.items()):
