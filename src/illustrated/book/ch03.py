@@ -1,0 +1,214 @@
+"""Chapter 03, self-attention: where a small model resolves "it", the six steps on the post's
+numbers, the matrix form, and why the scores are divided by sqrt(d_k)."""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import illustrated as il
+
+from . import kit
+
+__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps",
+           "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
+
+PRONOUNS = ("il", "elle")
+HEAD_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
+               "#17becf")
+_INK, _MUTED = kit.COLORS["text"], kit.COLORS["muted"]
+
+
+def pronoun_attention(model, src_vocab, tgt_vocab, sentence: str, layer: int = 0):
+    """(source tokens, the pronoun written, cross-attention weights (n_heads, src_len)) of
+    decoder ``layer`` at the step that writes il or elle."""
+    translation = il.translate(model, [sentence], src_vocab, tgt_vocab)[0]
+    t = il.trace(model, sentence, translation, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    [step] = [i for i, w in enumerate(t.target_tokens) if w in PRONOUNS]
+    return t.source_tokens, t.target_tokens[step], t.cross_attention()[layer, :, step]
+
+
+def draw_pronoun(rows, layer: int = 0):
+    """One panel per sentence: lines from the pronoun being written to every source word, one
+    colour per head, as thick and dark as the weight."""
+    fig, axes = plt.subplots(1, len(rows), figsize=(3.8 * len(rows), 3.9), dpi=kit.DPI)
+    for ax, (tokens, pronoun, weights) in zip(np.atleast_1d(axes), rows):
+        n = len(tokens)
+        ax.set_xlim(-0.2, 3.2)
+        ax.set_ylim(n - 0.4, -1.3)
+        ax.axis("off")
+        ax.text(0.3, (n - 1) / 2, pronoun, ha="right", va="center", fontsize=12,
+                fontweight="bold", color=_INK)
+        for j, token in enumerate(tokens):
+            strongest = weights[:, j].max()
+            ax.text(2.05, j, token, va="center", fontsize=10, color=_INK,
+                    fontweight="bold" if strongest > 0.5 else "normal")
+            for h, w in enumerate(weights[:, j]):
+                if w > 0.02:
+                    ax.plot([0.4, 1.95], [(n - 1) / 2 + 0.12 * (h - 1.5), j],
+                            color=HEAD_COLORS[h], alpha=min(1.0, 0.15 + w), lw=0.5 + 5 * w)
+        ax.text(1.5, -1.0, f"writing '{pronoun}': decoder layer {layer}", ha="center",
+                fontsize=9, color=_MUTED)
+    handles = [plt.Line2D([], [], color=c, lw=3) for c in HEAD_COLORS[:rows[0][2].shape[0]]]
+    fig.legend(handles, [f"head {h}" for h in range(len(handles))], loc="lower center",
+               ncol=len(handles), fontsize=9, frameon=False)
+    fig.subplots_adjust(left=0.02, right=0.98, top=0.98, bottom=0.1, wspace=0.05)
+    return fig
+
+
+# The six steps of one query, as the rows of the post's table: (label, step that fills it).
+STEPS = (("Input", 1), ("Queries", 1), ("Keys", 1), ("Values", 1), ("Score", 2),
+         ("Divide by 8 (√d_k)", 3), ("Softmax", 4), ("Softmax × Value", 5), ("Sum", 6))
+
+
+def _cells(ax, x, y, values, color, width=0.5):
+    for i, value in enumerate(values):
+        ax.add_patch(plt.Rectangle((x + i * width, y - 0.3), width, 0.6, facecolor=color,
+                                   edgecolor="white", lw=1.5))
+        ax.text(x + (i + 0.5) * width, y, kit.format_value(value), ha="center", va="center",
+                fontsize=9, color=kit.ink_on(color))
+
+
+def draw_steps(example, step: int = 6):
+    """The post's table of self-attention for the first word, filled up to ``step`` (1-6)."""
+    X, W_Q, W_K, W_V = example.X, example.W_Q, example.W_K, example.W_V
+    Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+    scores = Q[0] @ K.T
+    weights = il.reference.softmax(scores / 8)
+    c = kit.COLORS
+    rows = {"Input": (X, c["input"]), "Queries": (Q, c["query"]), "Keys": (K, c["key"]),
+            "Values": (V, c["value"]), "Score": (scores, None), "Divide by 8 (√d_k)":
+            (scores / 8, None), "Softmax": (weights, None),
+            "Softmax × Value": (weights[:, None] * V, c["value"]), "Sum": (weights @ V, c["z"])}
+    fig, ax = kit.canvas((6.4, 5.0), (0, 12.8), (len(STEPS) - 0.4, -1.2))
+    for x, word in ((5.0, il.reference.THINKING_MACHINES_WORDS[0]),
+                    (9.0, il.reference.THINKING_MACHINES_WORDS[1])):
+        ax.text(x + 1.0, -0.8, word, ha="center", fontsize=11, fontweight="bold", color=_INK)
+    for y, (label, filled_at) in enumerate(STEPS):
+        shown = filled_at <= step
+        ax.text(0.1, y, label, va="center", fontsize=10, color=_INK if shown else "#cfd8dc")
+        if not shown:
+            continue
+        values, color = rows[label]
+        if label == "Sum":
+            _cells(ax, 5.0 + (4 - len(values)) * 0.25, y, values, color)
+        elif color is None:  # one number per word
+            for x, value in zip((6.0, 10.0), values):
+                text = f"q1 · k{1 + (x > 6)} = {kit.format_value(value)}" if label == "Score" \
+                    else kit.format_value(value)
+                ax.text(x, y, text, ha="center", va="center", fontsize=10, color=_INK)
+        else:
+            for x, row in zip((5.0, 9.0), values):
+                _cells(ax, x + (4 - len(row)) * 0.25, y, row, color)
+    return fig
+
+
+def _matrix(ax, x, y, M, color, label):
+    """Matrix ``M`` with its top-left corner at (x, y), one cell per entry, its name above."""
+    M = np.atleast_2d(M)
+    for (i, j), value in np.ndenumerate(M):
+        ax.add_patch(plt.Rectangle((x + j * 0.6, y + i * 0.5), 0.6, 0.5, facecolor=color,
+                                   edgecolor="white", lw=1.2))
+        ax.text(x + (j + 0.5) * 0.6, y + (i + 0.5) * 0.5, kit.format_value(value), ha="center",
+                va="center", fontsize=8, color=kit.ink_on(color))
+    ax.text(x + M.shape[1] * 0.3, y - 0.25, label, ha="center", fontsize=10, color=_INK)
+    return x + M.shape[1] * 0.6
+
+
+def _equation(terms, height=1.6):
+    """Matrices and signs left to right: terms are (matrix, colour, name) or a string."""
+    width = sum(0.6 * np.atleast_2d(t[0]).shape[1] + 0.25 if isinstance(t, tuple) else
+                0.17 * len(t) + 0.3 for t in terms)
+    fig, ax = kit.canvas((width * 0.56, height * 0.66), (0, width), (height + 0.1, -0.6))
+    x = 0.0
+    for term in terms:
+        if isinstance(term, str):
+            ax.text(x + 0.12, 0.5, term, va="center", fontsize=12, color=_INK)
+            x += 0.17 * len(term) + 0.3
+        else:
+            x = _matrix(ax, x, 0.0, *term) + 0.25
+    return fig
+
+
+def draw_projections(example):
+    """X times W_Q, W_K and W_V gives Q, K and V: every word's query, key, value at once."""
+    c, X = kit.COLORS, example.X
+    return _equation([(X, c["input"], "X"), "×", (example.W_Q, c["query"], "$W^Q$"), "=",
+                      (X @ example.W_Q, c["query"], "Q"), "  ", (X @ example.W_K, c["key"], "K"),
+                      " ", (X @ example.W_V, c["value"], "V")], height=2.1)
+
+
+def draw_formula(example):
+    """softmax(Q Kᵀ / 8) V = Z, the weights written out."""
+    c, X = kit.COLORS, example.X
+    Q, K, V = X @ example.W_Q, X @ example.W_K, X @ example.W_V
+    A = il.reference.softmax(Q @ K.T / 8)
+    return _equation(["softmax(", (Q, c["query"], "Q"), "×", (K.T, c["key"], "Kᵀ"), "/ 8 ) =",
+                      (A, c["output"], "weights"), "×", (V, c["value"], "V"), "=",
+                      (A @ V, c["z"], "Z")])
+
+
+class Saturation(NamedTuple):
+    """Per d_k: the scores' variance, the mean largest weight and the mean softmax Jacobian
+    size, unscaled and scaled by 1/sqrt(d_k)."""
+
+    d_k: np.ndarray
+    variance: np.ndarray
+    largest: np.ndarray
+    largest_scaled: np.ndarray
+    gradient: np.ndarray
+    gradient_scaled: np.ndarray
+
+
+def _jacobian_norm(p):
+    """Frobenius norm of softmax's Jacobian diag(p) - p pᵀ, per row of ``p``."""
+    jac = np.einsum("ni,ij->nij", p, np.eye(p.shape[-1])) - p[:, :, None] * p[:, None, :]
+    return np.sqrt((jac ** 2).sum(axis=(1, 2)))
+
+
+def saturation(d_k_values=tuple(2 ** i for i in range(11)), n_keys=8, n_samples=1000, seed=0):
+    """Random standard-normal queries and keys scored for each d_k (paper §3.2.1, footnote 4)."""
+    rng, fields = np.random.default_rng(seed), []
+    for d_k in d_k_values:
+        q = rng.standard_normal((n_samples, 1, d_k))
+        k = rng.standard_normal((n_samples, n_keys, d_k))
+        scores = (q * k).sum(axis=-1)  # (n_samples, n_keys)
+        raw, scaled = il.reference.softmax(scores), il.reference.softmax(scores / math.sqrt(d_k))
+        fields.append((scores.var(), raw.max(-1).mean(), scaled.max(-1).mean(),
+                       _jacobian_norm(raw).mean(), _jacobian_norm(scaled).mean()))
+    return Saturation(np.array(d_k_values), *map(np.array, zip(*fields)))
+
+
+def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0):
+    """One random query's weights over 8 keys, unscaled and scaled, beside the averages."""
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal(d_k), rng.standard_normal((n_keys, d_k))
+    fig, (bars, lines) = plt.subplots(1, 2, figsize=(7.6, 3.0), dpi=kit.DPI,
+                                      layout="constrained")
+    x = np.arange(n_keys)
+    for offset, weights, color, label in (
+            (-0.2, il.reference.softmax(k @ q), kit.COLORS["z"], "q·k"),
+            (0.2, il.reference.softmax(k @ q / math.sqrt(d_k)), kit.COLORS["value"],
+             "q·k / √d_k")):
+        bars.bar(x + offset, weights, 0.4, color=color, label=label)
+    bars.set(ylim=(0, 1), xticks=x, xlabel="key", ylabel="softmax weight")
+    bars.set_title(f"one query, d_k = {d_k}", fontsize=10)
+    bars.legend(fontsize=9, frameon=False, loc="upper left")
+    for values, color, ls, label in (
+            (curve.largest, kit.COLORS["z"], "-", "largest weight, q·k"),
+            (curve.largest_scaled, kit.COLORS["value"], "-", "largest weight, scaled"),
+            (curve.gradient, kit.COLORS["z"], "--", "gradient size, q·k"),
+            (curve.gradient_scaled, kit.COLORS["value"], "--", "gradient size, scaled")):
+        lines.plot(curve.d_k, values, color=color, marker="o", ms=3, ls=ls, label=label)
+    lines.axvline(d_k, color=_MUTED, lw=1)
+    lines.set(xscale="log", ylim=(0, 1), xlabel="d_k")
+    lines.set_xticks(curve.d_k[::2], [str(d) for d in curve.d_k[::2]])
+    lines.set_title("averages over 1000 queries", fontsize=10)
+    lines.legend(fontsize=8, frameon=False, loc="center left")
+    for ax in (bars, lines):
+        ax.tick_params(labelsize=9)
+        ax.xaxis.label.set_size(9)
+        ax.yaxis.label.set_size(9)
+    return fig
