@@ -63,12 +63,13 @@ STEPS = (("Input", 1), ("Queries", 1), ("Keys", 1), ("Values", 1), ("Score", 2),
          ("Divide by 8 (√d_k)", 3), ("Softmax", 4), ("Softmax × Value", 5), ("Sum", 6))
 
 
-def _cells(ax, x, y, values, color, width=0.5):
+def _cells(ax, x, y, values, color):
+    width = 0.5 if np.allclose(values, np.round(values)) else 0.75
     for i, value in enumerate(values):
         ax.add_patch(plt.Rectangle((x + i * width, y - 0.3), width, 0.6, facecolor=color,
                                    edgecolor="white", lw=1.5))
         ax.text(x + (i + 0.5) * width, y, kit.format_value(value), ha="center", va="center",
-                fontsize=9, color=kit.ink_on(color))
+                fontsize=8.5, color=kit.ink_on(color))
 
 
 def draw_steps(example, step: int = 6):
@@ -93,7 +94,7 @@ def draw_steps(example, step: int = 6):
             continue
         values, color = rows[label]
         if label == "Sum":
-            _cells(ax, 5.0 + (4 - len(values)) * 0.25, y, values, color)
+            _cells(ax, 5.0, y, values, color)
         elif color is None:  # one number per word
             for x, value in zip((6.0, 10.0), values):
                 text = f"q1 · k{1 + (x > 6)} = {kit.format_value(value)}" if label == "Score" \
@@ -101,7 +102,7 @@ def draw_steps(example, step: int = 6):
                 ax.text(x, y, text, ha="center", va="center", fontsize=10, color=_INK)
         else:
             for x, row in zip((5.0, 9.0), values):
-                _cells(ax, x + (4 - len(row)) * 0.25, y, row, color)
+                _cells(ax, x, y, row, color)
     return fig
 
 
