@@ -1,5 +1,6 @@
 """Chapter 03: where the coreference model resolves the pronoun, the post's six steps, the matrix
 form against PyTorch, and the saturation that the 1/sqrt(d_k) scaling prevents."""
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -44,6 +45,7 @@ def test_the_posts_numbers_in_the_table():
     assert {"q1 · k1 = 112", "q1 · k2 = 96", "14", "12", "0.88", "0.12"} <= texts
     fig = ch03.draw_steps(ex, 2)
     assert "14" not in {t.get_text() for t in fig.axes[0].texts}
+    plt.close("all")
 
 
 def test_formula_figure_holds_z():
@@ -52,6 +54,7 @@ def test_formula_figure_holds_z():
     Z = torch.nn.functional.scaled_dot_product_attention(
         *(torch.tensor(m)[None] for m in (Q, K, V)), scale=1 / 8)[0].numpy()
     texts = {t.get_text() for t in ch03.draw_formula(ex).axes[0].texts}
+    plt.close("all")
     assert {f"{z:.2f}" for z in Z.ravel()} <= texts
 
 
