@@ -177,7 +177,7 @@ def test_every_chapter_is_in_the_toc():
 
 
 # Calls that train a model in the page: their numbers depend on the CPU's vector instructions
-# and thread count, so no output-checked cell may print them (DESIGN.md, Notebooks).
+# and thread count, so no output-checked cell may print them (docs/ARCHITECTURE.md, Conventions).
 LIVE_TRAINING = {"train", "train_corpus", "cheating_demo", "train_with_snapshots",
                  "norm_placement_experiment", "train_playground"}
 CHECK_TAG = "nbval-check-output"
