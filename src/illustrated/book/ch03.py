@@ -16,8 +16,7 @@ __all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps
            "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
 
 PRONOUNS = ("il", "elle")
-HEAD_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2",
-               "#17becf")
+HEAD_COLORS = kit.HEAD_COLORS
 _INK, _MUTED = kit.COLORS["text"], kit.COLORS["muted"]
 
 

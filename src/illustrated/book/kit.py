@@ -17,7 +17,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.transforms import Bbox
 
-__all__ = ["COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "MAX_FIGURE_WIDTH_IN", "DPI",
+__all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "MAX_FIGURE_WIDTH_IN", "DPI",
            "canvas", "box", "arrow", "title", "format_value", "ink_on", "heatmap", "write_values",
            "colorbar"]
 
@@ -28,6 +28,9 @@ COLORS = {
     "attention": "#ffcc80", "norm": "#fff59d", "output": "#b0bec5", "text": "#263238",
     "muted": "#78909c",
 }
+# One colour per attention head, the same in the page's live view (site/js/selfattention.js).
+HEAD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+               "#17becf")
 CMAP = "viridis"            # sequential values: attention weights, probabilities
 DIVERGING_CMAP = "RdBu_r"   # signed values: embeddings, positional encodings
 
