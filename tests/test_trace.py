@@ -205,15 +205,10 @@ def test_encode_sentence_is_the_one_validator():
         il.data.encode_sentence(vocab, "", name="target")
     with pytest.raises(ValueError, match="vocab: expected an illustrated.data.Vocab"):
         il.data.encode_sentence(["je"], "je")
-    # every explain function refuses unknown words alike, naming them
+    # il.trace refuses unknown words through it, naming them
     model, src_vocab, tgt_vocab = il.pretrained("fr-en")
-    from illustrated.explain import attention, decoding, norms, positional
-    for call in (lambda: attention.word_attention(model, src_vocab, "je suis zzz", "je"),
-                 lambda: decoding.decoding_trace(model, "je suis zzz", src_vocab, tgt_vocab),
-                 lambda: norms.add_norm_vectors(model, src_vocab, "je suis zzz"),
-                 lambda: positional.embed_with_positions(model, src_vocab, "je suis zzz")):
-        with pytest.raises(ValueError, match=r"sentence: .*\['zzz'\]"):
-            call()
+    with pytest.raises(ValueError, match=r"sentence.*\['zzz'\]"):
+        il.trace(model, "je suis zzz", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
 
 
 def test_float_or_bool_ids_are_refused_not_truncated(post_ln):

@@ -28,8 +28,8 @@ _LAZY_NAMES = {
     "Trace": "tracing", "trace": "tracing",
 }
 # submodules reachable as attributes (``il.presets.make_config``) before anything imported them
-_LAZY_MODULES = {"checkpoint", "decoding", "explain", "masks", "modules", "parity", "plots",
-                 "presets", "shipped", "tracing", "training", "widgets"}
+_LAZY_MODULES = {"checkpoint", "decoding", "masks", "modules", "parity", "presets", "shipped",
+                 "tracing", "training"}
 
 __all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",

@@ -4,7 +4,7 @@
 on every sub-module and keeps what each returns (embeddings, W_Q/W_K/W_V outputs, attention
 weights, the W_O input, norms, layers, the feed-forward hidden layer, the logits); only ``q kᵀ``
 and its scaling (the post's attention steps 2 and 3), which no module returns, are computed
-here. The chapters' compute functions (:mod:`illustrated.explain`) select from a trace.
+here. The chapters' code (:mod:`illustrated.book`) selects from a trace.
 
 References: post, "Bringing The Tensors Into The Picture" to "The Final Linear and Softmax
 Layer"; paper §3 and Figure 1.
