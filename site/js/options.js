@@ -1,5 +1,5 @@
-// The options of translate() and greedy(), checked as decoding.py checks its arguments
-// (_check_beam_args, _check_decode_args), with the defaults filled in.
+// The options of translate(), checked as decoding.py checks its arguments (_check_beam_args),
+// with the defaults filled in.
 
 /** Every option translate() takes. */
 export const OPTIONS = ["beamSize", "topBeams", "alpha", "maxLen", "returnSteps", "topK"];
@@ -29,14 +29,13 @@ function checkKeys(options, allowed) {
 /**
  * @param {object} options the caller's options
  * @param {{max_len: number, tgt_tokens: string[]}} config the model's sizes ({corpus}.json)
- * @param {string[]} allowed the option names this call takes
  * @returns {{beamSize: number, topBeams: number, alpha: number, maxLen: number,
  *   returnSteps: boolean, topK: number}} topK: the most probable next words kept per step of the
  *   best hypothesis (0, the default: none)
  * @throws {Error} naming the option, for an unknown one or a value decoding.py would refuse
  */
-export function decodeOptions(options, config, allowed = OPTIONS) {
-  checkKeys(options, allowed);
+export function decodeOptions(options, config) {
+  checkKeys(options, OPTIONS);
   const { beamSize = 1, topBeams = 1, alpha = 0, returnSteps = false, topK = 0 } = options;
   // decoding.py's default max_len is 50; a model with a shorter max_len caps it.
   const maxLen = options.maxLen ?? Math.min(50, config.max_len);
