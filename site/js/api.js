@@ -1,12 +1,7 @@
 // window.illustrated: the book's shipped models in the reader's browser (the contract in
-// docs/ARCHITECTURE.md, "Public API", the browser part). Loaded as a module on every page; it
-// fetches only index.json until a widget first translates, which loads onnxruntime-web and that
-// corpus's model. Then it mounts the page's widgets (widgets.js).
-//
-//   await illustrated.ready;                       // index.json read; illustrated.corpora filled
-//   const r = await illustrated.translate("post", "je suis étudiant", {beamSize: 4});
-//   r.hypotheses[0].tokens                          // ["i", "am", "a", "student", "<eos>"]
-//
+// docs/ARCHITECTURE.md, "Public API"), and the page's widgets mounted (widgets.js). Loaded as a
+// module on every page; it fetches only index.json until a widget first translates, which loads
+// onnxruntime-web and that corpus's model. `await illustrated.ready` fills illustrated.corpora.
 // translate(corpus, sentence, {beamSize = 1, topBeams = 1, alpha = 0, maxLen = min(50, max_len),
 // returnSteps = false, topK = 0}) -> Promise of {hypotheses: [{tokens, score}], sourceTokens,
 // encoderAttention [layer][head][source][source], crossAttention [layer][head][step][source],

@@ -54,14 +54,3 @@ export function slider(label, labels, index, onChange, name) {
   });
   return h("label", {}, label, control, readout);
 }
-
-/** Calls fn after `ms` of quiet (the last call wins); .cancel() drops a pending call. */
-export function debounce(fn, ms) {
-  let timer = null;
-  const later = (...args) => {
-    window.clearTimeout(timer);
-    timer = window.setTimeout(() => fn(...args), ms);
-  };
-  later.cancel = () => window.clearTimeout(timer);
-  return later;
-}

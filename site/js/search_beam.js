@@ -17,12 +17,9 @@ function topk(totals, k) {
 }
 
 /**
- * Keep the beamSize best partial translations at every step; return the topBeams best.
- * @param {object} model from models.js   @param {object} memory the encoder's output tensor
- * @param {{beamSize: number, topBeams: number, maxLen: number, alpha: number}} options
- * @returns {Promise<{best: Array<[number[], number]>, steps: object[]}>} best: topBeams
- *   [token ids without <bos>, score], best first; steps: the beam as a tree, one entry per step
- *   ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep)
+ * Keep the beamSize best partial translations at every step; return {best, steps}: best, the
+ * topBeams [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per
+ * step ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep).
  */
 export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, alpha }) {
   const { bos_id: bosId, eos_id: eosId } = model.config;

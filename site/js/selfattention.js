@@ -3,12 +3,12 @@
 // to each word on the right (the key), as opaque and as wide as its weight, for one encoder layer
 // and head, or every head in its own colour. Hover a word on the left, or focus it (Tab, then the
 // arrow keys), to see its lines alone and read its weights.
-import { h, s, select, setOptions } from "./dom.js";
+import { h, s } from "./dom.js";
 import { liveWidget } from "./sentence.js";
-import { numbered } from "./translate.js";
+import { layerHead } from "./translate.js";
 
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const ROW = 24, LEFT = 130, RIGHT = 250, WIDTH = 380;
+const ROW = 24, LEFT = 120, RIGHT = 280, WIDTH = 400;
 const y = (i) => 18 + ROW * i;
 
 /** @param {Array<[number, number[][]]>} heads [head, weights [query][key]] @param {string[]} tokens */
@@ -45,16 +45,9 @@ function picture(heads, tokens) {
 
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
-  const view = { layer: 0, head: "all" };
-  const layer = select("encoder layer", [], "", (v) => { view.layer = Number(v); live.redraw(); }, "layer");
-  const head = select("head", [], "", (v) => { view.head = v; live.redraw(); }, "head");
+  const view = {};
   const live = liveWidget(element, api, p, {
-    controls: [layer, head],
-    configured(config) {
-      Object.assign(view, { layer: config.n_layers - 1, head: "all" });
-      setOptions(layer, numbered(config.n_layers, "layer"), view.layer);
-      setOptions(head, [["all", "all heads"], ...numbered(config.n_heads, "head")], view.head);
-    },
+    ...layerHead("encoder", ["all", "all heads"], view, () => live.redraw()),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { maxLen: 1 }),
     draw(result) {
       const heads = result.encoderAttention[view.layer].map((weights, i) => [i, weights])

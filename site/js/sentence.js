@@ -4,7 +4,7 @@
 // saw left out by name, and one result area that a new input clears and an error replaces.
 // The container's data-state ("busy", "ready", "error") and data-shown (the input drawn, as
 // JSON) let tests wait for the page as a reader would.
-import { debounce, h, select } from "./dom.js";
+import { h, select } from "./dom.js";
 import { PUNCTUATION, tokenize } from "./tokenizer.js";
 import { SPECIALS } from "./vocab.js";
 
@@ -13,11 +13,9 @@ const quoted = (words) => words.map((w) => `"${w}"`).join(", ");
 const span = ([lo, hi]) => (lo === hi ? `${lo}` : `${lo} to ${hi}`);
 
 /**
- * The typed text as the model can read it: its tokens, without the punctuation the model never
- * saw (named in a note), with a note when its length is outside what the model was trained on.
- * @param {string} text @param {object} config the corpus's {corpus}.json (api.config)
- * @returns {{sentence: string, notes: string[]}}
- * @throws {Error} for an empty box or words the model does not know (named)
+ * {sentence, notes}: the typed text's tokens without the punctuation the model (config:
+ * {corpus}.json) never saw, named in a note, as a note a length it was not trained on. Throws
+ * for an empty box, or naming the words the model does not know.
  */
 export function readable(text, config) {
   const name = `the ${config.corpus} model`;
@@ -53,12 +51,12 @@ function whenVisible(element, fn) {
  * @param {object} p params: corpus, sentence, corpora (default [corpus]), examples ({corpus: sentence})
  * @param {object} w controls: Nodes shown under the inputs; settings(): their values (passed to
  *   compute, kept in data-shown); compute(corpus, sentence, settings): Promise of a result;
- *   draw(result, config): the result as Nodes; configured(config): a corpus was chosen
+ *   draw(result): the result as Nodes; configured(config): a corpus was chosen
  * @returns {{run: function(): void, redraw: function(): void}} run: the input changed (clear,
  *   compute, draw); redraw: draw the kept result again (a view control changed)
  */
 export function liveWidget(element, api, p, w) {
-  const state = { corpus: p.corpus, words: null, result: null, config: null, serial: 0 };
+  const state = { corpus: p.corpus, words: null, result: null, serial: 0, timer: null };
   const list = h("datalist", { id: `il-words-${counter += 1}` });
   const input = h("input", { type: "text", list: list.id, "data-control": "sentence",
     autocomplete: "off", spellcheck: "false", onkeydown: (e) => { if (e.key === "Enter") run(); } });
@@ -66,13 +64,13 @@ export function liveWidget(element, api, p, w) {
   const about = h("p", { class: "il-about", "data-role": "about" });
   const notes = h("div", { class: "il-notes", "data-role": "notes", "aria-live": "polite" });
   const result = h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" });
-  const corpora = p.corpora ?? [p.corpus];
   const clear = (text) => {
     state.serial += 1;
     state.result = null;
     notes.replaceChildren();
     result.replaceChildren(h("p", { class: "il-status", text }));
     element.dataset.state = "busy";
+    delete element.dataset.shown;
     return state.serial;
   };
 
@@ -94,17 +92,18 @@ export function liveWidget(element, api, p, w) {
   }
 
   async function run() {
-    later.cancel();
+    window.clearTimeout(state.timer);
     const serial = clear("computing…"), corpus = state.corpus;
     try {
       const config = await api.config(corpus);
+      if (serial !== state.serial) return;
       configure(config);
       const { sentence, notes: said } = readable(input.value, config);
       notes.replaceChildren(...said.map((text) => h("p", { text })));
       const settings = w.settings?.() ?? {};
       const out = await w.compute(corpus, sentence, settings);
       if (serial !== state.serial) return;
-      Object.assign(state, { result: out, config });
+      state.result = out;
       redraw();
       element.dataset.shown = JSON.stringify({ corpus, sentence: input.value, ...settings });
       element.dataset.state = "ready";
@@ -114,18 +113,18 @@ export function liveWidget(element, api, p, w) {
       element.dataset.state = "error";
     }
   }
-  const later = debounce(run, 400);
 
   function redraw() {
-    if (state.result) result.replaceChildren(...w.draw(state.result, state.config).filter(Boolean));
+    if (state.result) result.replaceChildren(...w.draw(state.result).filter(Boolean));
   }
 
   input.addEventListener("input", () => {
     clear("");  // a new input clears the old result at once
     if (state.words) suggest(state.words);
-    later();
+    window.clearTimeout(state.timer);
+    state.timer = window.setTimeout(run, 400);  // computed after a pause in typing, or on Enter
   });
-  const corpusChoice = corpora.length < 2 ? null : select("corpus", corpora.map((c) => [c, c]),
+  const corpusChoice = !p.corpora || p.corpora.length < 2 ? null : select("corpus", p.corpora.map((c) => [c, c]),
     p.corpus, (corpus) => {
       state.corpus = corpus;
       if (p.examples?.[corpus]) input.value = p.examples[corpus];

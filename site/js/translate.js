@@ -5,9 +5,21 @@
 import { h, select, setOptions } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 
-export const numbered = (n, what) => Array.from({ length: n }, (_, i) => [String(i), `${what} ${i}`]);
+const numbered = (n, what) => Array.from({ length: n }, (_, i) => [String(i), `${what} ${i}`]);
 const mean = (heads) => heads[0].map((row, i) => row.map((_, j) =>
   heads.reduce((sum, head) => sum + head[i][j], 0) / heads.length));
+
+/** The layer and head selects of an attention view (numbered from 0); `all` is the first head
+ * option ([value, text]); configured(config) fills them for a model and resets the view. */
+export function layerHead(kind, all, view, redraw) {
+  const layer = select(`${kind} layer`, [], "", (v) => { view.layer = Number(v); redraw(); }, "layer");
+  const head = select("head", [], "", (v) => { view.head = v; redraw(); }, "head");
+  return { controls: [layer, head], configured(config) {
+    Object.assign(view, { layer: config.n_layers - 1, head: all[0] });
+    setOptions(layer, numbered(config.n_layers, "layer"), view.layer);
+    setOptions(head, [all, ...numbered(config.n_heads, "head")], view.head);
+  } };
+}
 
 function heatmap(weights, sources, outputs, caption) {
   const cell = (w) => h("td", { text: w.toFixed(2), "data-weight": String(w),
@@ -31,16 +43,9 @@ function bars(positions, chosen) {
 
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
-  const view = { layer: 0, head: "mean" };
-  const layer = select("decoder layer", [], "", (v) => { view.layer = Number(v); live.redraw(); }, "layer");
-  const head = select("head", [], "", (v) => { view.head = v; live.redraw(); }, "head");
+  const view = {};
   const live = liveWidget(element, api, p, {
-    controls: [layer, head],
-    configured(config) {
-      Object.assign(view, { layer: config.n_layers - 1, head: "mean" });
-      setOptions(layer, numbered(config.n_layers, "layer"), view.layer);
-      setOptions(head, [["mean", "mean of heads"], ...numbered(config.n_heads, "head")], view.head);
-    },
+    ...layerHead("decoder", ["mean", "mean of heads"], view, () => live.redraw()),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: p.topK }),
     draw(result) {
       const best = result.hypotheses[0], cross = result.crossAttention[view.layer];
