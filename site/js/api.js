@@ -11,10 +11,7 @@
 // attention of the best hypothesis.
 // config(corpus) -> Promise of the corpus's {corpus}.json (its words, sizes and train_src_len,
 // the source lengths it was trained on), without loading the runtime.
-import { attentionOf, encode, stepDistributions } from "./graphs.js";
 import { loadConfig, loadIndex, loadModel } from "./models.js";
-import { decodeOptions } from "./options.js";
-import { beamSearch } from "./search_beam.js";
 import { sourceIds } from "./vocab.js";
 import { mountWidgets } from "./widgets.js";
 
@@ -27,6 +24,8 @@ function exclusive(task) {
 }
 
 async function translate(corpus, sentence, options = {}) {
+  const [{ attentionOf, encode, stepDistributions }, { decodeOptions }, { beamSearch }] = await Promise.all(
+    [import("./graphs.js"), import("./options.js"), import("./search_beam.js")]);  // fetched on first use
   const model = await loadModel(corpus);
   const settings = decodeOptions(options, model.config);
   const source = sourceIds(model, sentence);
