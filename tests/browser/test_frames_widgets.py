@@ -33,10 +33,11 @@ def _state(driver, widget) -> dict:
 
 
 def _step(control, forward: bool) -> None:
-    """One value on, with the keyboard: arrows on a slider, and on a select too (Chromium)."""
-    control.send_keys(Keys.ARROW_RIGHT if forward else Keys.ARROW_LEFT)
+    """One value on, with the keyboard: right and left on a slider, down and up on a select."""
     if control.tag_name == "select":
         control.send_keys(Keys.ARROW_DOWN if forward else Keys.ARROW_UP)
+    else:
+        control.send_keys(Keys.ARROW_RIGHT if forward else Keys.ARROW_LEFT)
 
 
 @pytest.mark.parametrize("page", PAGES or [pytest.param(None, marks=pytest.mark.skip(
