@@ -27,9 +27,14 @@ const copies = [
   // TeX input, CommonHTML output with its font and the assistive MathML, without the context
   // menu that the combined tex-chtml.js carries (400 of its 1,160 kB); the TeX extensions are
   // loaded on demand by the autoload extension (\boldsymbol, \cancel, ...).
-  ...["startup.js", "core.js", "input/tex.js", "output/chtml.js", "output/chtml/fonts/tex.js",
-    "a11y/assistive-mml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions"]
-    .map((file) => [`mathjax/es5/${file}`, `mathjax/${file}`]),
+  ["mathjax/es5/startup.js", "mathjax/startup.js"],
+  ["mathjax/es5/core.js", "mathjax/core.js"],
+  ["mathjax/es5/input/tex.js", "mathjax/input/tex.js"],
+  ["mathjax/es5/output/chtml.js", "mathjax/output/chtml.js"],
+  ["mathjax/es5/output/chtml/fonts/tex.js", "mathjax/output/chtml/fonts/tex.js"],
+  ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
+  ["mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"],
+  ["mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions"],
   // onnxruntime-web, WebAssembly only, single-threaded use: the ES module API, the Emscripten
   // glue it imports and the SIMD binary (about 14 MB), fetched by a page when a reader first
   // uses a live widget (js/runtime.js).
