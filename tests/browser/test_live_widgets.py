@@ -26,8 +26,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import illustrated as il
-from builtbook import html_path, toc_pages
-from conftest import require
+from builtbook import html_path, require, toc_pages
 
 TOL = 1e-4
 TIMEOUT = 180  # the first translation of a page compiles onnxruntime-web's WebAssembly
