@@ -226,3 +226,20 @@ def test_every_image_has_alt_text_that_says_what_it_shows(site, pages):
                 problems.append(f"{path.relative_to(site)}: <img src={(image.get('src') or '')[:60]!r}> "
                                 f"alt={image.get('alt')!r}")
     assert not problems, f"{len(problems)} images without a description:\n" + "\n".join(problems[:20])
+
+
+def test_pages_carry_no_icon_javascript_and_small_icon_fonts(site, pages):
+    """site/lean_theme.py: no page loads Font Awesome's JavaScript (1.5 MB) or, but the search
+    page, the search index; the icon fonts hold only the icons the pages use."""
+    problems = []
+    for path, page in pages.items():
+        name = str(path.relative_to(site))
+        scripts = [urlsplit(s).path for s in page.scripts]
+        if any(s.endswith("fontawesome.js") for s in scripts):
+            problems.append(f"{name}: loads fontawesome.js")
+        if name != "search.html" and any(s.endswith("searchindex.js") for s in scripts):
+            problems.append(f"{name}: loads the search index")
+    fonts = {f.name: f.stat().st_size for f in (site / "_static/vendor/fontawesome/webfonts").iterdir()}
+    assert fonts and all(n.endswith(".woff") and size < 20_000 for n, size in fonts.items()), fonts
+    assert not (site / "_static/scripts/fontawesome.js").exists()
+    assert not problems, "\n".join(problems)
