@@ -13,7 +13,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 NPM ?= npm
 export MPLBACKEND := Agg
-# MathJax, Font Awesome 4 (matplotlib's players) and onnxruntime-web, from the npm registry
+# MathJax and onnxruntime-web, from the npm registry
 # (site/package-lock.json), served by the site itself from _vendor/ (html_extra_path in
 # _config.yml); our own modules (site/js/) and the ONNX models from _illustrated/. No Jupyter
 # widget manager: no page shows an ipywidget (site/no_widget_state.py).

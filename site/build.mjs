@@ -23,19 +23,18 @@ const version = (name) =>
 
 // [source inside node_modules, destination inside _vendor, optional file-name filter]
 const copies = [
-  // MathJax 3, TeX input and CommonHTML output only, with its fonts; the TeX extensions are
-  // loaded on demand by the autoload extension (\boldsymbol, \cancel, ...), the ui/ files by
-  // the context menu.
-  ["mathjax/es5/tex-chtml.js", "mathjax/tex-chtml.js"],
+  // MathJax 3 as components (_config.yml's mathjax3_config loads them): the loader, the core,
+  // TeX input, CommonHTML output with its font and the assistive MathML, without the context
+  // menu that the combined tex-chtml.js carries (400 of its 1,160 kB); the TeX extensions are
+  // loaded on demand by the autoload extension (\boldsymbol, \cancel, ...).
+  ["mathjax/es5/startup.js", "mathjax/startup.js"],
+  ["mathjax/es5/core.js", "mathjax/core.js"],
+  ["mathjax/es5/input/tex.js", "mathjax/input/tex.js"],
+  ["mathjax/es5/output/chtml.js", "mathjax/output/chtml.js"],
+  ["mathjax/es5/output/chtml/fonts/tex.js", "mathjax/output/chtml/fonts/tex.js"],
+  ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
   ["mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"],
   ["mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions"],
-  ["mathjax/es5/ui", "mathjax/ui"],
-  ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
-  // Font Awesome 4 for the buttons of matplotlib's `to_jshtml()` players, which link it from
-  // maxcdn; offline_html.py points that link here. Browsers take the woff2 of each @font-face
-  // rule, woff is the fallback.
-  ["font-awesome/css/font-awesome.min.css", "font-awesome/css/font-awesome.min.css"],
-  ["font-awesome/fonts", "font-awesome/fonts", (f) => /\.woff2?$/.test(f)],
   // onnxruntime-web, WebAssembly only, single-threaded use: the ES module API, the Emscripten
   // glue it imports and the SIMD binary (about 14 MB), fetched by a page when a reader first
   // uses a live widget (js/runtime.js).
@@ -44,7 +43,7 @@ const copies = [
   ["onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "onnxruntime-web/ort-wasm-simd-threaded.wasm"],
 ];
 
-const packages = ["mathjax", "font-awesome", "onnxruntime-web"];
+const packages = ["mathjax", "onnxruntime-web"];
 for (const name of packages) {
   if (!existsSync(join(modules, name, "package.json"))) {
     console.error(`site/build.mjs: ${name} is not installed; run \`npm ci\` in site/ first`);

@@ -2,8 +2,8 @@
 
 myst-nb keeps each page's execution data (runtime in seconds, whether it succeeded) in the build
 environment. At the end of the build this prints them as a table, slowest first, and writes them
-to ``_build/exec-times.json`` (next to the HTML folder). DESIGN.md asks for each chapter to
-execute in under a minute on 2 CPU cores; pages over that are marked, not failed (runner speed
+to ``_build/exec-times.json`` (next to the HTML folder). Each chapter should execute in under
+a minute (BUDGET_S) on 2 CPU cores; pages over that are marked, not failed (runner speed
 varies).
 
 Also runnable on its own after a build: ``python site/exec_times.py [_build]`` prints the table.

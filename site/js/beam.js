@@ -1,74 +1,79 @@
-// Beam search in the browser: src/illustrated/decoding.py's beam_search, line by line, with its
-// float32 arithmetic (torch adds log-probabilities as float32: Math.fround here) and its
-// float64 division by the length penalty.
-import { nextLogProbs } from "./graphs.js";
+// The beam search widget (chapter 09; params {corpus, sentence, beamSize, topBeams, alpha,
+// maxBeam, maxLen}): the returned hypotheses with their scores and the beam as a tree, computed
+// by window.illustrated.translate (search_beam.js: il.beam_search line by line). As the Python
+// widget, a top_beams above beam_size is read as beam_size, and says so.
+import { h, s, slider } from "./dom.js";
+import { liveWidget } from "./sentence.js";
 
-/** GNMT length penalty ((5 + length) / 6) ** alpha; 1 when alpha = 0 (decoding.length_penalty). */
-export function lengthPenalty(length, alpha) {
-  return ((5.0 + length) / 6.0) ** alpha;
+const code = (text) => h("code", { text });
+const COL = 104, ROW = 40, W = 86, H = 32, PAD = 6;
+const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
+  dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
+const key = (tokens) => tokens.join("\u241f");
+
+function node(x, y, tokens, logProb, status, returned) {
+  const [fill, stroke, dash] = LOOK[status];
+  return s("g", { "data-role": "node", "data-status": status, "data-tokens": tokens.join(" "),
+    "data-log-prob": logProb === null ? null : String(logProb), "data-returned": returned ? "" : null },
+  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2,
+    "stroke-dasharray": dash }),
+  s("text", { x: x + W / 2, y: y + 13, "text-anchor": "middle", text: tokens.at(-1) ?? "<bos>" }),
+  logProb === null ? null : s("text", { x: x + W / 2, y: y + 26, "text-anchor": "middle",
+    fill: "#555", text: logProb.toFixed(2) }));
 }
 
-/** totals.topk(k): the k largest finite values, best first (ties: the lower index first). */
-function topk(totals, k) {
-  const order = [];
-  totals.forEach((value, index) => { if (Number.isFinite(value)) order.push(index); });
-  order.sort((a, b) => totals[b] - totals[a] || a - b);
-  return order.slice(0, k);
-}
-
-/**
- * Keep the beamSize best partial translations at every step; return the topBeams best.
- * @param {object} model from models.js   @param {object} memory the encoder's output tensor
- * @param {{beamSize: number, topBeams: number, maxLen: number, alpha: number}} options
- * @returns {Promise<{best: Array<[number[], number]>, steps: object[]}>} best: topBeams
- *   [token ids without <bos>, score], best first; steps: the beam as a tree, one entry per step
- *   ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep)
- */
-export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, alpha }) {
-  const { bos_id: bosId, eos_id: eosId } = model.config;
-  const steps = [];
-  const finished = [];  // [token ids, length-penalised score]
-  let live = [[]];
-  let liveScores = [0];  // (n_live,), float32 values
-  for (let step = 1; step <= maxLen; step += 1) {
-    const tgt = live.map((h) => [bosId, ...h]);  // (n_live, step)
-    const logProbs = await nextLogProbs(model, tgt, memory);  // (n_live, vocab)
-    const vocab = logProbs[0].length;
-    const totals = logProbs.flatMap((row, i) =>
-      Array.from(row, (lp) => Math.fround(liveScores[i] + lp)));  // (n_live * vocab,)
-    const nCand = Math.min(2 * beamSize, totals.filter(Number.isFinite).length);
-    const top = topk(totals, nCand);
-    const candidates = [], kept = [], keptScores = [], ended = [];
-    top.forEach((flat, rank) => {
-      const score = totals[flat];
-      const hyp = [...live[Math.floor(flat / vocab)], flat % vocab];
-      candidates.push([hyp, score]);
-      if (hyp[hyp.length - 1] === eosId) {
-        if (rank < beamSize) {
-          ended.push(hyp);
-          finished.push([hyp, score / lengthPenalty(step, alpha)]);
-        }
-      } else if (kept.length < beamSize) {
-        kept.push(hyp);
-        keptScores.push(score);
-      }
+/** One column per step, one box per candidate scored (its last word, the summed log-probability
+ * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation. */
+function tree(steps, hypotheses) {
+  const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
+  const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
+  const where = new Map([[key([]), [PAD, PAD]]]);
+  const edges = [], nodes = [node(PAD, PAD, [], null, "root", false)];
+  for (const st of steps) {
+    const status = (k) => (st.finished.some((t) => key(t) === k) ? "finished"
+      : st.kept.some((t) => key(t) === k) ? "kept" : "dropped");
+    st.candidates.forEach(({ tokens, logProb }, rank) => {
+      const x = PAD + COL * st.step, y = PAD + ROW * rank, k = key(tokens);
+      const [px, py] = where.get(key(tokens.slice(0, -1)));
+      where.set(k, [x, y]);
+      edges.push(s("line", { x1: px + W, y1: py + H / 2, x2: x, y2: y + H / 2, "stroke-width": 1.2,
+        stroke: status(k) === "dropped" ? "#bbb" : "#6a4fb3" }));
+      nodes.push(node(x, y, tokens, logProb, status(k), returned.has(k)));
     });
-    if (step === maxLen) {  // out of room: unfinished hypotheses are returned as they are
-      kept.forEach((h, i) => finished.push([h, keptScores[i] / lengthPenalty(step, alpha)]));
-      kept.length = 0;
-    }
-    steps.push({ step, candidates, kept: [...kept], finished: ended });
-    if (kept.length === 0) break;
-    [live, liveScores] = [kept, keptScores];
-    if (finished.length >= topBeams) {
-      // log-probs only fall as a hypothesis grows, and the penalty is largest at max_len,
-      // so no live hypothesis can end with a score above this bound.
-      const bound = Math.max(...keptScores) / lengthPenalty(maxLen, alpha);
-      const kthBest = finished.map(([, s]) => s).sort((a, b) => b - a)[topBeams - 1];
-      if (bound < kthBest) break;
-    }
   }
-  // A stable sort, best first, as Python's sorted(..., reverse=True).
-  const best = [...finished].sort((a, b) => b[1] - a[1]).slice(0, topBeams);
-  return { best, steps };
+  const width = PAD * 2 + COL * steps.length + W, height = PAD * 2 + ROW * rows;
+  return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
+    viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
+    "aria-label": "the beam search as a tree" }, edges, nodes));
+}
+
+function table(hypotheses) {
+  return h("table", { class: "il-hyps", "data-role": "hypotheses" },
+    h("thead", {}, h("tr", {}, ["translation", "score"].map((t) => h("th", { text: t })))),
+    h("tbody", {}, hypotheses.map((hyp) => h("tr", { "data-role": "hypothesis" },
+      h("td", { class: "il-tokens", "data-role": "tokens" }, hyp.tokens.map((t) => h("span", { text: t }))),
+      h("td", { text: hyp.score.toFixed(4), "data-score": String(hyp.score) })))));
+}
+
+export function mount(element, api) {
+  const p = JSON.parse(element.dataset.params);
+  const state = { beamSize: p.beamSize, topBeams: p.topBeams, alpha: p.alpha };
+  const sizes = Array.from({ length: p.maxBeam }, (_, i) => String(i + 1));
+  const alphas = Array.from({ length: 21 }, (_, i) => (i / 10).toFixed(1));
+  const set = (name, value) => { state[name] = value; live.run(); };
+  const live = liveWidget(element, api, p, {
+    controls: [
+      slider(code("beam_size"), sizes, state.beamSize - 1, (i) => set("beamSize", i + 1), "beam_size"),
+      slider(code("top_beams"), sizes, state.topBeams - 1, (i) => set("topBeams", i + 1), "top_beams"),
+      slider(code("alpha"), alphas, Math.round(state.alpha * 10), (i) => set("alpha", i / 10), "alpha")],
+    settings: () => ({ ...state, topBeams: Math.min(state.topBeams, state.beamSize) }),
+    compute: (corpus, sentence, settings) => api.translate(corpus, sentence,
+      { ...settings, maxLen: p.maxLen, returnSteps: true }),
+    draw(result) {
+      const read = state.topBeams > state.beamSize
+        ? h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".") : null;
+      return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
+        tree(result.steps, result.hypotheses)];
+    },
+  });
 }

@@ -27,10 +27,17 @@ export function s(tag, attrs = {}, ...children) {
  * The control keeps its element (and the keyboard focus) when the widget redraws around it.
  */
 export function select(label, options, value, onChange, name) {
-  const control = h("select", { "data-control": name, onchange: () => onChange(control.value) },
-    options.map(([v, text]) => h("option", { value: v, text })));
+  const control = h("select", { "data-control": name, onchange: () => onChange(control.value) });
+  const element = h("label", {}, label, control);
+  setOptions(element, options, value);
+  return element;
+}
+
+/** New [value, text] options for a select() (a model with more heads): the same element. */
+export function setOptions(label, options, value) {
+  const control = label.querySelector("select");
+  control.replaceChildren(...options.map(([v, text]) => h("option", { value: v, text })));
   control.value = String(value);
-  return h("label", {}, label, control);
 }
 
 /** A labelled range slider over 0..labels.length-1 that shows labels[index] beside it. */
@@ -46,15 +53,4 @@ export function slider(label, labels, index, onChange, name) {
     onChange(i);
   });
   return h("label", {}, label, control, readout);
-}
-
-/** Calls fn after `ms` of quiet (the last call wins); .cancel() drops a pending call. */
-export function debounce(fn, ms) {
-  let timer = null;
-  const later = (...args) => {
-    window.clearTimeout(timer);
-    timer = window.setTimeout(() => fn(...args), ms);
-  };
-  later.cancel = () => window.clearTimeout(timer);
-  return later;
 }

@@ -29,18 +29,17 @@ function player(control, input) {
   const button = h("button", { type: "button", class: "il-play", text: "▶ play",
     "aria-label": `play through ${control.name}` });
   const stop = () => { window.clearInterval(timer); timer = null; button.textContent = "▶ play"; };
-  const step = () => {
-    const next = Number(input.value) + 1;
-    if (next >= control.labels.length) { stop(); return; }
-    input.value = String(next);
+  const set = (value) => {
+    input.value = String(value);
     input.dispatchEvent(new window.Event(input.tagName === "SELECT" ? "change" : "input"));
+  };
+  const step = () => {
+    if (Number(input.value) + 1 >= control.labels.length) stop();
+    else set(Number(input.value) + 1);
   };
   button.addEventListener("click", () => {
     if (timer !== null) { stop(); return; }
-    if (Number(input.value) >= control.labels.length - 1) {
-      input.value = "0";
-      input.dispatchEvent(new window.Event(input.tagName === "SELECT" ? "change" : "input"));
-    }
+    if (Number(input.value) >= control.labels.length - 1) set(0);
     button.textContent = "⏸ pause";
     timer = window.setInterval(step, 900);
   });

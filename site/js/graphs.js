@@ -2,19 +2,11 @@
 // decoder once per step for every live hypothesis, and the tensors' flat data turned into the
 // nested arrays the API returns.
 
-/**
- * Nested arrays of plain numbers from a flat array and its dims (row-major, as ONNX stores).
- * @param {ArrayLike<number>} data @param {number[]} dims @returns {Array}
- */
+/** Nested arrays of numbers from a flat array and its dims (row-major, as ONNX stores). */
 export function nest(data, dims) {
-  if (dims.length === 0) return data[0];
-  const step = dims.slice(1).reduce((a, b) => a * b, 1);
-  const out = [];
-  for (let i = 0; i < dims[0]; i += 1) {
-    const part = dims.length === 1 ? data[i] : nest(data.subarray(i * step, (i + 1) * step), dims.slice(1));
-    out.push(part);
-  }
-  return out;
+  if (dims.length === 1) return Array.from(data);
+  const step = data.length / dims[0];
+  return Array.from({ length: dims[0] }, (_, i) => nest(data.subarray(i * step, (i + 1) * step), dims.slice(1)));
 }
 
 function ids(ort, rows) {
@@ -23,11 +15,8 @@ function ids(ort, rows) {
 }
 
 /**
- * The encoder on one sentence (model.encode in modules/transformer.py).
- * @param {object} model from models.js
- * @param {number[]} srcIds
- * @returns {Promise<{memory: object, encoderAttention: Array}>} memory: an ort.Tensor
- *   (1, src_len, d_model); encoderAttention: [layer][head][source][source]
+ * The encoder on one sentence (model.encode in modules/transformer.py): memory, an ort.Tensor
+ * (1, src_len, d_model), and encoderAttention [layer][head][source][source].
  */
 export async function encode(model, srcIds) {
   const out = await model.encoder.run({ src: ids(model.ort, [srcIds]) });
@@ -36,11 +25,9 @@ export async function encode(model, srcIds) {
 }
 
 /**
- * log_softmax of the last position's logits for every row of tgtIn, with <bos> and <pad> made
- * impossible afterwards: decoding.py's _next_log_probs, line by line.
- * @param {object} model @param {number[][]} tgtIn rows of equal length, each starting with <bos>
- * @param {object} memory the encoder's output tensor
- * @returns {Promise<Float32Array[]>} one row of tgt_vocab_size log-probabilities per hypothesis
+ * log_softmax of the last position's logits (one Float32Array per row of tgtIn: rows of equal
+ * length, each starting with <bos>), with <bos> and <pad> made impossible afterwards:
+ * decoding.py's _next_log_probs, line by line.
  */
 export async function nextLogProbs(model, tgtIn, memory) {
   const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });  // (n, vocab)
@@ -58,10 +45,9 @@ export async function nextLogProbs(model, tgtIn, memory) {
 }
 
 /**
- * The decoder's attention while it generated `tokens` (without <bos>): step t's query is the
+ * The decoder's attention while it generated `tokens` (without <bos>), crossAttention
+ * [layer][head][step][source] and selfAttention [layer][head][step][step]: step t's query is the
  * position that produced tokens[t], so one run on <bos> + tokens[:-1] gives every step.
- * @returns {Promise<{crossAttention: Array, selfAttention: Array}>} crossAttention
- *   [layer][head][step][source]; selfAttention [layer][head][step][step]
  */
 export async function attentionOf(model, tokens, memory) {
   const tgtIn = [[model.config.bos_id, ...tokens.slice(0, -1)]];
@@ -71,13 +57,9 @@ export async function attentionOf(model, tokens, memory) {
 }
 
 /**
- * The decoder's output distribution at every step of a hypothesis, its topK most probable words:
- * step t is nextLogProbs on <bos> + tokens[:t] (so <bos> and <pad> have probability 0, as in
- * decoding; they still count in the log_softmax's normalisation).
- * @param {object} model @param {number[]} tokens a hypothesis without <bos>
- * @param {object} memory the encoder's output tensor @param {number} topK words kept per step
- * @returns {Promise<Array<Array<{id: number, logProb: number}>>>} [step][rank], best first
- *   (ties: the lower id first)
+ * The topK most probable words at every step of a hypothesis (without <bos>), [step][rank]
+ * {id, logProb}, best first (ties: the lower id first): step t is nextLogProbs on <bos> +
+ * tokens[:t] (<bos> and <pad> have probability 0, but count in the log_softmax's normalisation).
  */
 export async function stepDistributions(model, tokens, memory, topK) {
   const out = [];

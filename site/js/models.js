@@ -1,5 +1,6 @@
 // The shipped models as illustrated.onnx_export writes them into _illustrated/models/: index.json,
-// and per corpus {corpus}.json (vocabularies, sizes) with its encoder and one-step decoder graphs.
+// and per corpus {corpus}.json (vocabularies, sizes, train_src_len) with its encoder and
+// one-step decoder graphs.
 import { loadRuntime } from "./runtime.js";
 import { Vocab } from "./vocab.js";
 
@@ -15,66 +16,54 @@ async function fetchJson(url) {
   return response.json();
 }
 
-let index = null;  // Promise of index.json
+// Each file is fetched once; a failed fetch is forgotten, so that a later call tries again.
+function once(cache, key, load) {
+  if (!cache.has(key)) {
+    const promise = load();
+    cache.set(key, promise);
+    promise.catch(() => cache.delete(key));
+  }
+  return cache.get(key);
+}
+
+const cache = new Map();
 
 /** index.json: {format, corpora: [names], models: {corpus: {files, bytes}}}. */
 export function loadIndex() {
-  index ??= fetchJson(new URL("index.json", MODELS_URL)).then((data) => {
+  return once(cache, "index", () => fetchJson(new URL("index.json", MODELS_URL)).then((data) => {
     if (data.format !== FORMAT) throw new Error(`index.json: format ${data.format}, expected ${FORMAT}`);
     return data;
-  }, (error) => {
-    index = null;
-    throw error;
-  });
-  return index;
+  }));
 }
 
-const configs = new Map();  // corpus -> Promise of {corpus}.json
-
 /**
- * A corpus's {corpus}.json (vocabularies and sizes, a few kB), fetched once and without the
- * runtime: what a widget needs to offer the model's words before it translates anything.
- * @param {string} corpus one of index.json's corpora
- * @returns {Promise<object>} {corpus, src_tokens, tgt_tokens, bos_id, eos_id, max_len, ...}
+ * A corpus's {corpus}.json, a few kB, without the runtime: what a widget needs before it
+ * translates ({corpus, src_tokens, tgt_tokens, bos_id, eos_id, max_len, n_layers, n_heads,
+ * train_src_len, ...}). Rejects a corpus that index.json does not list, naming the ones it does.
  */
 export function loadConfig(corpus) {
-  if (!configs.has(corpus)) {
-    const config = loadIndex().then(({ corpora, models: entries }) => {
-      if (!corpora.includes(corpus)) {
-        throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
-      }
-      return fetchJson(new URL(entries[corpus].files.vocab, MODELS_URL));
-    });
-    configs.set(corpus, config);
-    config.catch(() => configs.delete(corpus));
-  }
-  return configs.get(corpus);
+  return once(cache, `config:${corpus}`, async () => {
+    const { corpora, models: entries } = await loadIndex();
+    if (!corpora.includes(corpus)) {
+      throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
+    }
+    return fetchJson(new URL(entries[corpus].files.vocab, MODELS_URL));
+  });
 }
-
-const models = new Map();  // corpus -> Promise of its model
 
 /**
- * A corpus's model, loaded once: {corpus, config, srcVocab, tgtVocab, encoder, decoder}, where
- * encoder and decoder are onnxruntime-web InferenceSessions and config is {corpus}.json.
- * @param {string} corpus one of index.json's corpora
+ * A corpus's model, loaded once: {corpus, config, ort, srcVocab, tgtVocab, encoder, decoder},
+ * where encoder and decoder are onnxruntime-web InferenceSessions and config is {corpus}.json.
  */
 export function loadModel(corpus) {
-  if (!models.has(corpus)) {
-    const model = load(corpus);
-    models.set(corpus, model);
-    model.catch(() => models.delete(corpus));  // a failed load is tried again next time
-  }
-  return models.get(corpus);
-}
-
-async function load(corpus) {
-  const config = await loadConfig(corpus);  // checks the name first
-  const { models: entries } = await loadIndex();
-  const files = entries[corpus].files;
-  const ort = await loadRuntime();
-  const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-  const [encoder, decoder] = await Promise.all([files.encoder, files.decoder].map(
-    (name) => ort.InferenceSession.create(new URL(name, MODELS_URL).href, options)));
-  return { corpus, config, ort, encoder, decoder,
-    srcVocab: new Vocab(config.src_tokens), tgtVocab: new Vocab(config.tgt_tokens) };
+  return once(cache, `model:${corpus}`, async () => {
+    const config = await loadConfig(corpus);  // checks the name first
+    const files = (await loadIndex()).models[corpus].files;
+    const ort = await loadRuntime();
+    const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
+    const [encoder, decoder] = await Promise.all([files.encoder, files.decoder].map(
+      (name) => ort.InferenceSession.create(new URL(name, MODELS_URL).href, options)));
+    return { corpus, config, ort, encoder, decoder,
+      srcVocab: new Vocab(config.src_tokens), tgtVocab: new Vocab(config.tgt_tokens) };
+  });
 }

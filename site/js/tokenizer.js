@@ -25,10 +25,8 @@ const BLANK = new RegExp(`^[${SPACE}]*$`, "u");
 /**
  * Split a sentence into lowercase words, the way the toy corpora are written (tokenizer.tokenize):
  * ’ becomes ', everything is lowercased, each of .,!?;: is a token, a French elision is split
- * after its apostrophe (l'animal -> l', animal), accents are kept.
- * @param {string} sentence at least one non-space character
- * @returns {string[]} the tokens
- * @throws {Error} if sentence is not a string or is blank
+ * after its apostrophe (l'animal -> l', animal), accents are kept. Throws for a non-string or
+ * a blank sentence.
  */
 export function tokenize(sentence) {
   if (typeof sentence !== "string") {

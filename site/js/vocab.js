@@ -8,25 +8,18 @@ export const SPECIALS = ["<pad>", "<bos>", "<eos>", "<unk>"];
 
 /** Token <-> id of one vocabulary; tokens[i] has id i. */
 export class Vocab {
-  /** @param {string[]} tokens */
   constructor(tokens) {
     this.tokens = tokens;
     this.ids = new Map(tokens.map((token, id) => [token, id]));
   }
 
-  /** @param {number[]} ids @returns {string[]} */
   spell(ids) {
     return ids.map((id) => this.tokens[id]);
   }
 }
 
-/**
- * The source ids of a sentence.
- * @param {object} model a loaded corpus model (models.js): srcVocab, corpus, config.max_len
- * @param {string} sentence
- * @returns {{tokens: string[], ids: number[]}}
- * @throws {Error} naming every word the model does not know, or for a blank or too long sentence
- */
+/** {tokens, ids} of a sentence for a model (models.js); an Error names every word the model
+ * does not know, or refuses a blank or too long sentence. */
 export function sourceIds(model, sentence) {
   const tokens = tokenize(sentence);
   const known = (t) => model.srcVocab.ids.has(t) && !SPECIALS.includes(t);

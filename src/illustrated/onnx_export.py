@@ -11,7 +11,9 @@ onnxruntime-web (site/js/). Each corpus gets two graphs, exported with PyTorch's
   last position (n, tgt_vocab_size), ``cross_attention`` (n_layers, n, n_heads, tgt_len,
   src_len) and ``self_attention`` (n_layers, n, n_heads, tgt_len, tgt_len);
 
-plus ``{corpus}.json`` (both vocabularies, special ids, sizes) and ``index.json`` (the corpora
+plus ``{corpus}.json`` (both vocabularies, special ids, sizes, and ``train_src_len``: the
+shortest and longest source sentence of the training split, in tokens, outside which the pages
+warn that the model was never trained) and ``index.json`` (the corpora
 and every file's size). The decoding loops (greedy, beam search) stay outside the graphs: the
 browser runs them in JavaScript, line by line as :mod:`illustrated.decoding` does.
 
@@ -42,6 +44,7 @@ import torch
 from torch import nn
 
 from ._atomic import write_bytes, write_text
+from .data import load_corpus, tokenize
 from .modules._checks import remember_checked
 from .modules.transformer import Transformer
 from .shipped import SHIPPED, load_shipped
@@ -156,6 +159,12 @@ def _strip_metadata(model):
     return model
 
 
+def _train_src_len(corpus: str) -> list[int]:
+    """[shortest, longest] source sentence of the corpus's training split, in tokens."""
+    lengths = [len(tokenize(source)) for source, _ in load_corpus(corpus, "train")[0]]
+    return [min(lengths), max(lengths)]
+
+
 def export_corpus(corpus: str, out_dir: Path) -> dict:
     """Write ``{corpus}.encoder.onnx``, ``{corpus}.decoder.onnx`` and ``{corpus}.json`` into
     ``out_dir`` from the shipped model; return the corpus's entry of index.json.
@@ -198,6 +207,7 @@ def export_corpus(corpus: str, out_dir: Path) -> dict:
         "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
         "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
         "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
+        "train_src_len": _train_src_len(corpus),
     }
     contents = {"encoder": encoder, "decoder": decoder,
                 "vocab": (json.dumps(vocab, ensure_ascii=False) + "\n").encode("utf-8")}

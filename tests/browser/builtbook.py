@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 
 # The repository; BOOK_ROOT points the tests at another book folder (a throwaway test book).
@@ -74,3 +75,10 @@ KNOWN_HARMLESS_CONSOLE_ERRORS = {
 
 #: Requests a page may make: the local server, and what never leaves the browser.
 LOCAL_SCHEMES = ("data:", "blob:", "about:", "chrome:", "chrome-extension:", "devtools:")
+
+
+def require(reason: str) -> None:
+    """Skip with ``reason``; fail instead under CI, where everything these tests need is set up."""
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail(f"{reason} (CI=true: the browser tests must run, not skip)", pytrace=False)
+    pytest.skip(reason)

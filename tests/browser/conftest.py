@@ -17,14 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from builtbook import HTML, ROOT, SCREENSHOTS
-
-
-def require(reason: str) -> None:
-    """Skip with ``reason``; fail instead under CI, where everything these tests need is set up."""
-    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
-        pytest.fail(f"{reason} (CI=true: the browser tests must run, not skip)", pytrace=False)
-    pytest.skip(reason)
+from builtbook import HTML, ROOT, SCREENSHOTS, require
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,31 +1,130 @@
-"""The live widgets of chapters 07, 09 and 10 driven in headless Chromium as a reader drives them,
-offline, on the built book: type a sentence (with the suggestions), pick a corpus, a decoder
-layer and head, move beam_size, top_beams and α; what the page then shows (translation, scores,
-attention weights, next-word probabilities, the beam's hypotheses and tree) equals the package's
-numbers (il.pretrained + il.greedy_decode / il.beam_search; scores, weights and probabilities
-within 1e-4). And no dead control: every control in these chapters' outputs changes the page
-when used, and no widget that needs a kernel is left in them. Needs the built book (`make book`).
+"""The live widgets (site/js/translate.js, beam.js, selfattention.js) driven in headless Chromium
+as a reader drives them, offline, on the built book. Every page that carries one is used: each
+kind mounts, computes and shows the package's numbers for every corpus it offers (translate: the
+tokens of il.greedy_decode, their log-probability, the encoder-decoder attention of every layer
+and head and the most probable next words; beam: il.beam_search's hypotheses, scores and tree;
+selfattention: il.trace's encoder self-attention; numbers within 1e-4). And what makes a widget
+trustworthy (issue 20): a new input clears the old result and an error takes its place, the
+punctuation a model never saw is left out by name, each model states the sentence lengths it was
+trained on and warns outside them, selects keep the keyboard focus, the Tab order holds only
+the controls, the attention readout works from the keyboard, and no control is dead.
+Needs the built book (`make book`).
 """
 from __future__ import annotations
 
 import json
 import re
+from html import unescape
 
 import numpy as np
 import pytest
 import torch
 from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import illustrated as il
+from builtbook import html_path, require, toc_pages
 
 TOL = 1e-4
 TIMEOUT = 180  # the first translation of a page compiles onnxruntime-web's WebAssembly
-CH07, CH09, CH10 = "chapters/07_decoder", "chapters/09_decoding", "chapters/10_playground"
+LIVE = "[data-il-widget=translate], [data-il-widget=beam], [data-il-widget=selfattention]"
 
-#: What a translate widget shows, read from the DOM (the data- attributes keep full precision).
+
+def pages_with(kind: str) -> list[str]:
+    """The pages of the built book that carry a widget of this kind."""
+    found = [p for p in toc_pages() if html_path(p).exists()
+             and f'data-il-widget="{kind}"' in html_path(p).read_text(encoding="utf-8")]
+    if not found:
+        require(f"no page of the built book has a {kind} widget")
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def open_page(driver, server, page: str, kind: str) -> list:
+    """Load a page, wait until all its live widgets are mounted; those of ``kind``, in order."""
+    driver.get(f"{server.base_url}/{page}.html")
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script(
+        f"const all = document.querySelectorAll('{LIVE}');"
+        "return all.length > 0 && Array.from(all).every(w => w.querySelector('.il-live'));"))
+    return driver.find_elements(By.CSS_SELECTOR, f"[data-il-widget={kind}]")
+
+
+def params(widget) -> dict:
+    return json.loads(widget.get_attribute("data-params"))
+
+
+def settle(driver, widget) -> str:
+    """Wait until the widget is done (ready or error) and return its state."""
+    driver.execute_script("arguments[0].scrollIntoView()", widget)
+    WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(
+        lambda _: widget.get_attribute("data-state") in ("ready", "error"))
+    return widget.get_attribute("data-state")
+
+
+def wait_shown(driver, widget, expected: dict) -> None:
+    """Until the widget has drawn the result for ``expected`` (its input as data-shown holds it;
+    keys left out of ``expected``, such as a beam's settings, are not compared)."""
+    def done(_):
+        if widget.get_attribute("data-state") == "error":
+            raise AssertionError(widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text)
+        shown = widget.get_attribute("data-shown")
+        return (widget.get_attribute("data-state") == "ready" and bool(shown)
+                and expected.items() <= json.loads(shown).items())
+    driver.execute_script("arguments[0].scrollIntoView()", widget)
+    WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(done)
+
+
+def type_sentence(widget, sentence: str, enter: bool = True) -> None:
+    box = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys(Keys.DELETE)
+    box.send_keys(sentence + (Keys.ENTER if enter else ""))
+
+
+def choose(widget, control: str, value) -> None:
+    menu = widget.find_element(By.CSS_SELECTOR, f"select[data-control={control}]")
+    Select(menu).select_by_value(str(value))
+
+
+def text_of(widget, role: str) -> str:
+    found = widget.find_elements(By.CSS_SELECTOR, f"[data-role={role}]")
+    return found[0].text if found else ""
+
+
+def sentences_of(corpus: str, n: int) -> list[str]:
+    pairs, _, _ = il.data.load_corpus(corpus, "test")
+    return [s for s, _ in pairs[:n]]
+
+
+def corpora_of(widget) -> list[str]:
+    p = params(widget)
+    return p.get("corpora") or [p["corpus"]]
+
+
+def start(driver, widget, corpus: str) -> str:
+    """Show ``corpus``, choosing it if another is shown (its example sentence comes with it);
+    the sentence shown."""
+    menus = widget.find_elements(By.CSS_SELECTOR, "select[data-control=corpus]")
+    if menus and Select(menus[0]).first_selected_option.get_attribute("value") != corpus:
+        choose(widget, "corpus", corpus)
+    sentence = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]").get_attribute("value")
+    wait_shown(driver, widget, {"corpus": corpus, "sentence": sentence})
+    return sentence
+
+
+# ---------------------------------------------------------------------------------------------
+# translate
+
 READ_TRANSLATE = """
 const w = arguments[0], all = (sel, root = w) => Array.from(root.querySelectorAll(sel));
 const text = (e) => e.textContent.trim();
@@ -38,65 +137,13 @@ return {
   weights: all('[data-role=attention] tbody tr').map(r => all('td', r).map(c => Number(c.dataset.weight))),
   weightTexts: all('[data-role=attention] tbody tr').map(r => all('td', r).map(text)),
   caption: text(w.querySelector('[data-role=attention] caption')),
-  layers: all('select[data-control=layer] option').map(o => o.value),
-  heads: all('select[data-control=head] option').map(o => o.value),
+  layers: all('select[data-control=layer] option').map(o => [o.value, o.textContent]),
+  heads: all('select[data-control=head] option').map(o => [o.value, o.textContent]),
   dists: all('[data-role=distributions] .il-dist').map(d => all('.il-bar', d).map(b => (
     {token: b.dataset.token, prob: Number(b.dataset.prob), text: text(b.lastElementChild)}))),
 };
 """
 
-READ_BEAM = """
-const w = arguments[0], all = (sel, root = w) => Array.from(root.querySelectorAll(sel));
-return {
-  hypotheses: all('[data-role=hypothesis]').map(r => ({
-    tokens: all('[data-role=tokens] span', r).map(s => s.textContent),
-    score: Number(r.querySelector('[data-score]').dataset.score),
-    scoreText: r.querySelector('[data-score]').textContent})),
-  nodes: all('[data-role=tree] [data-role=node]').map(n => ({tokens: n.dataset.tokens,
-    status: n.dataset.status, logProb: n.dataset.logProb === undefined ? null : Number(n.dataset.logProb),
-    returned: n.hasAttribute('data-returned')})),
-};
-"""
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def open_page(driver, server, page: str) -> list:
-    """Load a chapter, wait for its live widgets to mount; their containers, in page order."""
-    driver.get(f"{server.base_url}/{page}.html")
-    WebDriverWait(driver, 60).until(lambda d: d.execute_script(
-        "return document.querySelectorAll('[data-illustrated-live] .illustrated-live-widget').length"
-        " === document.querySelectorAll('[data-illustrated-live]').length"
-        " && document.querySelectorAll('[data-illustrated-live]').length > 0"))
-    return driver.find_elements(By.CSS_SELECTOR, "[data-illustrated-live]")
-
-
-def wait_shown(driver, widget, expected: dict) -> None:
-    """Until the widget has drawn the result for ``expected`` (its input, as data-shown holds it)."""
-    def done(_):
-        state = widget.get_attribute("data-state")
-        if state == "error":
-            raise AssertionError(widget.find_element(By.CSS_SELECTOR, "[data-role=status]").text)
-        shown = widget.get_attribute("data-shown")
-        return state == "ready" and shown is not None and json.loads(shown) == expected
-    WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(done)
-
-
-def type_sentence(widget, sentence: str, enter: bool = True) -> None:
-    box = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]")
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.DELETE)
-    box.send_keys(sentence + (Keys.ENTER if enter else ""))
-
-
-# ---------------------------------------------------------------------------------------------
-# Python's side
 
 def python_translation(corpus: str, sentence: str, top_k: int) -> dict:
     """Greedy decoding, its cross attention per layer and head, and the top-k words per step."""
@@ -118,232 +165,394 @@ def python_translation(corpus: str, sentence: str, top_k: int) -> dict:
             "top": tops, "source": il.data.tokenize(sentence)}
 
 
-def python_beam(corpus, sentence, beam_size, top_beams, alpha, max_len=12):
-    model, src_vocab, tgt_vocab = il.pretrained(corpus)
-    results, steps = il.beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
-                                    eos_id=tgt_vocab.eos_id, beam_size=beam_size,
-                                    top_beams=top_beams, alpha=alpha, max_len=max_len,
-                                    return_steps=True)
-    spell = lambda ids: [tgt_vocab.tokens[i] for i in ids]  # noqa: E731
-    return [(spell(t), s) for t, s in results], steps, spell
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks
-
 def check_translation(driver, widget, corpus: str, sentence: str, layer: int, head) -> list[str]:
     got = driver.execute_script(READ_TRANSLATE, widget)
-    want = python_translation(corpus, sentence, len(got["dists"][0]) if got["dists"] else 5)
+    want = python_translation(corpus, sentence, params(widget)["topK"])
     where = f"{corpus} {sentence!r} layer {layer} head {head}"
     if got["tokens"] != want["tokens"]:
         return [f"{where}: shows {got['tokens']}, Python {want['tokens']}"]
     problems = []
-    if abs(got["score"] - want["score"]) > TOL or got["scoreText"] != f"log-probability {got['score']:.4f}":
+    if abs(got["score"] - want["score"]) > TOL or not got["scoreText"].endswith(f"{got['score']:.4f}"):
         problems.append(f"{where}: score {got['scoreText']}, Python {want['score']}")
     cross = want["cross"][layer]
     weights = cross.mean(axis=0) if head == "mean" else cross[head]
     shown = np.array(got["weights"])
+    which = "mean of heads" if head == "mean" else f"head {head}"
+    if got["caption"] != f"encoder-decoder attention, decoder layer {layer}, {which}":
+        problems.append(f"{where}: caption {got['caption']!r}")
     if (got["source"] != want["source"] or got["outputs"] != want["tokens"]
             or shown.shape != weights.shape or np.abs(shown - weights).max() > TOL):
         problems.append(f"{where}: attention {shown.round(3)} over {got['source']}, "
                         f"Python {weights.round(3)}")
     elif np.abs(np.array(got["weightTexts"], dtype=float) - weights).max() > 0.005 + TOL:
         problems.append(f"{where}: attention cells read {got['weightTexts']}")
-    for step, (bars, top) in enumerate(zip(got["dists"], want["top"], strict=True), 1):
-        tokens = [b["token"] for b in bars]
+    for step, (bars, top) in enumerate(zip(got["dists"], want["top"], strict=True)):
         probs = np.array([b["prob"] for b in bars])
+        tokens = [b["token"] for b in bars]
         if tokens != [t for t, _ in top] or np.abs(probs - [p for _, p in top]).max() > TOL:
-            problems.append(f"{where}: step {step} top words {list(zip(tokens, probs))}, Python {top}")
+            problems.append(f"{where}: position {step} top words {bars}, Python {top}")
         elif any(b["text"] != f"{b['prob']:.3f}" for b in bars):
-            problems.append(f"{where}: step {step} bar labels {[b['text'] for b in bars]}")
+            problems.append(f"{where}: position {step} bar labels {[b['text'] for b in bars]}")
     return problems
 
 
-def choose(widget, control: str, value) -> None:
-    menu = widget.find_element(By.CSS_SELECTOR, f"select[data-control={control}]")
-    Select(menu).select_by_value(str(value))
-
-
-def sentences_of(corpus: str, n: int) -> list[str]:
-    pairs, _, _ = il.data.load_corpus(corpus, "test")
-    return [s for s, _ in pairs[:n]]
-
-
-# ---------------------------------------------------------------------------------------------
-# Chapter 07: type a sentence, pick layer and head
-
-def test_chapter_07_translates_what_the_reader_types(browser, server):
-    [widget] = open_page(browser, server, CH07)
-    browser.execute_script("arguments[0].scrollIntoView()", widget)
-    wait_shown(browser, widget, {"corpus": "fr-en", "sentence": "je suis étudiant"})
+def test_translate_widgets_match_the_package(browser, server):
     problems = []
-    # every decoder layer and head (and their mean) for the default sentence
-    n_layers, n_heads = il.pretrained("fr-en")[0].cfg.n_layers, il.pretrained("fr-en")[0].cfg.n_heads
-    read = browser.execute_script(READ_TRANSLATE, widget)
-    assert read["layers"] == [str(i) for i in range(n_layers)], read["layers"]
-    assert read["heads"] == ["mean"] + [str(i) for i in range(n_heads)], read["heads"]
-    assert read["layers"] and len(read["dists"][0]) == 5
-    for layer in range(n_layers):
-        choose(widget, "layer", layer)
-        for head in ["mean", *range(n_heads)]:
-            choose(widget, "head", head)
-            caption = browser.execute_script(READ_TRANSLATE, widget)["caption"]
-            which = "mean over heads" if head == "mean" else f"head {head + 1}"
-            assert caption.endswith(f"decoder layer {layer + 1}, {which}"), caption
-            problems += check_translation(browser, widget, "fr-en", "je suis étudiant", layer, head)
-    # sentences typed by the reader, with the layer and head last chosen kept
-    for sentence in sentences_of("fr-en", 4):
-        type_sentence(widget, sentence)
-        wait_shown(browser, widget, {"corpus": "fr-en", "sentence": sentence})
-        problems += check_translation(browser, widget, "fr-en", sentence, n_layers - 1, n_heads - 1)
-    assert not problems, "\n".join(problems[:10])
-
-
-def test_unknown_words_are_flagged_before_decoding(browser, server):
-    [widget] = open_page(browser, server, CH07)
-    browser.execute_script("arguments[0].scrollIntoView()", widget)
-    wait_shown(browser, widget, {"corpus": "fr-en", "sentence": "je suis étudiant"})
-    type_sentence(widget, "je suis professeur", enter=False)
-    flag = widget.find_element(By.CSS_SELECTOR, "[data-role=unknown]")
-    WebDriverWait(browser, 5).until(lambda _: '"professeur"' in flag.text)
-    assert "fr-en" in flag.text
-    type_sentence(widget, "je suis professeur")  # Enter: still nothing decoded
-    browser.execute_script("return new Promise(r => setTimeout(r, 800))")
-    assert json.loads(widget.get_attribute("data-shown"))["sentence"] == "je suis étudiant"
-    assert widget.get_attribute("data-state") == "ready"
-
-
-def test_suggestions_offer_the_vocabulary_and_complete_the_word(browser, server):
-    [widget] = open_page(browser, server, CH07)
-    browser.execute_script("arguments[0].scrollIntoView()", widget)
-    wait_shown(browser, widget, {"corpus": "fr-en", "sentence": "je suis étudiant"})
-    type_sentence(widget, "nous avons la voi", enter=False)
-    _, src_vocab, _ = il.pretrained("fr-en")
-    words = sorted(w for w in src_vocab.tokens if w.startswith("voi") and w != "voi")
-    buttons = widget.find_elements(By.CSS_SELECTOR, "button[data-control=suggestion]")
-    assert [b.text for b in buttons] == words[:12]
-    options = browser.execute_script(
-        "return Array.from(arguments[0].querySelectorAll('datalist option')).map(o => o.value)", widget)
-    assert options == [f"nous avons la {w}" for w in words[:12]]
-    buttons[0].click()
-    sentence = f"nous avons la {words[0]} "
-    wait_shown(browser, widget, {"corpus": "fr-en", "sentence": sentence})
-    assert not check_translation(browser, widget, "fr-en", sentence.strip(), 1, "mean")
-
-
-# ---------------------------------------------------------------------------------------------
-# Chapter 10: every corpus
-
-@pytest.mark.parametrize("corpus", ["post", "copy", "reverse", "coreference", "fr-en"])
-def test_chapter_10_translates_every_corpus(browser, server, corpus):
-    [widget] = open_page(browser, server, CH10)
-    browser.execute_script("arguments[0].scrollIntoView()", widget)
-    wait_shown(browser, widget, {"corpus": "fr-en", "sentence": "nous avons la voiture rouge"})
-    first = sentences_of(corpus, 3)
-    if corpus == "fr-en":  # already chosen: the reader types its first test sentence
-        type_sentence(widget, first[0])
-    else:  # choosing a corpus puts its first test sentence in the box
-        choose(widget, "corpus", corpus)
-    wait_shown(browser, widget, {"corpus": corpus, "sentence": first[0]})
-    model = il.pretrained(corpus)[0]
-    problems = check_translation(browser, widget, corpus, first[0], model.cfg.n_layers - 1, "mean")
-    for i, sentence in enumerate(first[1:]):
-        type_sentence(widget, sentence)
-        wait_shown(browser, widget, {"corpus": corpus, "sentence": sentence})
-        layer, head = i % model.cfg.n_layers, i % model.cfg.n_heads
-        choose(widget, "layer", layer)
-        choose(widget, "head", head)
-        problems += check_translation(browser, widget, corpus, sentence, layer, head)
+    for page in pages_with("translate"):
+        for widget in open_page(browser, server, page, "translate"):
+            for corpus in corpora_of(widget):
+                sentence = start(browser, widget, corpus)
+                model = il.pretrained(corpus)[0]
+                n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+                read = browser.execute_script(READ_TRANSLATE, widget)
+                assert read["layers"] == [[str(i), f"layer {i}"] for i in range(n_layers)], read["layers"]
+                assert read["heads"] == [["mean", "mean of heads"]] + [
+                    [str(i), f"head {i}"] for i in range(n_heads)], read["heads"]
+                views = [(n_layers - 1, "mean")] + [(lay, hd) for lay in range(n_layers)
+                                                    for hd in range(n_heads)]
+                for layer, head in views if corpus == corpora_of(widget)[0] else views[:2]:
+                    choose(widget, "layer", layer)
+                    choose(widget, "head", head)
+                    problems += check_translation(browser, widget, corpus, sentence, layer, head)
+                other = next(s for s in sentences_of(corpus, 3) if s != sentence)
+                type_sentence(widget, other)  # the layer and head chosen last are kept
+                wait_shown(browser, widget, {"corpus": corpus, "sentence": other})
+                problems += check_translation(browser, widget, corpus, other, layer, head)
     assert not problems, "\n".join(problems[:10])
 
 
 # ---------------------------------------------------------------------------------------------
-# Chapter 09: beam search
+# beam
 
-def move(widget, control: str, steps: int) -> None:
-    """The slider moved with the keyboard, as a reader without a mouse moves it."""
-    slider = widget.find_element(By.CSS_SELECTOR, f"input[data-control={control}]")
-    key = Keys.ARROW_RIGHT if steps > 0 else Keys.ARROW_LEFT
-    slider.send_keys(*[key] * abs(steps))
+READ_BEAM = """
+const w = arguments[0], all = (sel, root = w) => Array.from(root.querySelectorAll(sel));
+return {
+  hypotheses: all('[data-role=hypothesis]').map(r => ({
+    tokens: all('[data-role=tokens] span', r).map(s => s.textContent),
+    score: Number(r.querySelector('[data-score]').dataset.score),
+    scoreText: r.querySelector('[data-score]').textContent})),
+  nodes: all('[data-role=tree] [data-role=node]').map(n => ({tokens: n.dataset.tokens,
+    status: n.dataset.status, logProb: n.dataset.logProb === undefined ? null : Number(n.dataset.logProb),
+    returned: n.hasAttribute('data-returned')})),
+};
+"""
 
 
 def check_beam(driver, widget, sentence, beam_size, top_beams, alpha) -> list[str]:
+    p = params(widget)
+    model, src_vocab, tgt_vocab = il.pretrained(p["corpus"])
+    results, steps = il.beam_search(model, src_vocab.encode(sentence), bos_id=tgt_vocab.bos_id,
+                                    eos_id=tgt_vocab.eos_id, beam_size=beam_size,
+                                    top_beams=min(top_beams, beam_size), alpha=alpha,
+                                    max_len=p["maxLen"], return_steps=True)
+    spell = lambda ids: [tgt_vocab.tokens[i] for i in ids]  # noqa: E731
+    want = [(spell(t), s) for t, s in results]
     got = driver.execute_script(READ_BEAM, widget)
-    want, steps, spell = python_beam("fr-en", sentence, beam_size, min(top_beams, beam_size), alpha)
     where = f"{sentence!r} beam_size={beam_size} top_beams={top_beams} alpha={alpha}"
-    problems = []
     if [h["tokens"] for h in got["hypotheses"]] != [t for t, _ in want]:
         return [f"{where}: hypotheses {got['hypotheses']}, Python {want}"]
+    problems = []
     scores = np.array([h["score"] for h in got["hypotheses"]])
     if np.abs(scores - [s for _, s in want]).max() > TOL:
         problems.append(f"{where}: scores {scores}, Python {want}")
     if any(h["scoreText"] != f"{h['score']:.4f}" for h in got["hypotheses"]):
         problems.append(f"{where}: score cells {[h['scoreText'] for h in got['hypotheses']]}")
-    nodes = got["nodes"][1:]  # after the <bos> root
     expected = []
     for step in steps:
-        kept = [spell(t) for t in step.kept]
-        finished = [spell(t) for t in step.finished]
+        kept, finished = [spell(t) for t in step.kept], [spell(t) for t in step.finished]
         for ids, log_prob in step.candidates:
             tokens = spell(ids)
             status = "finished" if tokens in finished else "kept" if tokens in kept else "dropped"
             expected.append((" ".join(tokens), status, log_prob, tokens in [t for t, _ in want]))
-    mine = [(n["tokens"], n["status"], n["logProb"], n["returned"]) for n in nodes]
+    mine = [(n["tokens"], n["status"], n["logProb"], n["returned"]) for n in got["nodes"][1:]]
     if [m[:2] + m[3:] for m in mine] != [e[:2] + e[3:] for e in expected] or (
             np.abs(np.array([m[2] for m in mine]) - [e[2] for e in expected]).max() > TOL):
         problems.append(f"{where}: tree {mine}, Python {expected}")
     return problems
 
 
-def test_chapter_09_beam_follows_its_controls(browser, server):
-    [widget] = open_page(browser, server, CH09)
-    browser.execute_script("arguments[0].scrollIntoView()", widget)
-    sentence = "je suis étudiant"
-    state = {"beamSize": 2, "topBeams": 2, "alpha": 0.0}
-    wait_shown(browser, widget, {"sentence": sentence, **state})
-    problems = check_beam(browser, widget, sentence, 2, 2, 0.0)
-    for control, key, steps, value in [("beam_size", "beamSize", 2, 4), ("top_beams", "topBeams", 1, 3),
-                                       ("alpha", "alpha", 6, 0.6), ("beam_size", "beamSize", -3, 1),
-                                       ("beam_size", "beamSize", 5, 6)]:
-        move(widget, control, steps)
-        state[key] = value
-        shown = {**state, "topBeams": min(state["topBeams"], state["beamSize"])}
-        wait_shown(browser, widget, {"sentence": sentence, **shown})
-        problems += check_beam(browser, widget, sentence, state["beamSize"], state["topBeams"], value
-                               if key == "alpha" else state["alpha"])
-    for other in sentences_of("fr-en", 3):
-        type_sentence(widget, other)
-        wait_shown(browser, widget, {"sentence": other, **state,
-                                     "topBeams": min(state["topBeams"], state["beamSize"])})
-        problems += check_beam(browser, widget, other, state["beamSize"], state["topBeams"], state["alpha"])
+def move(widget, control: str, steps: int) -> None:
+    """The slider moved with the keyboard, as a reader without a mouse moves it."""
+    slider = widget.find_element(By.CSS_SELECTOR, f"input[data-control={control}]")
+    slider.send_keys(*[Keys.ARROW_RIGHT if steps > 0 else Keys.ARROW_LEFT] * abs(steps))
+
+
+def test_beam_widgets_match_the_package(browser, server):
+    problems = []
+    for page in pages_with("beam"):
+        for widget in open_page(browser, server, page, "beam"):
+            p = params(widget)
+            state = {"corpus": p["corpus"], "sentence": p["sentence"], "beamSize": p["beamSize"],
+                     "topBeams": p["topBeams"], "alpha": p["alpha"]}
+            wait_shown(browser, widget, _shown(state))
+            problems += check_beam(browser, widget, **_args(state))
+            for control, key, steps, change in [("beam_size", "beamSize", 2, 2),
+                                                ("top_beams", "topBeams", 1, 1),
+                                                ("alpha", "alpha", 6, 0.6),
+                                                ("beam_size", "beamSize", -3, -3)]:
+                move(widget, control, steps)
+                state[key] = round(state[key] + change, 1) if key == "alpha" else max(1, state[key] + change)
+                wait_shown(browser, widget, _shown(state))
+                problems += check_beam(browser, widget, **_args(state))
+                if state["topBeams"] > state["beamSize"]:
+                    assert f"top_beams={state['topBeams']} is read as" in text_of(widget, "result")
+            for sentence in sentences_of(p["corpus"], 2):
+                type_sentence(widget, sentence)
+                state["sentence"] = sentence
+                wait_shown(browser, widget, _shown(state))
+                problems += check_beam(browser, widget, **_args(state))
     assert not problems, "\n".join(problems[:10])
+
+
+def _shown(state: dict) -> dict:
+    """data-shown for a beam state: top_beams above beam_size is read as beam_size."""
+    return {**state, "topBeams": min(state["topBeams"], state["beamSize"])}
+
+
+def _args(state: dict) -> dict:
+    return {"sentence": state["sentence"], "beam_size": state["beamSize"],
+            "top_beams": state["topBeams"], "alpha": state["alpha"]}
+
+
+# ---------------------------------------------------------------------------------------------
+# selfattention
+
+READ_ATTENTION = """
+const w = arguments[0], all = (sel) => Array.from(w.querySelectorAll(sel));
+return {
+  queries: all('[data-role=attention] text.il-query').map(t => t.textContent),
+  lines: all('[data-role=attention] line').map(l => [Number(l.dataset.head), Number(l.dataset.q),
+    Number(l.dataset.k), Number(l.dataset.weight), Number(l.getAttribute('stroke-opacity'))]),
+  caption: w.querySelector('.il-caption').textContent,
+  layers: all('select[data-control=layer] option').map(o => [o.value, o.textContent]),
+  heads: all('select[data-control=head] option').map(o => [o.value, o.textContent]),
+};
+"""
+
+
+def check_attention(driver, widget, corpus: str, sentence: str, layer: int, head) -> list[str]:
+    model, src_vocab, _ = il.pretrained(corpus)
+    trace = il.trace(model, sentence, src_vocab=src_vocab)
+    weights = trace.encoder_layers[layer].self_attn.weights  # (n_heads, src, src)
+    got = driver.execute_script(READ_ATTENTION, widget)
+    where = f"{corpus} {sentence!r} layer {layer} head {head}"
+    heads = range(len(weights)) if head == "all" else [head]
+    which = "every head in its own colour" if head == "all" else f"head {head}"
+    problems = []
+    if got["queries"] != list(trace.source_tokens):
+        problems.append(f"{where}: words {got['queries']}, Python {trace.source_tokens}")
+    if got["caption"] != f"Encoder self-attention, layer {layer}, {which}:":
+        problems.append(f"{where}: caption {got['caption']!r}")
+    lines = np.array(got["lines"]).reshape(-1, 5)
+    want = np.array([[h, q, k, weights[h, q, k]] for h in heads
+                     for q in range(weights.shape[1]) for k in range(weights.shape[2])])
+    if lines.shape[0] != want.shape[0] or (lines[:, :3] != want[:, :3]).any():
+        problems.append(f"{where}: {lines.shape[0]} lines, Python {want.shape[0]} (head, query, key)")
+    elif (np.abs(lines[:, 3] - want[:, 3]).max() > TOL  # data-weight, and the line's opacity
+          or np.abs(lines[:, 4] - want[:, 3]).max() > 0.0005 + TOL):
+        problems.append(f"{where}: weights {lines[:, 3].round(3)}, Python {want[:, 3].round(3)}")
+    return problems
+
+
+def test_selfattention_widgets_match_trace(browser, server):
+    """Every corpus, every encoder layer and head (and all heads), within 1e-4 of il.trace."""
+    problems = []
+    for page in pages_with("selfattention"):
+        for widget in open_page(browser, server, page, "selfattention"):
+            for corpus in corpora_of(widget):
+                sentence = start(browser, widget, corpus)
+                cfg = il.pretrained(corpus)[0].cfg
+                read = browser.execute_script(READ_ATTENTION, widget)
+                assert read["layers"] == [[str(i), f"layer {i}"] for i in range(cfg.n_layers)]
+                assert read["heads"] == [["all", "all heads"]] + [[str(i), f"head {i}"]
+                                                                  for i in range(cfg.n_heads)]
+                problems += check_attention(browser, widget, corpus, sentence, cfg.n_layers - 1, "all")
+                for layer in range(cfg.n_layers):
+                    for head in ["all", *range(cfg.n_heads)]:
+                        choose(widget, "layer", layer)
+                        choose(widget, "head", head)
+                        problems += check_attention(browser, widget, corpus, sentence, layer, head)
+                other = next(s for s in sentences_of(corpus, 3) if s != sentence)
+                type_sentence(widget, other)
+                wait_shown(browser, widget, {"corpus": corpus, "sentence": other})
+                problems += check_attention(browser, widget, corpus, other, layer, head)
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_attention_readout_works_from_the_keyboard(browser, server):
+    """Tab from the head select reaches the first word; the arrow keys move along the words;
+    the focused word's weights are read out as text and its lines alone stay visible."""
+    page = pages_with("selfattention")[0]
+    [widget, *_] = open_page(browser, server, page, "selfattention")
+    p = params(widget)
+    wait_shown(browser, widget, {"corpus": p["corpus"], "sentence": p["sentence"]})
+    choose(widget, "head", 0)
+    widget.find_element(By.CSS_SELECTOR, "select[data-control=head]").send_keys(Keys.TAB)
+    focused = lambda: browser.execute_script(  # noqa: E731
+        "const a = document.activeElement; return a.dataset.q === undefined ? null : Number(a.dataset.q);")
+    assert focused() == 0, "Tab from the head select does not reach the first word"
+    tokens = il.data.tokenize(p["sentence"])
+    model, src_vocab, _ = il.pretrained(p["corpus"])
+    weights = il.trace(model, p["sentence"], src_vocab=src_vocab).encoder_layers[-1].self_attn.weights
+    for q in (0, 1):
+        readout = text_of(widget, "readout")
+        prefix = f'head 0: "{tokens[q]}" attends to '
+        assert readout.startswith(prefix), readout
+        pairs = [item.rsplit(" ", 1) for item in readout[len(prefix):].split(", ")]
+        assert [t for t, _ in pairs] == tokens, readout
+        np.testing.assert_allclose([float(w) for _, w in pairs], weights[0, q], rtol=0, atol=0.005 + TOL)
+        faded = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('line')).map(l => "
+            "[Number(l.dataset.q), l.classList.contains('il-faded')]);", widget)
+        assert all(f == (lq != q) for lq, f in faded), f"word {q}: other lines not faded"
+        ActionChains(browser).send_keys(Keys.ARROW_DOWN).perform()
+        assert focused() == q + 1
+    tabbable = browser.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('text.il-query'))"
+        ".filter(t => t.tabIndex >= 0).length;",
+        widget)
+    assert tabbable == 1, f"{tabbable} words in the Tab order (one, the arrow keys move along them)"
+
+
+# ---------------------------------------------------------------------------------------------
+# A widget a reader can trust
+
+def first_widget(driver, server, kind: str):
+    page = pages_with(kind)[0]
+    [widget, *_] = open_page(driver, server, page, kind)
+    settle(driver, widget)
+    return widget
+
+
+@pytest.mark.parametrize("kind", ["translate", "beam", "selfattention"])
+def test_a_new_input_clears_the_result_and_errors_take_its_place(browser, server, kind):
+    widget = first_widget(browser, server, kind)
+    p = params(widget)
+    assert settle(browser, widget) == "ready"
+    assert not widget.find_elements(By.CSS_SELECTOR, "img.il-live-default"), "the default picture stays"
+    drawn = "[data-role=translation], [data-role=hypotheses], [data-role=attention], [data-role=tree]"
+    assert widget.find_elements(By.CSS_SELECTOR, drawn)
+    type_sentence(widget, "zzz", enter=False)  # at once, before anything is computed
+    assert not widget.find_elements(By.CSS_SELECTOR, drawn), "the old result stays under a new input"
+    assert widget.get_attribute("data-shown") is None
+    for typed, message in [("zzz qqq", f'The {p["corpus"]} model does not know "zzz", "qqq"'),
+                           ("", "Type a sentence: the box is empty."),
+                           (" . ", f"Type a word: the {p['corpus']} model reads no punctuation.")]:
+        type_sentence(widget, typed)
+        assert settle(browser, widget) == "error"
+        assert text_of(widget, "result").startswith(message), text_of(widget, "result")
+        assert not widget.find_elements(By.CSS_SELECTOR, drawn), f"{typed!r}: an old result is shown"
+        assert widget.get_attribute("data-shown") is None
+
+
+def test_punctuation_the_model_never_saw_is_left_out_by_name(browser, server):
+    """"Je suis étudiant." (the post's sentence, with its full stop) on the post model, and
+    every translate widget's example with a full stop and a comma."""
+    problems = []
+    for page in pages_with("translate"):
+        for widget in open_page(browser, server, page, "translate"):
+            corpora = corpora_of(widget)
+            for corpus in ["post"] if "post" in corpora else corpora[:1]:
+                start(browser, widget, corpus)
+                typed = "Je suis étudiant." if corpus == "post" else params(widget)["sentence"] + " ,."
+                type_sentence(widget, typed)
+                wait_shown(browser, widget, {"corpus": corpus, "sentence": typed})
+                notes = text_of(widget, "notes")
+                dropped = '"."' if corpus == "post" else '",", "."'
+                if f"Left out {dropped}: the {corpus} model never saw punctuation." not in notes:
+                    problems.append(f"{page} {corpus} {typed!r}: notes {notes!r}")
+                clean = " ".join(t for t in il.data.tokenize(typed) if t not in ".,")
+                layer = il.pretrained(corpus)[0].cfg.n_layers - 1
+                problems += check_translation(browser, widget, corpus, clean, layer, "mean")
+    assert not problems, "\n".join(problems)
+
+
+def test_each_model_states_its_trained_lengths_and_warns_outside_them(browser, server):
+    problems = []
+    for kind in ("translate", "beam", "selfattention"):
+        try:
+            widget = first_widget(browser, server, kind)
+        except pytest.skip.Exception:
+            continue
+        for corpus in corpora_of(widget):
+            sentence = start(browser, widget, corpus)
+            settings = _settings(widget)
+            pairs, _, _ = il.data.load_corpus(corpus, "train")
+            lengths = sorted({len(il.data.tokenize(s)) for s, _ in pairs})
+            lo, hi = lengths[0], lengths[-1]
+            span = f"{lo}" if lo == hi else f"{lo} to {hi}"
+            about = text_of(widget, "about")
+            want = (f"The shipped {corpus} model, run in your browser; it was trained on sentences "
+                    f"of {span} words.")
+            if about != want:
+                problems.append(f"{kind} {corpus}: {about!r}")
+            words = il.data.tokenize(sentence)
+            longer = " ".join((words * (hi // len(words) + 2))[:hi + 1])
+            for typed in [longer] + ([words[0]] if lo > 1 else []):
+                type_sentence(widget, typed)
+                wait_shown(browser, widget, {"corpus": corpus, "sentence": typed, **settings})
+                n = len(il.data.tokenize(typed))
+                want = (f"Warning: {n} words, but the {corpus} model was trained on sentences of "
+                        f"{span} words only")
+                if want not in text_of(widget, "notes"):
+                    problems.append(f"{kind} {corpus} {typed!r}: notes {text_of(widget, 'notes')!r}")
+            type_sentence(widget, sentence)
+            wait_shown(browser, widget, {"corpus": corpus, "sentence": sentence, **settings})
+            if text_of(widget, "notes"):
+                problems.append(f"{kind} {corpus} {sentence!r}: a note on a trained length")
+    assert not problems, "\n".join(problems)
+
+
+def _settings(widget) -> dict:
+    shown = widget.get_attribute("data-shown")
+    return {k: v for k, v in json.loads(shown).items() if k not in ("corpus", "sentence")} if shown else {}
+
+
+@pytest.mark.parametrize("kind", ["translate", "selfattention"])
+def test_selects_keep_the_keyboard_focus(browser, server, kind):
+    widget = first_widget(browser, server, kind)
+    for name in ("layer", "head", "corpus"):
+        found = widget.find_elements(By.CSS_SELECTOR, f"select[data-control={name}]")
+        if not found:
+            continue
+        [menu] = found
+        options = [o.get_attribute("value") for o in Select(menu).options]
+        before = Select(menu).first_selected_option.get_attribute("value")
+        menu.send_keys(Keys.ARROW_DOWN if options.index(before) < len(options) - 1 else Keys.ARROW_UP)
+        settle(browser, widget)
+        assert browser.execute_script("return document.activeElement === arguments[0] && "
+                                      "arguments[0].isConnected;", menu), f"{name}: the focus left the select"
+        assert Select(menu).first_selected_option.get_attribute("value") != before, f"{name}: not changed"
+
+
+@pytest.mark.parametrize("kind", ["translate", "beam", "selfattention"])
+def test_the_tab_order_holds_only_the_controls(browser, server, kind):
+    """No suggestion buttons: the words the model knows are a <datalist> of the sentence box."""
+    widget = first_widget(browser, server, kind)
+    tabbable = browser.execute_script(
+        "return Array.from(arguments[0].querySelectorAll('*')).filter(e => e.tabIndex >= 0 && "
+        "!e.disabled && !(e.closest('[data-role=attention]') && e.tagName === 'text'))"
+        ".map(e => e.dataset.control || e.tagName);", widget)
+    controls = [c.get_attribute("data-control")
+                for c in widget.find_elements(By.CSS_SELECTOR, "[data-control]")]
+    assert tabbable == controls, f"Tab stops {tabbable}, controls {controls}"
+    assert not widget.find_elements(By.CSS_SELECTOR, "button"), "suggestion buttons in the Tab order"
+    box = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]")
+    assert widget.find_elements(By.CSS_SELECTOR, f"datalist#{box.get_attribute('list')}")
 
 
 # ---------------------------------------------------------------------------------------------
 # No dead control
 
-#: Every control in a chapter's outputs, with where it lives: a live widget, a player, or neither.
-CONTROLS = """
-return Array.from(document.querySelectorAll('.cell_output input, .cell_output select, '
-    + '.cell_output button, .cell_output textarea, .cell_output [contenteditable]')).map(c => ({
-  tag: c.tagName.toLowerCase(), type: c.type || '', name: c.dataset.control || c.title || c.value,
-  live: Boolean(c.closest('.illustrated-live-widget')), player: Boolean(c.closest('.animation')),
-  copy: c.classList.contains('copybtn'),
-}));
-"""
-
-#: What a live widget shows besides its controls: its result, the unknown-word flag, the
-#: suggestions (a control's own new value or readout does not count as a change).
+#: What a live widget shows besides its controls (a control's own value or readout is not a change).
 SNAPSHOT = """
-const w = arguments[0];
-return Array.from(w.querySelectorAll('[data-role=result], [data-role=unknown], .il-suggestions'))
+return Array.from(arguments[0].querySelectorAll('[data-role=result], [data-role=notes], [data-role=about]'))
   .map(e => e.innerHTML).join('|');
 """
 
 
 def use_live_control(driver, widget, control) -> None:
-    tag, kind = control.tag_name, control.get_attribute("type")
-    name = control.get_attribute("data-control")
+    tag, kind, name = control.tag_name, control.get_attribute("type"), control.get_attribute("data-control")
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", control)
     if tag == "select":
         menu = Select(control)
@@ -354,149 +563,53 @@ def use_live_control(driver, widget, control) -> None:
         at_max = control.get_attribute("value") == control.get_attribute("max")
         control.send_keys(Keys.ARROW_LEFT if at_max else Keys.ARROW_RIGHT)
     elif name == "sentence":
-        corpus = driver.execute_script(
-            "const w = arguments[0]; const s = w.querySelector('select[data-control=corpus]');"
-            "return s ? s.value : w.closest('[data-illustrated-live]').dataset.corpus;", widget)
+        corpus = json.loads(widget.get_attribute("data-shown"))["corpus"]
         current = control.get_attribute("value").strip()
         type_sentence(widget, next(s for s in sentences_of(corpus, 3) if s != current))
     else:
         control.click()
 
 
-def wait_changed(driver, widget, before: str) -> bool:
-    try:
-        WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(
-            lambda d: d.execute_script(SNAPSHOT, widget) != before
-            and widget.get_attribute("data-state") != "busy")
-        return True
-    except TimeoutException:  # the control changed nothing
-        return False
-
-
-def check_live_controls(driver, widgets) -> list[str]:
+@pytest.mark.parametrize("kind", ["translate", "beam", "selfattention"])
+def test_no_dead_control(browser, server, kind):
     dead = []
-    for widget in widgets:
-        driver.execute_script("arguments[0].scrollIntoView()", widget)
-        WebDriverWait(driver, TIMEOUT).until(
-            lambda _, w=widget: w.get_attribute("data-state") == "ready")
-        count = len(widget.find_elements(By.CSS_SELECTOR, "[data-control]"))
-        for i in range(count):
-            controls = widget.find_elements(By.CSS_SELECTOR, "[data-control]")
-            if i >= len(controls):  # suggestions change with the sentence
-                break
-            control = controls[i]
-            label = f"{control.tag_name}[data-control={control.get_attribute('data-control')}]"
-            before = driver.execute_script(SNAPSHOT, widget)
-            use_live_control(driver, widget, control)
-            if not wait_changed(driver, widget, before):
-                dead.append(label)
-            if widget.get_attribute("data-state") == "error":
-                dead.append(f"{label}: error {widget.text[:200]}")
-    return dead
-
-
-PLAYER_FRAME = """
-const p = arguments[0], slider = p.querySelector('input[type=range]');
-return [Number(slider.value), p.querySelector('img').src.length, p.querySelector('img').src.slice(-40)];
-"""
-
-
-def _sleep(driver, anim: str, intervals: float) -> None:
-    driver.execute_script(f"return new Promise(r => setTimeout(r, {anim}.interval * {intervals}))")
-
-
-def _check_player(driver, player) -> list[str]:
-    dead = []
-    anim = player.find_element(By.CSS_SELECTOR, "button").get_attribute("onclick").split(".")[0]
-    n = int(player.find_element(By.CSS_SELECTOR, "input[type=range]").get_attribute("max")) + 1
-    if n < 2:
-        return dead
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", player)
-
-    def frame():
-        return driver.execute_script(PLAYER_FRAME, player)
-
-    reset = f"{anim}.pause_animation(); {anim}.set_frame({n // 2});"
-    for button in player.find_elements(By.CSS_SELECTOR, "button"):
-        title = button.get_attribute("title")
-        driver.execute_script(reset)
-        before, interval = frame(), driver.execute_script(f"return {anim}.interval")
-        button.click()
-        if title in ("Play", "Play backwards"):
-            _sleep(driver, anim, 1.5)
-        if title == "Pause":
-            driver.execute_script(f"{anim}.play_animation()")
-            _sleep(driver, anim, 1.5)
-            button.click()
-            paused = frame()
-            _sleep(driver, anim, 2.5)
-            changed = frame() == paused and paused != before
-        elif "speed" in title:
-            changed = driver.execute_script(f"return {anim}.interval") != interval
-        else:
-            changed = frame() != before
-        if not changed:
-            dead.append(f"player {anim}: {title}")
-    for radio in player.find_elements(By.CSS_SELECTOR, "input[type=radio]"):
-        if not radio.is_selected():
-            driver.execute_script("arguments[0].click()", radio)
-            if not radio.is_selected():
-                dead.append(f"player {anim}: loop mode {radio.get_attribute('value')}")
-    driver.execute_script(reset)
-    return dead
-
-
-def check_copy_buttons(driver) -> list[str]:
-    """sphinx-copybutton's buttons on printed outputs: a click copies and says so in its tooltip
-    ("Copied!", or "Failed to copy" where the headless browser has no clipboard)."""
-    dead = []
-    for i, button in enumerate(driver.find_elements(By.CSS_SELECTOR, ".cell_output .copybtn")):
-        before = button.get_attribute("data-tooltip")
-        driver.execute_script("arguments[0].click()", button)
-        try:
-            WebDriverWait(driver, 5).until(
-                lambda _, b=button, t=before: b.get_attribute("data-tooltip") != t)
-        except TimeoutException:
-            dead.append(f"copy button {i + 1}")
-    return dead
-
-
-def check_player_controls(driver) -> list[str]:
-    """matplotlib's to_jshtml players: each button moves the frame, plays, pauses, or changes the
-    playback speed (its `interval`); each loop mode radio button becomes the checked one."""
-    return [d for p in driver.find_elements(By.CSS_SELECTOR, ".animation")
-            for d in _check_player(driver, p)]
-
-
-@pytest.mark.parametrize("page", [CH07, CH09, CH10])
-def test_no_dead_control(browser, server, page):
-    widgets = open_page(browser, server, page)
-    assert not browser.find_elements(By.CSS_SELECTOR, ".jupyter-widgets, .widget-subarea"), (
-        f"{page}: an ipywidget (it needs a kernel) is shown in the static page")
-    controls = browser.execute_script(CONTROLS)
-    stray = [c for c in controls if not (c["live"] or c["player"] or c["copy"])]
-    assert not stray, f"{page}: controls that are neither a live widget, a player nor a copy button: {stray}"
-    dead = check_live_controls(browser, widgets) + check_player_controls(browser)
-    dead += check_copy_buttons(browser)
-    assert not dead, f"{page}: controls that changed nothing: {dead}"
+    for page in pages_with(kind):
+        for widget in open_page(browser, server, page, kind):
+            assert settle(browser, widget) == "ready"
+            for i in range(len(widget.find_elements(By.CSS_SELECTOR, "[data-control]"))):
+                control = widget.find_elements(By.CSS_SELECTOR, "[data-control]")[i]
+                label = f"{page} {control.tag_name}[data-control={control.get_attribute('data-control')}]"
+                if control.tag_name == "select" and len(Select(control).options) < 2:
+                    continue  # one layer (the copy model): nothing to choose
+                before = browser.execute_script(SNAPSHOT, widget)
+                use_live_control(browser, widget, control)
+                try:
+                    WebDriverWait(browser, TIMEOUT, poll_frequency=0.1).until(
+                        lambda d, w=widget, b=before: d.execute_script(SNAPSHOT, w) != b
+                        and w.get_attribute("data-state") == "ready")
+                except TimeoutException:
+                    state = widget.get_attribute("data-state")
+                    dead.append(f"{label}: {state} {text_of(widget, 'result')[:200]}")
+    assert not dead, f"controls that changed nothing: {dead}"
 
 
 # ---------------------------------------------------------------------------------------------
 # Weight
 
-@pytest.mark.parametrize("page", [CH07, CH09, CH10])
-def test_page_with_its_images_and_models_under_5_mb(site, page):
-    """The page's HTML (its players' frames inline), the images it links from _images/, and the
-    models of every corpus its live widgets can load (onnxruntime-web, shared by all pages and
-    then cached, is counted in test_translate_api.py)."""
-    html = (site / f"{page}.html").read_text(encoding="utf-8")
-    images = set(re.findall(r'src="\.\./(_images/[^"]+)"', html))
-    corpora = set()
-    for attrs in re.findall(r'<div class="illustrated-live"([^>]*)>', html):
-        found = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', attrs))
-        corpora |= set(found.get("corpora", found["corpus"]).split(","))
-    assert corpora, f"{page}: no live widget"
+@pytest.mark.parametrize("kind", ["translate", "beam", "selfattention"])
+def test_a_page_with_live_widgets_stays_under_5_mb(site, kind):
+    """The page's HTML, the images it links from _images/, and the models of every corpus its
+    live widgets can load (onnxruntime-web, shared by all pages and then cached, is counted in
+    test_translate_api.py)."""
     index = json.loads((site / "_illustrated" / "models" / "index.json").read_text("utf-8"))
-    total = (len(html.encode("utf-8")) + sum((site / i).stat().st_size for i in images)
-             + sum(sum(index["models"][c]["bytes"].values()) for c in corpora))
-    assert total < 5e6, f"{page}: {total / 1e6:.2f} MB"
+    for page in pages_with(kind):
+        html = html_path(page).read_text(encoding="utf-8")
+        images = set(re.findall(r'src="\.\./(_images/[^"]+)"', html))
+        corpora = set()
+        for _, data in re.findall(r'data-il-widget="(?:translate|beam|selfattention)" '
+                                  r'data-params=(["\'])(.*?)\1', html):
+            found = json.loads(unescape(data))
+            corpora |= set(found.get("corpora") or [found["corpus"]])
+        total = (len(html.encode("utf-8")) + sum((site / i).stat().st_size for i in images)
+                 + sum(sum(index["models"][c]["bytes"].values()) for c in corpora))
+        assert total < 5e6, f"{page}: {total / 1e6:.2f} MB"

@@ -24,6 +24,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from illustrated.book.kit import MIN_FONT_PT
+
 from builtbook import (HTML, KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_number,
                        figure_names, html_path, toc_pages)
 
@@ -33,6 +35,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: then ^ or _, then what would be its superscript or subscript; W^Q, d_k, e^14, (11/6)^α.
 RAW_MATH = r"[\p{L}\p{N})\]]+[\^_][\p{L}\p{N}({\-−][\p{L}\p{N}{}]*"
 MAX_SCREENSHOT_HEIGHT = 16000  # px; Chromium cannot capture much taller pages in one image
+MIN_TEXT_PX = 9.0  # the smallest figure text a reader should have to read (issue 20)
 
 
 @dataclass
@@ -323,8 +326,6 @@ def figure_text_px(page: str, images: list[dict]) -> list[dict]:
     """For each matplotlib figure shown in ``page``: how tall its smallest allowed text
     (book.kit.MIN_FONT_PT) renders in CSS px, from the PNG's own size and resolution and the
     width the page shows it at. Unnamed figures are labelled "player 1", "output 2", ..."""
-    from illustrated.book.kit import MIN_FONT_PT
-
     results, counts = [], Counter()
     for image in images:
         src = image["src"]
@@ -348,15 +349,13 @@ def figure_text_px(page: str, images: list[dict]) -> list[dict]:
     return results
 
 
-MIN_TEXT_PX = 9.0  # issue 20: figure text at least 9 px at the column's width
 
 
 @pages
 def test_figure_text_is_legible_at_the_content_width(page, report):
     """No figure is drawn so much wider than the page shows it that its smallest text (the
-    kit's MIN_FONT_PT) renders below MIN_TEXT_PX: every figure is drawn for the content width
-    (book.kit.MAX_FIGURE_WIDTH_IN; tests/book check each draw function with `legible`)."""
-
+    figure kit's MIN_FONT_PT) renders below MIN_TEXT_PX: every figure is drawn for the content
+    width (book.kit.MAX_FIGURE_WIDTH_IN)."""
     sizes = figure_text_px(page, report.facts["figureImages"])
     small = [s for s in sizes if s["text_px"] < MIN_TEXT_PX]
     assert not small, (f"{page}: figures whose text renders below {MIN_TEXT_PX} px at the "

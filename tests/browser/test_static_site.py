@@ -1,7 +1,7 @@
 """The built HTML itself (no browser needed, only `make book`): no CDN anywhere, every internal
 link and anchor resolves, the launch buttons point where _config.yml says, the vendored scripts
-are wired into the pages that need them, and no page carries a Jupyter widget manager, widget
-state or a widget view."""
+are wired into the pages that need them, every image has alt text that says what it shows, and
+no page carries a Jupyter widget manager, widget state or a widget view."""
 from __future__ import annotations
 
 import json
@@ -36,6 +36,7 @@ class Page(HTMLParser):
         self.links: list[tuple[str, str, str]] = []      # (tag, attribute, url)
         self.fetched: list[tuple[str, str]] = []         # (tag, url)
         self.scripts: list[str] = []                     # script src in document order
+        self.images: list[dict[str, str | None]] = []    # every <img>'s attributes
         self.feed(path.read_text(encoding="utf-8"))
 
     def handle_starttag(self, tag, attrs):
@@ -53,6 +54,8 @@ class Page(HTMLParser):
                 self.fetched.append((tag, url))
         if tag == "script" and attrs.get("src"):
             self.scripts.append(attrs["src"])
+        if tag == "img":
+            self.images.append(attrs)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +71,8 @@ def _ids(path: Path) -> frozenset[str]:
 
 
 def _external(url: str) -> bool:
-    return bool(urlsplit(url).scheme) or url.startswith("//")
+    """An address on another host (a data: URI, such as an interactive figure's pictures, is not)."""
+    return urlsplit(url).scheme not in ("", "data") or url.startswith("//")
 
 
 def test_no_cdn_address_in_any_page(site, pages):
@@ -171,9 +175,9 @@ def test_vendored_scripts_are_wired_where_needed(site, pages):
         name = str(path.relative_to(site))
         scripts = [urlsplit(s).path for s in page.scripts]
         vendored = [s.split("_vendor/", 1)[1] for s in scripts if "_vendor/" in s]
-        if 'class="math' in text and "mathjax/tex-chtml.js" not in vendored:
-            problems.append(f"{name}: math but no _vendor/mathjax/tex-chtml.js")
-        if [s for s in vendored if s != "mathjax/tex-chtml.js"]:
+        if 'class="math' in text and "mathjax/startup.js" not in vendored:
+            problems.append(f"{name}: math but no _vendor/mathjax/startup.js")
+        if [s for s in vendored if s != "mathjax/startup.js"]:
             problems.append(f"{name}: unexpected _vendor/ scripts {vendored}")
         if any("_static/_vendor" in s or s.startswith("_vendor") and "/" in name for s in scripts):
             problems.append(f"{name}: badly resolved _vendor path in {scripts}")
@@ -206,3 +210,36 @@ def test_vendored_assets_were_built(site):
     versions = site / "_vendor" / "VERSIONS.json"
     assert versions.exists(), "no _vendor/ in the site: `make book` runs site/build.mjs first"
     assert not (site / "_static" / "_vendor").exists(), "_vendor must not be under _static/"
+
+
+#: An alt text that is a file name or path ("_images/fig.png", "output_12_0.png"), not words.
+PATH_LIKE = re.compile(r"\S*\.(png|jpe?g|gif|svg|webp)|\S*/\S*", re.IGNORECASE)
+
+
+def test_every_image_has_alt_text_that_says_what_it_shows(site, pages):
+    """Issue 20: every figure's alt text was its file path, the players had none."""
+    problems = []
+    for path, page in pages.items():
+        for image in page.images:
+            alt = (image.get("alt") or "").strip()
+            if len(alt) < 3 or PATH_LIKE.fullmatch(alt):
+                problems.append(f"{path.relative_to(site)}: <img src={(image.get('src') or '')[:60]!r}> "
+                                f"alt={image.get('alt')!r}")
+    assert not problems, f"{len(problems)} images without a description:\n" + "\n".join(problems[:20])
+
+
+def test_pages_carry_no_icon_javascript_and_small_icon_fonts(site, pages):
+    """site/lean_theme.py: no page loads Font Awesome's JavaScript (1.5 MB) or, but the search
+    page, the search index; the icon fonts hold only the icons the pages use."""
+    problems = []
+    for path, page in pages.items():
+        name = str(path.relative_to(site))
+        scripts = [urlsplit(s).path for s in page.scripts]
+        if any(s.endswith("fontawesome.js") for s in scripts):
+            problems.append(f"{name}: loads fontawesome.js")
+        if name != "search.html" and any(s.endswith("searchindex.js") for s in scripts):
+            problems.append(f"{name}: loads the search index")
+    fonts = {f.name: f.stat().st_size for f in (site / "_static/vendor/fontawesome/webfonts").iterdir()}
+    assert fonts and all(n.endswith(".woff") and size < 20_000 for n, size in fonts.items()), fonts
+    assert not (site / "_static/scripts/fontawesome.js").exists()
+    assert not problems, "\n".join(problems)

@@ -1,6 +1,8 @@
-"""The book's own browser modules (site/js/) outside the browser, with Node: ESLint passes, and
-the tokenizer turns every corpus sentence and every edge case into the tokens Python makes.
-(tests/browser/test_translate_api.py drives them in Chromium against the package.)"""
+"""The book's own browser modules (site/js/) outside the browser, with Node: ESLint passes, the
+tokenizer turns every corpus sentence and every edge case into the tokens Python makes, the live
+widgets read a sentence as the model can (punctuation it never saw left out by name, unknown
+words named, lengths outside training warned), and site/js stays within 900 lines.
+(tests/browser/ drives them in Chromium against the package.)"""
 from __future__ import annotations
 
 import json
@@ -112,6 +114,63 @@ def test_source_ids_match_vocab_encode_and_name_unknown_words():
                              'the "post" model'), got[2]
     assert got[3].startswith('Error: sentence: unknown word "<eos>"'), got[3]
     assert got[4] == "Error: sentence: 5 tokens, more than the model's max_len=4"
+
+
+READABLE = """
+import { readFileSync } from "node:fs";
+globalThis.window = { document: {} };  // dom.js reads window.document when imported
+const { readable } = await import("./js/sentence.js");
+const { config, texts } = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(texts.map((t) => {
+  try { return readable(t, config); } catch (e) { return "Error: " + e.message; }
+})));
+"""
+
+
+def _config(corpus: str) -> dict:
+    """What the widgets read of {corpus}.json (illustrated.onnx_export)."""
+    _, src_vocab, _ = il.pretrained(corpus)
+    pairs, _, _ = il.data.load_corpus(corpus, "train")
+    lengths = [len(tokenize(s)) for s, _ in pairs]
+    return {"corpus": corpus, "src_tokens": src_vocab.tokens,
+            "train_src_len": [min(lengths), max(lengths)]}
+
+
+def test_widgets_read_the_posts_sentence_with_its_full_stop():
+    texts = ["Je suis étudiant.", "je suis étudiant je", "Merci, merci !", "je suis professeur !",
+             "", "  ", "?!", "je <eos>"]
+    got = _node(READABLE, {"config": _config("post"), "texts": texts})
+    assert got[0] == {"sentence": "je suis étudiant",
+                      "notes": ['Left out ".": the post model never saw punctuation.']}
+    assert got[1] == {"sentence": "je suis étudiant je", "notes": [
+        "Warning: 4 words, but the post model was trained on sentences of 1 to 3 words only: "
+        "outside them it often answers nonsense."]}
+    assert got[2] == {"sentence": "merci merci",
+                      "notes": ['Left out ",", "!": the post model never saw punctuation.']}
+    assert got[3] == ('Error: The post model does not know "professeur": it knows only the words '
+                      'of its corpus.')
+    assert got[4] == got[5] == "Error: Type a sentence: the box is empty."
+    assert got[6] == "Error: Type a word: the post model reads no punctuation."
+    assert got[7].startswith('Error: The post model does not know "<eos>"'), got[7]
+
+
+@pytest.mark.parametrize("corpus", il.data.CORPORA)
+def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
+    """With a full stop added (no corpus has punctuation), the words Python's tokenizer makes,
+    and no note: every test sentence is of a trained length."""
+    pairs, _, _ = il.data.load_corpus(corpus, "test")
+    texts = [s + "." for s, _ in pairs]
+    got = _node(READABLE, {"config": _config(corpus), "texts": texts})
+    for text, g in zip(texts, got):
+        assert g == {"sentence": " ".join(tokenize(text)[:-1]),
+                     "notes": [f'Left out ".": the {corpus} model never saw punctuation.']}, (text, g)
+
+
+def test_site_js_within_900_lines():
+    """Issue 21: one small toolkit for the widgets, no Transformer math beyond the tokenizer and
+    the decoding loops."""
+    lines = sum(len(f.read_text(encoding="utf-8").splitlines()) for f in (SITE / "js").glob("*.js"))
+    assert lines <= 900, f"site/js has {lines} lines"
 
 
 def test_eslint():

@@ -1,0 +1,71 @@
+// Beam search in the browser: src/illustrated/decoding.py's beam_search, line by line, with its
+// float32 arithmetic (torch adds log-probabilities as float32: Math.fround here) and its
+// float64 division by the length penalty.
+import { nextLogProbs } from "./graphs.js";
+
+/** GNMT length penalty ((5 + length) / 6) ** alpha; 1 when alpha = 0 (decoding.length_penalty). */
+export function lengthPenalty(length, alpha) {
+  return ((5.0 + length) / 6.0) ** alpha;
+}
+
+/** totals.topk(k): the k largest finite values, best first (ties: the lower index first). */
+function topk(totals, k) {
+  const order = [];
+  totals.forEach((value, index) => { if (Number.isFinite(value)) order.push(index); });
+  order.sort((a, b) => totals[b] - totals[a] || a - b);
+  return order.slice(0, k);
+}
+
+/**
+ * Keep the beamSize best partial translations at every step; return {best, steps}: best, the
+ * topBeams [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per
+ * step ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep).
+ */
+export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, alpha }) {
+  const { bos_id: bosId, eos_id: eosId } = model.config;
+  const steps = [];
+  const finished = [];  // [token ids, length-penalised score]
+  let live = [[]];
+  let liveScores = [0];  // (n_live,), float32 values
+  for (let step = 1; step <= maxLen; step += 1) {
+    const tgt = live.map((h) => [bosId, ...h]);  // (n_live, step)
+    const logProbs = await nextLogProbs(model, tgt, memory);  // (n_live, vocab)
+    const vocab = logProbs[0].length;
+    const totals = logProbs.flatMap((row, i) =>
+      Array.from(row, (lp) => Math.fround(liveScores[i] + lp)));  // (n_live * vocab,)
+    const nCand = Math.min(2 * beamSize, totals.filter(Number.isFinite).length);
+    const top = topk(totals, nCand);
+    const candidates = [], kept = [], keptScores = [], ended = [];
+    top.forEach((flat, rank) => {
+      const score = totals[flat];
+      const hyp = [...live[Math.floor(flat / vocab)], flat % vocab];
+      candidates.push([hyp, score]);
+      if (hyp[hyp.length - 1] === eosId) {
+        if (rank < beamSize) {
+          ended.push(hyp);
+          finished.push([hyp, score / lengthPenalty(step, alpha)]);
+        }
+      } else if (kept.length < beamSize) {
+        kept.push(hyp);
+        keptScores.push(score);
+      }
+    });
+    if (step === maxLen) {  // out of room: unfinished hypotheses are returned as they are
+      kept.forEach((h, i) => finished.push([h, keptScores[i] / lengthPenalty(step, alpha)]));
+      kept.length = 0;
+    }
+    steps.push({ step, candidates, kept: [...kept], finished: ended });
+    if (kept.length === 0) break;
+    [live, liveScores] = [kept, keptScores];
+    if (finished.length >= topBeams) {
+      // log-probs only fall as a hypothesis grows, and the penalty is largest at max_len,
+      // so no live hypothesis can end with a score above this bound.
+      const bound = Math.max(...keptScores) / lengthPenalty(maxLen, alpha);
+      const kthBest = finished.map(([, s]) => s).sort((a, b) => b - a)[topBeams - 1];
+      if (bound < kthBest) break;
+    }
+  }
+  // A stable sort, best first, as Python's sorted(..., reverse=True).
+  const best = [...finished].sort((a, b) => b[1] - a[1]).slice(0, topBeams);
+  return { best, steps };
+}

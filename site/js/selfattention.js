@@ -1,0 +1,60 @@
+// The post's self-attention picture for the reader's own sentence (chapter 04; params {corpus,
+// sentence, corpora, examples}): the words twice, a line from each word on the left (the query)
+// to each word on the right (the key), as opaque and as wide as its weight, for one encoder layer
+// and head, or every head in its own colour. Hover a word on the left, or focus it (Tab, then the
+// arrow keys), to see its lines alone and read its weights.
+import { h, s } from "./dom.js";
+import { liveWidget } from "./sentence.js";
+import { layerHead } from "./translate.js";
+
+const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+const ROW = 24, LEFT = 120, RIGHT = 280, WIDTH = 400;
+const y = (i) => 18 + ROW * i;
+
+/** @param {Array<[number, number[][]]>} heads [head, weights [query][key]] @param {string[]} tokens */
+function picture(heads, tokens) {
+  const readout = h("p", { class: "il-readout", "data-role": "readout", "aria-live": "polite" });
+  const lines = heads.flatMap(([head, weights]) => weights.flatMap((row, q) => row.map((w, k) =>
+    s("line", { x1: LEFT + 6, y1: y(q) - 4, x2: RIGHT - 6, y2: y(k) - 4, stroke: COLOURS[head % 8],
+      "stroke-opacity": w.toFixed(3), "stroke-width": (0.5 + 3.5 * w).toFixed(2),
+      "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) }))));
+  const show = (q) => {
+    for (const line of lines) line.classList.toggle("il-faded", q !== null && Number(line.dataset.q) !== q);
+    readout.textContent = q === null ? "Hover or focus a word on the left to read its weights."
+      : heads.map(([head, weights]) => `head ${head}: "${tokens[q]}" attends to ` +
+        weights[q].map((w, k) => `${tokens[k]} ${w.toFixed(2)}`).join(", ")).join("; ");
+  };
+  const move = (event, q) => {  // one Tab stop for all the words; the arrow keys move along them
+    const next = q + ({ ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key] ?? 0);
+    if (next === q || next < 0 || next >= tokens.length) return;
+    event.preventDefault();
+    queries.forEach((word, i) => word.setAttribute("tabindex", i === next ? 0 : -1));
+    queries[next].focus();
+  };
+  const queries = tokens.map((text, q) => s("text", { x: LEFT, y: y(q), "text-anchor": "end", text,
+    tabindex: q === 0 ? 0 : -1, class: "il-query", "data-q": q, onfocus: () => show(q),
+    onmouseenter: () => show(q), onkeydown: (event) => move(event, q) }));
+  const keys = tokens.map((text, k) => s("text", { x: RIGHT, y: y(k), text }));
+  const height = y(tokens.length) - 6;
+  const svg = s("svg", { class: "il-attn", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`,
+    role: "img", "aria-label": `self-attention lines from each word on the left to each word on the right`,
+    "data-role": "attention", onmouseleave: () => show(null) }, lines, queries, keys);
+  show(null);
+  return [svg, readout];
+}
+
+export function mount(element, api) {
+  const p = JSON.parse(element.dataset.params);
+  const view = {};
+  const live = liveWidget(element, api, p, {
+    ...layerHead("encoder", ["all", "all heads"], view, () => live.redraw()),
+    compute: (corpus, sentence) => api.translate(corpus, sentence, { maxLen: 1 }),
+    draw(result) {
+      const heads = result.encoderAttention[view.layer].map((weights, i) => [i, weights])
+        .filter(([i]) => view.head === "all" || i === Number(view.head));
+      const which = view.head === "all" ? "every head in its own colour" : `head ${view.head}`;
+      return [h("p", { class: "il-caption", text: `Encoder self-attention, layer ${view.layer}, ${which}:` }),
+        ...picture(heads, result.sourceTokens)];
+    },
+  });
+}

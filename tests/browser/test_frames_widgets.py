@@ -1,0 +1,84 @@
+"""The interactive figures of the static book (site/js/frames.js over pictures drawn at build
+time by src/illustrated/book/interactive.py) used as a reader uses them, on every page that has
+one: each control, moved with the keyboard through all its values, changes the picture shown
+(exactly one picture at a time, the one its data-params map the controls' values to), and the
+play button steps the first control by itself. Needs the built book (`make book`).
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from builtbook import html_path, toc_pages
+
+PAGES = [p for p in toc_pages() if html_path(p).exists()
+         and 'data-il-widget="frames"' in html_path(p).read_text(encoding="utf-8")]
+
+#: The frame each visible picture is, the controls' values, what the params map them to.
+STATE = """
+const w = arguments[0], p = JSON.parse(w.dataset.params);
+const values = Array.from(w.querySelectorAll('.il-controls [data-control]')).map(c => c.value);
+return {visible: Array.from(w.querySelectorAll('img.il-frame')).filter(i => !i.hidden
+          && i.getBoundingClientRect().width > 0).map(i => Number(i.dataset.frame)),
+        values: values, expected: p.frames[values.join('-')]};
+"""
+
+
+def _state(driver, widget) -> dict:
+    return driver.execute_script(STATE, widget)
+
+
+def _step(control, forward: bool) -> None:
+    """One value on, with the keyboard: right and left on a slider, down and up on a select."""
+    if control.tag_name == "select":
+        control.send_keys(Keys.ARROW_DOWN if forward else Keys.ARROW_UP)
+    else:
+        control.send_keys(Keys.ARROW_RIGHT if forward else Keys.ARROW_LEFT)
+
+
+@pytest.mark.parametrize("page", PAGES or [pytest.param(None, marks=pytest.mark.skip(
+    reason="no page of the built book has a frames widget"))])
+def test_every_control_changes_the_picture(browser, server, page):
+    browser.get(f"{server.base_url}/{page}.html")
+    widgets = browser.find_elements(By.CSS_SELECTOR, "[data-il-widget=frames]")
+    problems = []
+    for n, widget in enumerate(widgets):
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", widget)
+        params = json.loads(widget.get_attribute("data-params"))
+        for k, spec in enumerate(params["controls"]):
+            control = widget.find_elements(By.CSS_SELECTOR, ".il-controls [data-control]")[k]
+            where = f"{page} figure {n} control {spec['name']!r}"
+            seen = set()
+            for forward in (True, False):  # to its end, then back to its start
+                for _ in range(len(spec["labels"])):
+                    state = _state(browser, widget)
+                    if state["visible"] != [state["expected"]]:
+                        problems.append(f"{where}: values {state['values']} show {state['visible']}, "
+                                        f"expected [{state['expected']}]")
+                    seen.add(state["expected"])
+                    _step(control, forward)
+            if len(spec["labels"]) > 1 and len(seen) < 2:
+                problems.append(f"{where}: the picture never changes over {spec['labels']}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("page", PAGES or [pytest.param(None, marks=pytest.mark.skip(
+    reason="no page of the built book has a frames widget"))])
+def test_play_steps_the_first_control(browser, server, page):
+    browser.get(f"{server.base_url}/{page}.html")
+    for widget in browser.find_elements(By.CSS_SELECTOR, "[data-il-widget=frames]"):
+        buttons = widget.find_elements(By.CSS_SELECTOR, "button.il-play")
+        if not buttons:
+            continue
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", widget)
+        before = _state(browser, widget)
+        buttons[0].click()
+        time.sleep(2.2)  # two steps of 900 ms
+        after = _state(browser, widget)
+        buttons[0].click()  # pause
+        assert after["values"][0] != before["values"][0], f"{page}: play did not move {before['values']}"
+        assert after["visible"] == [after["expected"]], after
