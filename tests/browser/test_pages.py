@@ -349,8 +349,6 @@ def figure_text_px(page: str, images: list[dict]) -> list[dict]:
     return results
 
 
-
-
 @pages
 def test_figure_text_is_legible_at_the_content_width(page, report):
     """No figure is drawn so much wider than the page shows it that its smallest text (the
