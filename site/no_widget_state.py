@@ -1,8 +1,10 @@
 """Sphinx extension: no page carries Jupyter widget state, and none shows a widget view.
 
-Every chapter's ipywidgets cell is tagged ``remove-output``: a Python callback cannot run in a
-static page, so the book hides the dead widget (Jupyter and Colab keep it) and the page's live
-controls are our own ES modules (``site/js/``). The site loads no Jupyter widget manager
+A Python callback cannot run in a static page. Every interactive figure of the book
+(``illustrated.book.interactive``) therefore displays two versions of itself: the ipywidget for
+Jupyter and Colab, and the page's own HTML (precomputed frames, or a live widget that
+``site/js/`` computes), which ``nb_mime_priority_overrides`` in ``_config.yml`` picks for the
+html build. The site loads no Jupyter widget manager
 (``nb_ipywidgets_js: {}`` in ``_config.yml``). Yet the executed notebook still saves the state
 of every widget its kernel made (nbclient's ``store_widget_state``, which myst-nb does not let a
 book switch off), and myst-nb writes it into the page as a
@@ -12,8 +14,8 @@ that nothing reads. This extension
 * drops that script from every page (``html-page-context``, after myst-nb has added it), and
 * warns, with the page's name, about any page that would show a widget view (an ipywidget cell
   whose output is not removed): without a widget manager the reader would see an empty output.
-  The book is built with ``-W``, so this fails the build: tag the cell ``remove-output`` (and
-  offer a live widget from ``illustrated.widgets.live``, or Colab, in its place).
+  The book is built with ``-W``, so this fails the build: draw it through
+  ``illustrated.book.interactive``, or tag the cell ``remove-output``.
 
 Loaded from ``_config.yml``: ``sphinx.local_extensions: {no_widget_state: site/}``.
 """
@@ -40,7 +42,8 @@ def drop_widget_state(app: Sphinx, pagename: str, templatename: str, context: di
     if f'<script type="{WIDGET_VIEW}"' in (context.get("body") or ""):
         location = pagename if pagename in app.env.found_docs else None
         logger.warning("page %r shows an ipywidget, which the static site cannot render (it "
-                       "loads no widget manager): tag its cell remove-output", pagename,
+                       "loads no widget manager): draw it with illustrated.book.interactive or "
+                       "tag its cell remove-output", pagename,
                        location=location, type="no_widget_state", subtype="view")
 
 
