@@ -46,7 +46,7 @@ test: setup
 
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	ILLUSTRATED_BOOK_BUILD=1 $(BIN)/jupyter-book build . -W -n --keep-going
 
 # One thread, no ATen vector kernels and MKL's compatible code path: the choices that make the
 # bits least dependent on the machine that trains. The manifest records what was used.

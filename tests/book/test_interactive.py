@@ -66,3 +66,12 @@ def test_bad_controls_are_refused_by_name():
         ia.slider("n", [1, 2], 3)
     with pytest.raises(ValueError, match="at most 64"):
         ia.interactive(draw, [ia.slider("n", range(9), 1), ia.slider("m", range(9), 1)], alt="x")
+
+
+def test_the_book_build_makes_no_ipywidget(monkeypatch):
+    made = []
+    figure = ia.interactive(draw, [ia.slider("n", [1, 2], 1)], alt="bars")
+    figure._kernel = lambda: made.append(1)
+    monkeypatch.setenv("ILLUSTRATED_BOOK_BUILD", "1")
+    bundle = figure._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"} and not made

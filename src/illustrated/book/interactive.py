@@ -22,6 +22,7 @@ import io
 import itertools
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -99,7 +100,10 @@ class Interactive:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = {"text/plain": self.alt, "text/html": self.html()}
-        if self._kernel is not None:
+        # The book's build (make book) shows only the HTML, so it makes no ipywidget: no widget
+        # messages while jupyter-book executes the chapters (nbclient issue 312: a cell that
+        # makes widgets can leave the executing client waiting).
+        if self._kernel is not None and not os.environ.get("ILLUSTRATED_BOOK_BUILD"):
             view = self._kernel()
             bundle[WIDGET_VIEW] = {"version_major": 2, "version_minor": 0,
                                    "model_id": view.model_id}
