@@ -92,7 +92,7 @@ for (let n = walker.nextNode(); n; n = walker.nextNode()) {{
 const article = document.querySelector('article') || document.querySelector('main') || document.body;
 // Widget controls are labelled with their keyword arguments (d_k, n_heads): code, not prose.
 const NOT_PROSE = 'pre, code, kbd, samp, script, style, textarea, mjx-container, .math, ' +
-                  '.highlight, svg, .widget-subarea';
+                  '.highlight, svg, .widget-subarea, .il-widget label';
 // Raw math: x^y or x_y left as plain text (W^Q, d_k, e^14, (11/6)^α) instead of typeset math;
 // identifiers such as beam_size belong in code, which is excluded.
 const rawMath = [];
