@@ -87,7 +87,7 @@ def test_kernel_twin_follows_the_corpus():
     examples = {"coreference": SENTENCE, "copy": "a b c"}
     view = ch04.self_attention_widget("coreference", SENTENCE, list(examples), examples)._kernel()
     (choice, box), (layer, head) = view.children[0].children, view.children[1].children
-    assert list(layer.options) == [0, 1] and len(head.options) == 5  # all heads, heads 0-3
+    assert list(layer.options) == [0, 1] and layer.value == 1 and len(head.options) == 5
     choice.value = "copy"  # one layer of two heads
     assert box.value == "a b c" and list(layer.options) == [0] and len(head.options) == 3
     plt.close("all")

@@ -94,8 +94,9 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
             models[name] = il.pretrained(name)
         return models[name]
 
-    def draw(corpus, sentence, layer=0, head=None):
+    def draw(corpus, sentence, layer=-1, head=None):  # the top layer first, as in the page
         tokens, weights = encoder_attention(*model(corpus), sentence)
+        layer = layer % weights.shape[0]
         which = "every head in its own colour" if head is None else f"head {head}"
         return draw_self_attention(tokens, weights[layer], head,
                                    f"encoder layer {layer}, {which}")
@@ -110,7 +111,7 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
             cfg = model(choice.value)[0].cfg
             layer.options = list(range(cfg.n_layers))
             head.options = [("all heads", -1)] + [(f"head {h}", h) for h in range(cfg.n_heads)]
-            layer.value, head.value = 0, -1
+            layer.value, head.value = cfg.n_layers - 1, -1
 
         busy = []  # set while a corpus change resets the other controls
 
@@ -140,6 +141,6 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
     params = {"corpus": corpus, "sentence": sentence, "corpora": list(corpora),
               "examples": dict(examples)}
     return ia.live("selfattention", params, kernel=kernel, default=lambda: draw(corpus, sentence),
-                   alt=f"the self-attention of every head of encoder layer 0 of the shipped "
+                   alt=f"the self-attention of every head of the top encoder layer of the shipped "
                        f"{corpus} model for '{sentence}': each word on the left joined to "
                        f"every word on the right by lines as strong as its weight")
