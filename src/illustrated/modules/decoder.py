@@ -11,7 +11,7 @@ from ..config import TransformerConfig
 from ._checks import check_config, check_decoder_inputs
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
-from .residual import add_and_norm, sublayer_input
+from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
 
 __all__ = ["DecoderLayer", "Decoder"]
 
@@ -48,18 +48,33 @@ class DecoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
+        if not return_attention:
+            return self.forward_unchecked(x, memory, src_mask, tgt_mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True) \
-            if return_attention else (self.self_attn(h, h, h, tgt_mask), None)
+        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
-        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True) \
-            if return_attention else (self.cross_attn(h, memory, memory, src_mask), None)
+        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True)
         x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm3, self.norm_first)
         r = self.feed_forward(h)
         x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
-        return (x, (self_weights, cross_weights)) if return_attention else x
+        return x, (self_weights, cross_weights)
+
+    def forward_unchecked(self, x: torch.Tensor, memory: torch.Tensor,
+                          src_mask: torch.Tensor | None = None,
+                          tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward``, without weights and without checking its inputs again
+        (``forward`` and :class:`Decoder` check them once): -> (batch, tgt_len, d_model)."""
+        h = self.norm1(x) if self.norm_first else x
+        z = self.self_attn.attend(h, h, h, tgt_mask)  # see MultiHeadAttention
+        x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
+        h = self.norm2(x) if self.norm_first else x
+        z = self.cross_attn.attend(h, memory, memory, src_mask)
+        x = add_and_norm_unchecked(x, z, self.norm2, self.dropout2, self.norm_first)
+        h = self.norm3(x) if self.norm_first else x
+        r = self.feed_forward.forward_unchecked(h)
+        return add_and_norm_unchecked(x, r, self.norm3, self.dropout3, self.norm_first)
 
 
 class Decoder(nn.Module):
@@ -80,13 +95,19 @@ class Decoder(nn.Module):
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
+        if not return_attention:
+            return self.forward_unchecked(x, memory, src_mask, tgt_mask)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
-            if not return_attention:  # the fast attention path (see MultiHeadAttention)
-                x = layer(x, memory, src_mask, tgt_mask)
-                continue
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)
             self_attentions.append(self_w)
             cross_attentions.append(cross_w)
-        x = self.norm(x)
-        return (x, self_attentions, cross_attentions) if return_attention else x
+        return self.norm(x), self_attentions, cross_attentions
+
+    def forward_unchecked(self, x: torch.Tensor, memory: torch.Tensor,
+                          src_mask: torch.Tensor | None = None,
+                          tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward``, its inputs already checked: -> (batch, tgt_len, d_model)."""
+        for layer in self.layers:
+            x = layer.forward_unchecked(x, memory, src_mask, tgt_mask)
+        return self.norm(x)

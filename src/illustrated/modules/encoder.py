@@ -11,7 +11,7 @@ from ..config import TransformerConfig
 from ._checks import check_config, check_encoder_inputs
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
-from .residual import add_and_norm, sublayer_input
+from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
 
 __all__ = ["EncoderLayer", "Encoder"]
 
@@ -44,16 +44,25 @@ class EncoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self, x, mask)
+        if not return_attention:
+            return self.forward_unchecked(x, mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        if return_attention:
-            z, weights = self.self_attn(h, h, h, mask, return_attention=True)
-        else:  # the fast attention path (see MultiHeadAttention)
-            z, weights = self.self_attn(h, h, h, mask), None
+        z, weights = self.self_attn(h, h, h, mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         r = self.feed_forward(h)
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
-        return (x, weights) if return_attention else x
+        return x, weights
+
+    def forward_unchecked(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward``, without weights and without checking its inputs again
+        (``forward`` and :class:`Encoder` check them once): -> (batch, seq, d_model)."""
+        h = self.norm1(x) if self.norm_first else x
+        z = self.self_attn.attend(h, h, h, mask)  # see MultiHeadAttention
+        x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
+        h = self.norm2(x) if self.norm_first else x
+        r = self.feed_forward.forward_unchecked(h)
+        return add_and_norm_unchecked(x, r, self.norm2, self.dropout2, self.norm_first)
 
 
 class Encoder(nn.Module):
@@ -74,12 +83,16 @@ class Encoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self.layers[0], x, mask)
+        if not return_attention:
+            return self.forward_unchecked(x, mask)
         attentions = []
         for layer in self.layers:
-            if return_attention:
-                x, weights = layer(x, mask, return_attention=True)
-                attentions.append(weights)
-            else:
-                x = layer(x, mask)
-        x = self.norm(x)
-        return (x, attentions) if return_attention else x
+            x, weights = layer(x, mask, return_attention=True)
+            attentions.append(weights)
+        return self.norm(x), attentions
+
+    def forward_unchecked(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward``, its inputs already checked: -> (batch, src_len, d_model)."""
+        for layer in self.layers:
+            x = layer.forward_unchecked(x, mask)
+        return self.norm(x)

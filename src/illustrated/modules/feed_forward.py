@@ -32,3 +32,11 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_vectors("x", x, self.linear1.in_features, self.linear1.weight)
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)
+
+    def forward_unchecked(self, x: torch.Tensor) -> torch.Tensor:
+        """``forward`` for the layers' fast path: no checks (the layer checked ``x``), and no
+        dropout call at rate 0 or in eval mode."""
+        h = torch.relu(self.linear1(x))  # (batch, seq, d_ff)
+        if self.dropout.training and self.dropout.p > 0:
+            h = self.dropout(h)
+        return self.linear2(h)  # (batch, seq, d_model)

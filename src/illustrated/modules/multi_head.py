@@ -9,8 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._checks import check_attention_inputs, check_attention_sizes, check_features
-from .batched_attention import (attend_keys_first, mask_bias, merge_heads, project_heads,
-                                scaled_query_projection)
+from .batched_attention import attend_keys_first, mask_bias, merge_heads, project_heads
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention"]
@@ -100,6 +99,10 @@ class MultiHeadAttention(nn.Module):
         check_attention_inputs(self, query, key, value, mask)
         if return_attention:
             return self.attend_step_by_step(query, key, value, mask)
+        return self.attend(query, key, value, mask)
+
+    def attend(self, query, key, value, mask=None):
+        """The fast path for the device, without input checks (the layers call it after theirs)."""
         if query.device.type == "cpu":
             return self.attend_batched(query, key, value, mask)
         return self.attend_fused(query, key, value, mask)
@@ -123,19 +126,17 @@ class MultiHeadAttention(nn.Module):
         Self-attention (``query is key is value``) projects Q, K and V in one product, and
         cross-attention K and V in one; see :mod:`~illustrated.modules.batched_attention`.
         """
-        batch, seq_q, _ = query.shape
-        seq_k = key.shape[1]
-        w_q, b_q = scaled_query_projection(self.w_q.weight, self.w_q.bias, self.d_k)
+        wq, bq = self.w_q.weight, self.w_q.bias
         wk, bk, wv, bv = self.w_k.weight, self.w_k.bias, self.w_v.weight, self.w_v.bias
         if query is key and key is value:
-            q, k, v = project_heads(query, [w_q, wk, wv], [b_q, bk, bv], self.n_heads)
+            q, k, v = project_heads(query, [wq, wk, wv], [bq, bk, bv], self.n_heads)
         else:
-            q = project_heads(query, [w_q], [b_q], self.n_heads)[0]  # (n_heads * batch, seq_q, d_k)
+            q, = project_heads(query, [wq], [bq], self.n_heads)  # (n_heads * batch, seq_q, d_k)
             if key is value:
                 k, v = project_heads(key, [wk, wv], [bk, bv], self.n_heads)
             else:
-                k = project_heads(key, [wk], [bk], self.n_heads)[0]  # (n_heads * batch, seq_k, d_k)
-                v = project_heads(value, [wv], [bv], self.n_heads)[0]
-        bias = None if mask is None else mask_bias(mask, batch, self.n_heads, seq_q, seq_k, q.dtype)
+                k, = project_heads(key, [wk], [bk], self.n_heads)  # (n_heads * batch, seq_k, d_k)
+                v, = project_heads(value, [wv], [bv], self.n_heads)
+        bias = None if mask is None else mask_bias(mask, self.n_heads, q.dtype)
         z = attend_keys_first(q, k, v, bias, self.dropout.p if self.training else 0.0)
-        return self.w_o(merge_heads(z, batch))  # (batch, seq_q, d_model)
+        return self.w_o(merge_heads(z, query.shape[0]))  # (batch, seq_q, d_model)

@@ -71,7 +71,9 @@ class Transformer(nn.Module):
                return_attention: bool = False):
         src_mask = check_source(self, src, src_mask)  # made from the padding when None
         x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
-        return self.encoder(x, src_mask, return_attention=return_attention)
+        if not return_attention:  # the inputs are checked: the layers need not check them again
+            return self.encoder.forward_unchecked(x, src_mask)
+        return self.encoder(x, src_mask, return_attention=True)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
                src_mask: torch.Tensor | None = None, return_attention: bool = False):
@@ -79,7 +81,9 @@ class Transformer(nn.Module):
         tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
         remember_checked(tgt_mask, "mask")  # every row attends to itself: nothing to read
         y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
-        return self.decoder(y, memory, src_mask, tgt_mask, return_attention=return_attention)
+        if not return_attention:  # the inputs are checked: the layers need not check them again
+            return self.decoder.forward_unchecked(y, memory, src_mask, tgt_mask)
+        return self.decoder(y, memory, src_mask, tgt_mask, return_attention=True)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
                 src_mask: torch.Tensor | None = None, return_attention: bool = False):
