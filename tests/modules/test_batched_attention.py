@@ -17,7 +17,7 @@ def test_project_heads_puts_projection_i_head_h_sentence_b_at_i_h_times_batch_pl
     x = torch.randn(batch, seq, d_model)
     weights = [torch.randn(d_model, d_model) for _ in range(3)]
     biases = [torch.randn(d_model) for _ in range(3)]
-    out = project_heads(x, weights, biases, n_heads)
+    out = project_heads(x.view(batch * seq, d_model), weights, biases, n_heads, batch)
     assert len(out) == 3 and all(o.shape == (n_heads * batch, seq, d_k) for o in out)
     for i, (w, b) in enumerate(zip(weights, biases)):
         y = x @ w.T + b  # (batch, seq, d_model)
@@ -25,7 +25,7 @@ def test_project_heads_puts_projection_i_head_h_sentence_b_at_i_h_times_batch_pl
             for s in range(batch):
                 assert torch.allclose(out[i][h * batch + s], y[s, :, h * d_k:(h + 1) * d_k],
                                       atol=1e-12, rtol=0)
-    no_bias, = project_heads(x, weights[1:2], [None], n_heads)  # one projection, no bias
+    no_bias, = project_heads(x.view(-1, d_model), weights[1:2], [None], n_heads, batch)  # no bias
     assert torch.allclose(no_bias, out[1] - biases[1].view(n_heads, 1, 1, d_k).repeat_interleave(
         batch, 0).reshape(n_heads * batch, 1, d_k), atol=1e-12, rtol=0)
 
@@ -34,8 +34,8 @@ def test_merge_heads_is_the_concatenation_of_heads(float64):
     batch, seq, d_model, n_heads = 2, 5, 8, 4
     x = torch.randn(batch, seq, d_model)
     eye = torch.eye(d_model)
-    heads, = project_heads(x, [eye], [None], n_heads)  # the identity projection, split
-    assert torch.equal(merge_heads(heads, batch), x)
+    heads, = project_heads(x.view(-1, d_model), [eye], [None], n_heads, batch)  # identity, split
+    assert torch.equal(merge_heads(heads, batch), x.view(batch * seq, d_model))  # as token rows
 
 
 def test_mask_bias_is_zero_where_allowed_and_minus_infinity_where_not():

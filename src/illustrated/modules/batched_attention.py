@@ -34,15 +34,17 @@ __all__ = ["attend_keys_first", "mask_bias", "merge_heads", "project_heads"]
 
 
 def project_heads(x: torch.Tensor, weights: list[torch.Tensor], biases: list[torch.Tensor | None],
-                  n_heads: int) -> tuple[torch.Tensor, ...]:
+                  n_heads: int, batch: int) -> tuple[torch.Tensor, ...]:
     """Apply several projections of one input in one matrix product and split them into heads.
 
     Parameters
     ----------
-    x : (batch, seq, d_model).
+    x : (batch * seq, d_model), token rows, each sentence's tokens consecutive (rows, not
+        (batch, seq, d_model): a matrix product of rows needs no reshape before or after it).
     weights : n weight matrices (d_model, d_model), as ``nn.Linear.weight`` (e.g. W_Q, W_K, W_V).
     biases : n bias vectors (d_model,), or n Nones.
     n_heads : number of heads; head h of a projection is its output columns h*d_k:(h+1)*d_k.
+    batch : number of sentences.
 
     Returns
     -------
@@ -53,13 +55,13 @@ def project_heads(x: torch.Tensor, weights: list[torch.Tensor], biases: list[tor
     ----------
     Post "The Beast With Many Heads" (W_Q^h, W_K^h, W_V^h); paper §3.2.2.
     """
-    batch, seq, d_model = x.shape
-    n, d_k = len(weights), d_model // n_heads
+    rows, d_model = x.shape
+    n, seq, d_k = len(weights), rows // batch, d_model // n_heads
     if n == 1:
-        y = F.linear(x, weights[0], biases[0])  # (batch, seq, d_model)
+        y = F.linear(x, weights[0], biases[0])  # (batch * seq, d_model)
     else:
         bias = None if biases[0] is None else torch.cat(biases)
-        y = F.linear(x, torch.cat(weights), bias)  # (batch, seq, n * d_model)
+        y = F.linear(x, torch.cat(weights), bias)  # (batch * seq, n * d_model)
     y = y.view(batch, seq, n, n_heads, d_k).permute(2, 3, 0, 1, 4)  # (n, n_heads, batch, seq, d_k)
     heads = y.reshape(n, n_heads * batch, seq, d_k)  # the one copy
     return heads.unbind(0) if n > 1 else (heads.squeeze(0),)
@@ -121,7 +123,8 @@ def attend_keys_first(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 
 def merge_heads(z: torch.Tensor, batch: int) -> torch.Tensor:
-    """(n_heads * batch, seq, d_k), head-major, -> (batch, seq, n_heads * d_k): the concatenation."""
+    """(n_heads * batch, seq, d_k), head-major, -> (batch * seq, n_heads * d_k): the concatenation,
+    as token rows."""
     n_batch, seq, d_k = z.shape
     n_heads = n_batch // batch
-    return z.view(n_heads, batch, seq, d_k).permute(1, 2, 0, 3).reshape(batch, seq, n_heads * d_k)
+    return z.view(n_heads, batch, seq, d_k).permute(1, 2, 0, 3).reshape(batch * seq, n_heads * d_k)

@@ -49,7 +49,10 @@ class DecoderLayer(nn.Module):
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
         if not return_attention:
-            return self.forward_unchecked(x, memory, src_mask, tgt_mask)
+            batch, seq, d_model = x.shape
+            rows, memory_rows = x.reshape(batch * seq, d_model), memory.reshape(-1, d_model)
+            out = self.forward_rows(rows, memory_rows, batch, src_mask, tgt_mask)
+            return out.view(batch, seq, d_model)
         h = sublayer_input(x, self.norm1, self.norm_first)
         z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
@@ -61,16 +64,18 @@ class DecoderLayer(nn.Module):
         x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
         return x, (self_weights, cross_weights)
 
-    def forward_unchecked(self, x: torch.Tensor, memory: torch.Tensor,
-                          src_mask: torch.Tensor | None = None,
-                          tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward``, without weights and without checking its inputs again
-        (``forward`` and :class:`Decoder` check them once): -> (batch, tgt_len, d_model)."""
+    def forward_rows(self, x: torch.Tensor, memory: torch.Tensor, batch: int,
+                     src_mask: torch.Tensor | None = None,
+                     tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows: x (batch * tgt_len, d_model) and memory
+        (batch * src_len, d_model) -> (batch * tgt_len, d_model); no weights, no second check
+        of inputs that ``forward`` or :class:`Decoder` checked, and every matrix product on
+        rows, with no reshape for autograd to undo."""
         h = self.norm1(x) if self.norm_first else x
-        z = self.self_attn.attend(h, h, h, tgt_mask)  # see MultiHeadAttention
+        z = self.self_attn.attend(h, h, h, batch, tgt_mask)  # see MultiHeadAttention
         x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
         h = self.norm2(x) if self.norm_first else x
-        z = self.cross_attn.attend(h, memory, memory, src_mask)
+        z = self.cross_attn.attend(h, memory, memory, batch, src_mask)
         x = add_and_norm_unchecked(x, z, self.norm2, self.dropout2, self.norm_first)
         h = self.norm3(x) if self.norm_first else x
         r = self.feed_forward.forward_unchecked(h)
@@ -96,7 +101,10 @@ class Decoder(nn.Module):
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
         if not return_attention:
-            return self.forward_unchecked(x, memory, src_mask, tgt_mask)
+            batch, seq, d_model = x.shape
+            rows, memory_rows = x.reshape(batch * seq, d_model), memory.reshape(-1, d_model)
+            out = self.forward_rows(rows, memory_rows, batch, src_mask, tgt_mask)
+            return out.view(batch, seq, d_model)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)
@@ -104,10 +112,10 @@ class Decoder(nn.Module):
             cross_attentions.append(cross_w)
         return self.norm(x), self_attentions, cross_attentions
 
-    def forward_unchecked(self, x: torch.Tensor, memory: torch.Tensor,
-                          src_mask: torch.Tensor | None = None,
-                          tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward``, its inputs already checked: -> (batch, tgt_len, d_model)."""
+    def forward_rows(self, x: torch.Tensor, memory: torch.Tensor, batch: int,
+                     src_mask: torch.Tensor | None = None,
+                     tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows (batch * tgt_len, d_model), inputs checked."""
         for layer in self.layers:
-            x = layer.forward_unchecked(x, memory, src_mask, tgt_mask)
+            x = layer.forward_rows(x, memory, batch, src_mask, tgt_mask)
         return self.norm(x)

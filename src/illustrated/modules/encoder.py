@@ -45,7 +45,9 @@ class EncoderLayer(nn.Module):
                 return_attention: bool = False):
         check_encoder_inputs(self, x, mask)
         if not return_attention:
-            return self.forward_unchecked(x, mask)
+            batch, seq, d_model = x.shape
+            rows = x.reshape(batch * seq, d_model)
+            return self.forward_rows(rows, batch, mask).view(batch, seq, d_model)
         h = sublayer_input(x, self.norm1, self.norm_first)
         z, weights = self.self_attn(h, h, h, mask, return_attention=True)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
@@ -54,11 +56,13 @@ class EncoderLayer(nn.Module):
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
         return x, weights
 
-    def forward_unchecked(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward``, without weights and without checking its inputs again
-        (``forward`` and :class:`Encoder` check them once): -> (batch, seq, d_model)."""
+    def forward_rows(self, x: torch.Tensor, batch: int,
+                     mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows x (batch * seq, d_model) -> the same shape:
+        no weights, no second check of inputs that ``forward`` or :class:`Encoder` checked, and
+        every matrix product on rows, with no reshape for autograd to undo."""
         h = self.norm1(x) if self.norm_first else x
-        z = self.self_attn.attend(h, h, h, mask)  # see MultiHeadAttention
+        z = self.self_attn.attend(h, h, h, batch, mask)  # see MultiHeadAttention
         x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
         h = self.norm2(x) if self.norm_first else x
         r = self.feed_forward.forward_unchecked(h)
@@ -84,15 +88,18 @@ class Encoder(nn.Module):
                 return_attention: bool = False):
         check_encoder_inputs(self.layers[0], x, mask)
         if not return_attention:
-            return self.forward_unchecked(x, mask)
+            batch, seq, d_model = x.shape
+            rows = x.reshape(batch * seq, d_model)
+            return self.forward_rows(rows, batch, mask).view(batch, seq, d_model)
         attentions = []
         for layer in self.layers:
             x, weights = layer(x, mask, return_attention=True)
             attentions.append(weights)
         return self.norm(x), attentions
 
-    def forward_unchecked(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward``, its inputs already checked: -> (batch, src_len, d_model)."""
+    def forward_rows(self, x: torch.Tensor, batch: int,
+                     mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows (batch * src_len, d_model), inputs checked."""
         for layer in self.layers:
-            x = layer.forward_unchecked(x, mask)
+            x = layer.forward_rows(x, batch, mask)
         return self.norm(x)

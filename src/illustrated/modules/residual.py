@@ -45,9 +45,11 @@ def add_and_norm(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm
 
 def add_and_norm_unchecked(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm,
                            dropout: nn.Dropout, norm_first: bool) -> torch.Tensor:
-    """:func:`add_and_norm` for the layers' fast path: their inputs are checked already, and
-    residual dropout at rate 0 or in eval mode is not called at all."""
+    """:func:`add_and_norm` for the layers' fast path: no checks (the layer checked its
+    inputs), no dropout call at rate 0 or in eval mode, and the sum written over
+    ``sublayer_out``, a fresh output that nothing else holds (the matrix product that made it
+    keeps no copy for the backward pass), instead of into one more tensor."""
     if dropout.training and dropout.p > 0:
         sublayer_out = dropout(sublayer_out)
-    total = x + sublayer_out  # x + Dropout(Sublayer(x))
-    return total if norm_first else norm(total)  # (batch, seq, d_model)
+    total = sublayer_out.add_(x)  # x + Dropout(Sublayer(x))
+    return total if norm_first else norm(total)  # (batch * seq, d_model) or (batch, seq, d_model)
