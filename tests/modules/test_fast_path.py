@@ -219,3 +219,20 @@ def test_fast_path_gradients_with_dropout_pass_gradcheck(float64, layer):
                            if layer == "decoder" else module.eval()(x, mask[..., :3]))
     module.train()
     assert torch.autograd.gradcheck(run, (x, memory))
+
+
+def test_forward_hooks_fire_on_the_fast_path_too(float64):
+    """A forward hook on a layer or a feed-forward network sees every call: with one registered,
+    ``forward`` leaves the token-rows path (which calls the sub-layers' own functions) for the
+    modules' ``forward``, so the hooked model's output changes and both paths agree."""
+    model = il.modules.Transformer(CFG).eval()
+    src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
+    tgt_in = torch.tensor([[1, 4, 5], [1, 7, 8]])
+    plain = model(src, tgt_in)
+    calls = []
+    model.encoder.layers[1].register_forward_pre_hook(lambda module, args: calls.append(1))
+    model.decoder.layers[0].feed_forward.register_forward_hook(lambda module, args, out: 2 * out)
+    hooked = model(src, tgt_in)
+    assert len(calls) == 1  # the encoder's second layer, called once by forward
+    assert not torch.allclose(hooked, plain, atol=1e-3)  # the doubled feed-forward output
+    assert torch.allclose(hooked, model(src, tgt_in, return_attention=True)[0], atol=1e-12, rtol=0)

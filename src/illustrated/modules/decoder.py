@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_decoder_inputs
+from ._checks import check_config, check_decoder_inputs, has_forward_hooks
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
@@ -48,21 +48,23 @@ class DecoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
-        if not return_attention:
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
             batch, seq, d_model = x.shape
-            rows, memory_rows = x.reshape(batch * seq, d_model), memory.reshape(-1, d_model)
-            out = self.forward_rows(rows, memory_rows, batch, src_mask, tgt_mask)
-            return out.view(batch, seq, d_model)
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), memory.reshape(-1, d_model),
+                                     batch, src_mask, tgt_mask)
+            return rows.view(batch, seq, d_model)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True)
+        z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True) \
+            if return_attention else (self.self_attn(h, h, h, tgt_mask), None)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
-        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True)
+        z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True) \
+            if return_attention else (self.cross_attn(h, memory, memory, src_mask), None)
         x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm3, self.norm_first)
         r = self.feed_forward(h)
         x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
-        return x, (self_weights, cross_weights)
+        return (x, (self_weights, cross_weights)) if return_attention else x
 
     def forward_rows(self, x: torch.Tensor, memory: torch.Tensor, batch: int,
                      src_mask: torch.Tensor | None = None,
@@ -100,17 +102,21 @@ class Decoder(nn.Module):
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False):
         check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
-        if not return_attention:
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
             batch, seq, d_model = x.shape
-            rows, memory_rows = x.reshape(batch * seq, d_model), memory.reshape(-1, d_model)
-            out = self.forward_rows(rows, memory_rows, batch, src_mask, tgt_mask)
-            return out.view(batch, seq, d_model)
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), memory.reshape(-1, d_model),
+                                     batch, src_mask, tgt_mask)
+            return rows.view(batch, seq, d_model)
         self_attentions, cross_attentions = [], []
         for layer in self.layers:
+            if not return_attention:  # the fast attention path (see MultiHeadAttention)
+                x = layer(x, memory, src_mask, tgt_mask)
+                continue
             x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True)
             self_attentions.append(self_w)
             cross_attentions.append(cross_w)
-        return self.norm(x), self_attentions, cross_attentions
+        x = self.norm(x)
+        return (x, self_attentions, cross_attentions) if return_attention else x
 
     def forward_rows(self, x: torch.Tensor, memory: torch.Tensor, batch: int,
                      src_mask: torch.Tensor | None = None,

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_encoder_inputs
+from ._checks import check_config, check_encoder_inputs, has_forward_hooks
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
@@ -44,17 +44,20 @@ class EncoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self, x, mask)
-        if not return_attention:
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
             batch, seq, d_model = x.shape
-            rows = x.reshape(batch * seq, d_model)
-            return self.forward_rows(rows, batch, mask).view(batch, seq, d_model)
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
+            return rows.view(batch, seq, d_model)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        z, weights = self.self_attn(h, h, h, mask, return_attention=True)
+        if return_attention:
+            z, weights = self.self_attn(h, h, h, mask, return_attention=True)
+        else:  # the attention's own fast path (see MultiHeadAttention)
+            z, weights = self.self_attn(h, h, h, mask), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         r = self.feed_forward(h)
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
-        return x, weights
+        return (x, weights) if return_attention else x
 
     def forward_rows(self, x: torch.Tensor, batch: int,
                      mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -87,15 +90,19 @@ class Encoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self.layers[0], x, mask)
-        if not return_attention:
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
             batch, seq, d_model = x.shape
-            rows = x.reshape(batch * seq, d_model)
-            return self.forward_rows(rows, batch, mask).view(batch, seq, d_model)
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
+            return rows.view(batch, seq, d_model)
         attentions = []
         for layer in self.layers:
-            x, weights = layer(x, mask, return_attention=True)
-            attentions.append(weights)
-        return self.norm(x), attentions
+            if return_attention:
+                x, weights = layer(x, mask, return_attention=True)
+                attentions.append(weights)
+            else:
+                x = layer(x, mask)
+        x = self.norm(x)
+        return (x, attentions) if return_attention else x
 
     def forward_rows(self, x: torch.Tensor, batch: int,
                      mask: torch.Tensor | None = None) -> torch.Tensor:
