@@ -175,3 +175,64 @@ def test_whole_model_float32_paths_agree():
     assert torch.allclose(model(src, tgt_in), logits, atol=1e-5, rtol=0)
     # a greedy step reads the same word on both paths
     assert torch.equal(model(src, tgt_in).argmax(-1), logits.argmax(-1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_whole_model_fast_path_gives_the_explicit_paths_gradients(dtype, norm_first):
+    """The training step's path (token rows, the ReLU and residual sums in place) and the
+    explicit one give every parameter the same gradient."""
+    torch.manual_seed(0)
+    model = il.modules.Transformer(replace(CFG, norm_first=norm_first)).to(dtype).train()
+    src = torch.tensor([[3, 4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0, 0]])
+    tgt_in = torch.tensor([[1, 4, 5, 6], [1, 7, 8, 9]])
+    grads = []
+    for explicit in (True, False):
+        model.zero_grad()
+        logits = model(src, tgt_in, return_attention=explicit)
+        logits = logits[0] if explicit else logits
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt_in.flatten()).backward()
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
+    assert grads[0].keys() == grads[1].keys()
+    for name in grads[0]:
+        assert torch.allclose(grads[1][name], grads[0][name], atol=ATOL[dtype], rtol=0), name
+
+
+@pytest.mark.parametrize("layer", ["encoder", "decoder"])
+def test_fast_path_gradients_with_dropout_pass_gradcheck(float64, layer):
+    """With dropout acting (train mode, its draws fixed by a seed) the in-place sums and ReLU
+    of the fast path still give the exact gradient (against finite differences)."""
+    cfg = replace(CFG, d_model=8, n_heads=2, d_ff=6, dropout=0.3)
+    module = (EncoderLayer if layer == "encoder" else DecoderLayer)(cfg).train()
+    x, memory = torch.randn(2, 3, 8), torch.randn(2, 4, 8)
+    x.requires_grad_(True)
+    memory.requires_grad_(True)
+    mask = torch.tensor([[True, True, True, False], [True, True, True, True]])[:, None, None]
+
+    def run(x, memory):
+        torch.manual_seed(0)  # the same dropout draws in every call
+        if layer == "encoder":
+            return module(x, mask[..., :3])
+        return module(x, memory, mask, il.causal_mask(3))
+
+    assert not torch.equal(run(x, memory), module.eval()(x, memory, mask, il.causal_mask(3))
+                           if layer == "decoder" else module.eval()(x, mask[..., :3]))
+    module.train()
+    assert torch.autograd.gradcheck(run, (x, memory))
+
+
+def test_forward_hooks_fire_on_the_fast_path_too(float64):
+    """A forward hook on a layer or a feed-forward network sees every call: with one registered,
+    ``forward`` leaves the token-rows path (which calls the sub-layers' own functions) for the
+    modules' ``forward``, so the hooked model's output changes and both paths agree."""
+    model = il.modules.Transformer(CFG).eval()
+    src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
+    tgt_in = torch.tensor([[1, 4, 5], [1, 7, 8]])
+    plain = model(src, tgt_in)
+    calls = []
+    model.encoder.layers[1].register_forward_pre_hook(lambda module, args: calls.append(1))
+    model.decoder.layers[0].feed_forward.register_forward_hook(lambda module, args, out: 2 * out)
+    hooked = model(src, tgt_in)
+    assert len(calls) == 1  # the encoder's second layer, called once by forward
+    assert not torch.allclose(hooked, plain, atol=1e-3)  # the doubled feed-forward output
+    assert torch.allclose(hooked, model(src, tgt_in, return_attention=True)[0], atol=1e-12, rtol=0)

@@ -16,6 +16,8 @@ import weakref
 from typing import Hashable
 
 import torch
+from torch import nn
+from torch.nn.modules import module as _module
 
 from .._args import ArgumentTypeError, check_int, check_real, check_size_limit, describe
 
@@ -23,7 +25,8 @@ __all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
            "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
            "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
-           "check_source", "check_target", "remember_checked", "param_count", "check_sizes"]
+           "check_source", "check_target", "remember_checked", "param_count", "check_sizes",
+           "has_forward_hooks"]
 
 _CHECKED: dict[int, tuple[weakref.ref, int, Hashable]] = {}
 
@@ -379,3 +382,12 @@ def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Ten
                          f"got {memory.shape[0]}")
     check_mask(src_mask, (tgt_in.shape[0], cfg.n_heads, tgt_in.shape[1], memory.shape[1]),
                "src_mask", weight.device)
+
+
+def has_forward_hooks(module: nn.Module) -> bool:
+    """True when a forward hook or pre-hook sits on ``module``, a module inside it, or every
+    module (global): the layers' fast path (``forward_rows``) calls its sub-layers' own
+    functions, not their ``forward``, so it runs only when no hook could miss a call."""
+    if _module._global_forward_hooks or _module._global_forward_pre_hooks:
+        return True
+    return any(m._forward_hooks or m._forward_pre_hooks for m in module.modules())

@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_encoder_inputs
+from ._checks import check_config, check_encoder_inputs, has_forward_hooks
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
-from .residual import add_and_norm, sublayer_input
+from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
 
 __all__ = ["EncoderLayer", "Encoder"]
 
@@ -44,16 +44,32 @@ class EncoderLayer(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self, x, mask)
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
+            batch, seq, d_model = x.shape
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
+            return rows.view(batch, seq, d_model)
         h = sublayer_input(x, self.norm1, self.norm_first)
         if return_attention:
             z, weights = self.self_attn(h, h, h, mask, return_attention=True)
-        else:  # the fast attention path (see MultiHeadAttention)
+        else:  # the attention's own fast path (see MultiHeadAttention)
             z, weights = self.self_attn(h, h, h, mask), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         r = self.feed_forward(h)
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
         return (x, weights) if return_attention else x
+
+    def forward_rows(self, x: torch.Tensor, batch: int,
+                     mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows x (batch * seq, d_model) -> the same shape:
+        no weights, no second check of inputs that ``forward`` or :class:`Encoder` checked, and
+        every matrix product on rows, with no reshape for autograd to undo."""
+        h = self.norm1(x) if self.norm_first else x
+        z = self.self_attn.attend(h, h, h, batch, mask)  # see MultiHeadAttention
+        x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
+        h = self.norm2(x) if self.norm_first else x
+        r = self.feed_forward.forward_unchecked(h)
+        return add_and_norm_unchecked(x, r, self.norm2, self.dropout2, self.norm_first)
 
 
 class Encoder(nn.Module):
@@ -74,6 +90,10 @@ class Encoder(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
                 return_attention: bool = False):
         check_encoder_inputs(self.layers[0], x, mask)
+        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
+            batch, seq, d_model = x.shape
+            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
+            return rows.view(batch, seq, d_model)
         attentions = []
         for layer in self.layers:
             if return_attention:
@@ -83,3 +103,10 @@ class Encoder(nn.Module):
                 x = layer(x, mask)
         x = self.norm(x)
         return (x, attentions) if return_attention else x
+
+    def forward_rows(self, x: torch.Tensor, batch: int,
+                     mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The fast path of ``forward`` on token rows (batch * src_len, d_model), inputs checked."""
+        for layer in self.layers:
+            x = layer.forward_rows(x, batch, mask)
+        return self.norm(x)

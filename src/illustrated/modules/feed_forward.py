@@ -32,3 +32,12 @@ class FeedForward(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_vectors("x", x, self.linear1.in_features, self.linear1.weight)
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)
+
+    def forward_unchecked(self, x: torch.Tensor) -> torch.Tensor:
+        """``forward`` for the layers' fast path: no checks (the layer checked ``x``), no dropout
+        call at rate 0 or in eval mode, and the ReLU in place on linear1's fresh output (its
+        matrix product keeps no copy of it); x (..., d_model), token rows in the layers."""
+        h = torch.relu_(self.linear1(x))  # (..., d_ff)
+        if self.dropout.training and self.dropout.p > 0:
+            h = self.dropout(h)
+        return self.linear2(h)  # (..., d_model)

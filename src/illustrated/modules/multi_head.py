@@ -9,8 +9,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ._checks import check_attention_inputs, check_attention_sizes, check_features
-from .batched_attention import (attend_keys_first, mask_bias, merge_heads, project_heads,
-                                scaled_query_projection)
+from .batched_attention import attend_keys_first, mask_bias, merge_heads, project_heads
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention"]
@@ -104,6 +103,15 @@ class MultiHeadAttention(nn.Module):
             return self.attend_batched(query, key, value, mask)
         return self.attend_fused(query, key, value, mask)
 
+    def attend(self, query, key, value, batch, mask=None):
+        """The fast path for the device on token rows, without checks (the layers call it after
+        theirs): query (batch * seq_q, d_model), key and value (batch * seq_k, d_model)
+        -> (batch * seq_q, d_model)."""
+        if query.device.type == "cpu":
+            return self.attend_rows(query, key, value, batch, mask)
+        query, key, value = (t.view(batch, -1, self.d_model) for t in (query, key, value))
+        return self.attend_fused(query, key, value, mask).view(-1, self.d_model)
+
     def attend_step_by_step(self, query, key, value, mask=None):
         """The book's path: -> (out (batch, seq_q, d_model), weights (batch, n_heads, seq_q, seq_k))."""
         q, k, v = self.project_qkv(query, key, value)  # (batch, n_heads, seq, d_k) each
@@ -123,19 +131,26 @@ class MultiHeadAttention(nn.Module):
         Self-attention (``query is key is value``) projects Q, K and V in one product, and
         cross-attention K and V in one; see :mod:`~illustrated.modules.batched_attention`.
         """
-        batch, seq_q, _ = query.shape
-        seq_k = key.shape[1]
-        w_q, b_q = scaled_query_projection(self.w_q.weight, self.w_q.bias, self.d_k)
+        batch, seq_q, d_model = query.shape
+        q_rows = query.reshape(batch * seq_q, d_model)
+        k_rows = q_rows if key is query else key.reshape(-1, d_model)
+        v_rows = k_rows if value is key else value.reshape(-1, d_model)
+        return self.attend_rows(q_rows, k_rows, v_rows, batch, mask).view(batch, seq_q, d_model)
+
+    def attend_rows(self, query, key, value, batch, mask=None):
+        """:meth:`attend_batched` on token rows (batch * seq, d_model): -> (batch * seq_q, d_model)."""
+        wq, bq = self.w_q.weight, self.w_q.bias
         wk, bk, wv, bv = self.w_k.weight, self.w_k.bias, self.w_v.weight, self.w_v.bias
+        heads = self.n_heads
         if query is key and key is value:
-            q, k, v = project_heads(query, [w_q, wk, wv], [b_q, bk, bv], self.n_heads)
+            q, k, v = project_heads(query, [wq, wk, wv], [bq, bk, bv], heads, batch)
         else:
-            q = project_heads(query, [w_q], [b_q], self.n_heads)[0]  # (n_heads * batch, seq_q, d_k)
+            q, = project_heads(query, [wq], [bq], heads, batch)  # (n_heads * batch, seq_q, d_k)
             if key is value:
-                k, v = project_heads(key, [wk, wv], [bk, bv], self.n_heads)
+                k, v = project_heads(key, [wk, wv], [bk, bv], heads, batch)
             else:
-                k = project_heads(key, [wk], [bk], self.n_heads)[0]  # (n_heads * batch, seq_k, d_k)
-                v = project_heads(value, [wv], [bv], self.n_heads)[0]
-        bias = None if mask is None else mask_bias(mask, batch, self.n_heads, seq_q, seq_k, q.dtype)
+                k, = project_heads(key, [wk], [bk], heads, batch)  # (n_heads * batch, seq_k, d_k)
+                v, = project_heads(value, [wv], [bv], heads, batch)
+        bias = None if mask is None else mask_bias(mask, heads, q.dtype)
         z = attend_keys_first(q, k, v, bias, self.dropout.p if self.training else 0.0)
-        return self.w_o(merge_heads(z, batch))  # (batch, seq_q, d_model)
+        return self.w_o(merge_heads(z, batch))  # (batch * seq_q, d_model)

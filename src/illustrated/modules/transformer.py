@@ -11,7 +11,8 @@ from torch import nn
 
 from ..config import TransformerConfig
 from ..masks import causal_mask
-from ._checks import check_config, check_source, check_target, remember_checked
+from ._checks import (check_config, check_source, check_target, has_forward_hooks,
+                      remember_checked)
 from .decoder import Decoder
 from .embeddings import Embeddings
 from .encoder import Encoder
@@ -71,6 +72,10 @@ class Transformer(nn.Module):
                return_attention: bool = False):
         src_mask = check_source(self, src, src_mask)  # made from the padding when None
         x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
+        if not return_attention and not has_forward_hooks(self.encoder):  # checked: token rows
+            batch, src_len, d_model = x.shape
+            rows = self.encoder.forward_rows(x.view(batch * src_len, d_model), batch, src_mask)
+            return rows.view(batch, src_len, d_model)
         return self.encoder(x, src_mask, return_attention=return_attention)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
@@ -79,6 +84,11 @@ class Transformer(nn.Module):
         tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
         remember_checked(tgt_mask, "mask")  # every row attends to itself: nothing to read
         y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
+        if not return_attention and not has_forward_hooks(self.decoder):  # checked: token rows
+            batch, tgt_len, d_model = y.shape
+            rows = self.decoder.forward_rows(y.view(batch * tgt_len, d_model),
+                                             memory.reshape(-1, d_model), batch, src_mask, tgt_mask)
+            return rows.view(batch, tgt_len, d_model)
         return self.decoder(y, memory, src_mask, tgt_mask, return_attention=return_attention)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
