@@ -121,6 +121,8 @@ MUTANTS = [
      "sublayer_out = dropout(sublayer_out)", "sublayer_out = sublayer_out"),
     ("fast path: post-LN Add & Norm without the norm", "modules/residual.py",
      "return total if norm_first else norm(total)", "return total"),
+    ("fast path: a bfloat16 sub-layer output summed in place", "modules/residual.py",
+     "if sublayer_out.dtype == x.dtype:", "if True:"),
     ("fast path: feed-forward dropout deleted", "modules/feed_forward.py",
      "h = self.dropout(h)", "h = h"),
     ("fast path: runs past forward hooks", "modules/_checks.py",

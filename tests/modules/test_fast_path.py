@@ -236,3 +236,19 @@ def test_forward_hooks_fire_on_the_fast_path_too(float64):
     assert len(calls) == 1  # the encoder's second layer, called once by forward
     assert not torch.allclose(hooked, plain, atol=1e-3)  # the doubled feed-forward output
     assert torch.allclose(hooked, model(src, tgt_in, return_attention=True)[0], atol=1e-12, rtol=0)
+
+
+def test_fast_path_keeps_a_float32_stream_under_bfloat16_autocast():
+    """Under autocast a matrix product gives bfloat16; the fast path's in-place residual sum
+    must not turn the float32 residual stream into bfloat16 (the explicit path's ``x + z``
+    stays float32), so both paths give float32 memory of the same values."""
+    torch.manual_seed(0)
+    model = il.modules.Transformer(CFG).eval()
+    src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fast = model.encode(src)
+        explicit, _ = model.encode(src, return_attention=True)
+        logits = model(src, torch.tensor([[1, 4, 5], [1, 7, 8]]))  # the decoder takes the memory
+    assert fast.dtype == explicit.dtype == torch.float32
+    assert torch.allclose(fast, explicit, atol=0.05, rtol=0)
+    assert torch.isfinite(logits).all()

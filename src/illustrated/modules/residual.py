@@ -48,8 +48,12 @@ def add_and_norm_unchecked(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn
     """:func:`add_and_norm` for the layers' fast path: no checks (the layer checked its
     inputs), no dropout call at rate 0 or in eval mode, and the sum written over
     ``sublayer_out``, a fresh output that nothing else holds (the matrix product that made it
-    keeps no copy for the backward pass), instead of into one more tensor."""
+    keeps no copy for the backward pass), instead of into one more tensor, unless autocast made
+    it of a lower precision than the stream."""
     if dropout.training and dropout.p > 0:
         sublayer_out = dropout(sublayer_out)
-    total = sublayer_out.add_(x)  # x + Dropout(Sublayer(x))
+    if sublayer_out.dtype == x.dtype:
+        total = sublayer_out.add_(x)  # x + Dropout(Sublayer(x))
+    else:  # autocast: a bfloat16 output joins the float32 stream, which stays float32
+        total = x + sublayer_out
     return total if norm_first else norm(total)  # (batch * seq, d_model) or (batch, seq, d_model)
