@@ -122,6 +122,23 @@ def start(driver, widget, corpus: str) -> str:
     return sentence
 
 
+def corpus_views(driver, server, kind: str):
+    """Every ``kind`` widget of every page, shown with each of its corpora in turn:
+    (widget, corpus, the sentence shown)."""
+    for page in pages_with(kind):
+        for widget in open_page(driver, server, page, kind):
+            for corpus in corpora_of(widget):
+                yield widget, corpus, start(driver, widget, corpus)
+
+
+def type_another(driver, widget, corpus: str, sentence: str) -> str:
+    """Type another test sentence of ``corpus`` than ``sentence``, wait until it is shown; it."""
+    other = next(s for s in sentences_of(corpus, 3) if s != sentence)
+    type_sentence(widget, other)
+    wait_shown(driver, widget, {"corpus": corpus, "sentence": other})
+    return other
+
+
 # ---------------------------------------------------------------------------------------------
 # translate
 
@@ -198,26 +215,21 @@ def check_translation(driver, widget, corpus: str, sentence: str, layer: int, he
 
 def test_translate_widgets_match_the_package(browser, server):
     problems = []
-    for page in pages_with("translate"):
-        for widget in open_page(browser, server, page, "translate"):
-            for corpus in corpora_of(widget):
-                sentence = start(browser, widget, corpus)
-                model = il.pretrained(corpus)[0]
-                n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
-                read = browser.execute_script(READ_TRANSLATE, widget)
-                assert read["layers"] == [[str(i), f"layer {i}"] for i in range(n_layers)], read["layers"]
-                assert read["heads"] == [["mean", "mean of heads"]] + [
-                    [str(i), f"head {i}"] for i in range(n_heads)], read["heads"]
-                views = [(n_layers - 1, "mean")] + [(lay, hd) for lay in range(n_layers)
-                                                    for hd in range(n_heads)]
-                for layer, head in views if corpus == corpora_of(widget)[0] else views[:2]:
-                    choose(widget, "layer", layer)
-                    choose(widget, "head", head)
-                    problems += check_translation(browser, widget, corpus, sentence, layer, head)
-                other = next(s for s in sentences_of(corpus, 3) if s != sentence)
-                type_sentence(widget, other)  # the layer and head chosen last are kept
-                wait_shown(browser, widget, {"corpus": corpus, "sentence": other})
-                problems += check_translation(browser, widget, corpus, other, layer, head)
+    for widget, corpus, sentence in corpus_views(browser, server, "translate"):
+        model = il.pretrained(corpus)[0]
+        n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+        read = browser.execute_script(READ_TRANSLATE, widget)
+        assert read["layers"] == [[str(i), f"layer {i}"] for i in range(n_layers)], read["layers"]
+        assert read["heads"] == [["mean", "mean of heads"]] + [
+            [str(i), f"head {i}"] for i in range(n_heads)], read["heads"]
+        views = [(n_layers - 1, "mean")] + [(lay, hd) for lay in range(n_layers)
+                                            for hd in range(n_heads)]
+        for layer, head in views if corpus == corpora_of(widget)[0] else views[:2]:
+            choose(widget, "layer", layer)
+            choose(widget, "head", head)
+            problems += check_translation(browser, widget, corpus, sentence, layer, head)
+        other = type_another(browser, widget, corpus, sentence)  # the layer and head are kept
+        problems += check_translation(browser, widget, corpus, other, layer, head)
     assert not problems, "\n".join(problems[:10])
 
 
@@ -357,25 +369,20 @@ def check_attention(driver, widget, corpus: str, sentence: str, layer: int, head
 def test_selfattention_widgets_match_trace(browser, server):
     """Every corpus, every encoder layer and head (and all heads), within 1e-4 of il.trace."""
     problems = []
-    for page in pages_with("selfattention"):
-        for widget in open_page(browser, server, page, "selfattention"):
-            for corpus in corpora_of(widget):
-                sentence = start(browser, widget, corpus)
-                cfg = il.pretrained(corpus)[0].cfg
-                read = browser.execute_script(READ_ATTENTION, widget)
-                assert read["layers"] == [[str(i), f"layer {i}"] for i in range(cfg.n_layers)]
-                assert read["heads"] == [["all", "all heads"]] + [[str(i), f"head {i}"]
-                                                                  for i in range(cfg.n_heads)]
-                problems += check_attention(browser, widget, corpus, sentence, cfg.n_layers - 1, "all")
-                for layer in range(cfg.n_layers):
-                    for head in ["all", *range(cfg.n_heads)]:
-                        choose(widget, "layer", layer)
-                        choose(widget, "head", head)
-                        problems += check_attention(browser, widget, corpus, sentence, layer, head)
-                other = next(s for s in sentences_of(corpus, 3) if s != sentence)
-                type_sentence(widget, other)
-                wait_shown(browser, widget, {"corpus": corpus, "sentence": other})
-                problems += check_attention(browser, widget, corpus, other, layer, head)
+    for widget, corpus, sentence in corpus_views(browser, server, "selfattention"):
+        cfg = il.pretrained(corpus)[0].cfg
+        read = browser.execute_script(READ_ATTENTION, widget)
+        assert read["layers"] == [[str(i), f"layer {i}"] for i in range(cfg.n_layers)]
+        assert read["heads"] == [["all", "all heads"]] + [[str(i), f"head {i}"]
+                                                          for i in range(cfg.n_heads)]
+        problems += check_attention(browser, widget, corpus, sentence, cfg.n_layers - 1, "all")
+        for layer in range(cfg.n_layers):
+            for head in ["all", *range(cfg.n_heads)]:
+                choose(widget, "layer", layer)
+                choose(widget, "head", head)
+                problems += check_attention(browser, widget, corpus, sentence, layer, head)
+        other = type_another(browser, widget, corpus, sentence)
+        problems += check_attention(browser, widget, corpus, other, layer, head)
     assert not problems, "\n".join(problems[:10])
 
 
