@@ -4,6 +4,7 @@ computed by the package and the chapter modules.
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
@@ -15,9 +16,11 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-__all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "MAX_FIGURE_WIDTH_IN", "DPI",
+__all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "DESKTOP_WIDTH_IN",
+           "PHONE_WIDTH_IN", "MAX_FIGURE_WIDTH_IN", "DPI", "narrow", "wrap", "smallest_text_pt",
            "canvas", "box", "arrow", "title", "format_value", "ink_on", "heatmap", "write_values",
            "colorbar"]
 
@@ -34,15 +37,38 @@ HEAD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 CMAP = "viridis"            # sequential values: attention weights, probabilities
 DIVERGING_CMAP = "RdBu_r"   # signed values: embeddings, positional encodings
 
-# The page's text column is 672 CSS px wide at 1280 px; a figure drawn at DPI and at most
-# MAX_FIGURE_WIDTH_IN wide is shown at most 1.2x smaller there, so MIN_FONT_PT text stays at
-# 9 px or more (8 pt * 100/72 / 1.2 = 9.3 px). On a phone the figure keeps that size and
-# scrolls inside its own box (_static/illustrated.css).
+# Every draw function takes a keyword-only ``width`` (inches) and lays itself out for it. The
+# book draws each figure twice: DESKTOP_WIDTH_IN for the page's text column (672 CSS px at
+# 1280 px, so a figure drawn at DPI is shown at most 1.2x smaller and MIN_FONT_PT text stays at
+# 9 px or more: 8 pt * 100/72 / 1.2 = 9.3 px), and PHONE_WIDTH_IN for a phone's column (about
+# 360 CSS px, where 8 pt reads at about 11 px); the page picks the one that fits
+# (book/interactive.py). A narrow figure is laid out for portrait (stacked panels, wrapped
+# labels, fewer columns), not shrunk.
 MIN_FONT_PT = 8.0
-MAX_FIGURE_WIDTH_IN = 8.0
+DESKTOP_WIDTH_IN = 8.0
+PHONE_WIDTH_IN = 3.6
+MAX_FIGURE_WIDTH_IN = DESKTOP_WIDTH_IN  # the widest a figure may be drawn
 DPI = 100
 COLORBAR_WIDTH_IN, COLORBAR_PAD_IN = 0.15, 0.1
 _INK = COLORS["text"]
+
+
+def narrow(width: float) -> bool:
+    """Whether a figure ``width`` inches wide is laid out for a phone's column (portrait)."""
+    return width < 5.0
+
+
+def wrap(text: str, chars: int) -> str:
+    """``text`` broken into lines of at most ``chars`` characters, at spaces."""
+    return "\n".join(textwrap.wrap(text, chars, break_long_words=False)) or text
+
+
+def smallest_text_pt(fig: Figure) -> float | None:
+    """The font size (pt) of the smallest visible text ``fig`` draws, None if it draws none."""
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
+    return min(sizes, default=None)
 
 
 def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[float, float], *,
