@@ -8,6 +8,7 @@ import torch
 
 import illustrated as il
 from illustrated.book import ch07
+from illustrated.book import interactive as ia
 from illustrated.presets import make_config
 
 SENTENCE, TARGET = "je suis étudiant", "i am a student"
@@ -176,7 +177,7 @@ def test_draw_translation_fits_a_long_sentence(fr_en, legible):
 def test_the_translate_twin_clears_the_old_result(fr_en, monkeypatch, capsys):
     model, src_vocab, tgt_vocab = fr_en
     shown = []
-    monkeypatch.setattr(ch07, "display", shown.append)
+    monkeypatch.setattr(ia, "display", shown.append)
     widget = ch07.translate_widget(model, src_vocab, tgt_vocab, SENTENCE)
     box, layer, head = widget.children[0].children
     assert len(shown) == 1 and "i am a student" in shown[0].texts[0].get_text()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import display
 
 import illustrated as il
 
@@ -64,7 +63,8 @@ def encoder_attention(model, src_vocab, tgt_vocab, sentence: str):
     return t.source_tokens, t.encoder_attention()
 
 
-def draw_self_attention(tokens, weights, head: int | None = None, title: str = ""):
+def draw_self_attention(tokens, weights, head: int | None = None, title: str = "", *,
+                        width: float = kit.DESKTOP_WIDTH_IN):
     """The post's attention picture: the words twice, a line from each word on the left (the
     query) to each word on the right (the key), as dark and wide as its weight; ``weights`` is
     (n_heads, seq, seq), all heads in their colours unless ``head`` is given."""
@@ -94,18 +94,17 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
             models[name] = il.pretrained(name)
         return models[name]
 
-    def draw(corpus, sentence, layer=-1, head=None):  # the top layer first, as in the page
-        tokens, weights = encoder_attention(*model(corpus), sentence)
+    def draw(corpus, sentence, layer=-1, head=None, *, width=kit.DESKTOP_WIDTH_IN):
+        tokens, weights = encoder_attention(*model(corpus), sentence)  # the top layer first
         layer = layer % weights.shape[0]
         which = "every head in its own colour" if head is None else f"head {head}"
         return draw_self_attention(tokens, weights[layer], head,
-                                   f"encoder layer {layer}, {which}")
+                                   f"encoder layer {layer}, {which}", width=width)
 
     def kernel():
         box = widgets.Text(value=sentence, description="sentence", continuous_update=False)
         choice = widgets.Dropdown(options=list(corpora), value=corpus, description="corpus")
         layer, head = widgets.Dropdown(description="layer"), widgets.Dropdown(description="head")
-        out = widgets.Output()
 
         def sizes():  # the chosen model's layers and heads, numbered from 0
             cfg = model(choice.value)[0].cfg
@@ -113,34 +112,19 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
             head.options = [("all heads", -1)] + [(f"head {h}", h) for h in range(cfg.n_heads)]
             layer.value, head.value = cfg.n_layers - 1, -1
 
-        busy = []  # set while a corpus change resets the other controls
-
-        def redraw(change=None):
-            if busy:
-                return
-            if change is not None and change["owner"] is choice:
-                busy.append(True)
+        def show(control):
+            if control is choice:  # another model: its sizes and its example sentence
                 sizes()
                 box.value = examples[choice.value]
-                busy.clear()
-            out.clear_output(wait=True)
-            with out:
-                try:
-                    display(draw(choice.value, box.value, layer.value,
-                                 None if head.value < 0 else head.value))
-                    plt.close("all")
-                except ValueError as error:
-                    print(error)
+            return draw(choice.value, box.value, layer.value, None if head.value < 0 else head.value)
 
         sizes()
-        for control in (box, choice, layer, head):
-            control.observe(redraw, "value")
-        redraw()
-        return widgets.VBox([widgets.HBox([choice, box]), widgets.HBox([layer, head]), out])
+        return ia.twin([[choice, box], [layer, head]], show)
 
     params = {"corpus": corpus, "sentence": sentence, "corpora": list(corpora),
               "examples": dict(examples)}
-    return ia.live("selfattention", params, kernel=kernel, default=lambda: draw(corpus, sentence),
+    return ia.live("selfattention", params, kernel=kernel,
+                   default=lambda width: draw(corpus, sentence, width=width),
                    alt=f"the self-attention of every head of the top encoder layer of the shipped "
                        f"{corpus} model for '{sentence}': each word on the left joined to "
                        f"every word on the right by lines as strong as its weight")

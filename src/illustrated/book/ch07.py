@@ -7,7 +7,6 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
-from IPython.display import display
 
 import illustrated as il
 from illustrated.data import load_corpus
@@ -15,6 +14,7 @@ from illustrated.decoding import EvalMode
 from illustrated.modules import Transformer
 from illustrated.presets import SETTINGS, make_config
 
+from . import interactive as ia
 from . import kit
 
 __all__ = ["cross_attention", "draw_step", "draw_translation", "translate_widget",
@@ -116,26 +116,13 @@ def translate_widget(model, src_vocab, tgt_vocab, sentence: str, *, top_k: int =
                              description="layer")
     head = widgets.Dropdown(options=[("mean", -1)] + [(str(h), h) for h in range(cfg.n_heads)],
                             value=-1, description="head")  # -1: ipywidgets reads None as unset
-    out = widgets.Output()
 
-    def redraw(_=None):
-        with out:
-            out.clear_output(wait=True)  # a new input never leaves the old result on screen
-            try:
-                trace = il.trace(model, box.value, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
-            except ValueError as error:
-                print(error)
-                return
-            fig = draw_translation(trace, vocab_tokens=tgt_vocab.tokens, layer=layer.value,
-                                   head=None if head.value < 0 else head.value, top_k=top_k)
-            display(fig)
-            plt.close(fig)
+    def show(_):  # a new input never leaves the old result on screen
+        trace = il.trace(model, box.value, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+        return draw_translation(trace, vocab_tokens=tgt_vocab.tokens, layer=layer.value,
+                                head=None if head.value < 0 else head.value, top_k=top_k)
 
-    for control in (box, layer, head):
-        control.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([widgets.HBox([box, layer, head],
-                                      layout={"flex_flow": "row wrap"}), out])
+    return ia.twin([[box, layer, head]], show)
 
 
 def draw_causal_mask(tokens, weights, *, layer: int):

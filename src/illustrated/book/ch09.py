@@ -7,13 +7,12 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import display
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ..decoding import beam_search, greedy_decode, length_penalty
 from . import interactive as ia
-from .kit import COLORS, DPI, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
+from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
 
 # How a hypothesis is drawn: kept in the beam, finished with <eos>, looked at and dropped.
 STYLE = {"start": ("#eceff1", COLORS["text"], "-"), "kept": ("#e1d5f0", COLORS["query"], "-"),
@@ -67,7 +66,7 @@ def _layout(nodes) -> np.ndarray:
     return y
 
 
-def draw_tree(nodes, title: str = ""):
+def draw_tree(nodes, title: str = "", *, width: float = DESKTOP_WIDTH_IN):
     """The beam as a tree: every box a hypothesis with its summed log-probability."""
     y, n_steps = _layout(nodes), max(n.step for n in nodes)
     height = max(sum(n.step == s for n in nodes) for s in range(n_steps + 1))
@@ -150,29 +149,16 @@ def _kernel(model, src_vocab, tgt_vocab, sentence, beam_size, top_beams, alpha, 
     size = widgets.IntSlider(value=beam_size, min=1, max=max_beam, description="beam_size")
     top = widgets.IntSlider(value=top_beams, min=1, max=beam_size, description="top_beams")
     penalty = widgets.FloatSlider(value=alpha, min=0.0, max=1.5, step=0.1, description="alpha")
-    out = widgets.Output()
 
-    def redraw(_=None):
+    def show(_):
         top.max = size.value  # top_beams can never exceed beam_size
-        with out:
-            out.clear_output(wait=True)
-            try:
-                nodes, results = beam_tree(model, box.value, src_vocab, tgt_vocab,
-                                           beam_size=size.value, top_beams=top.value,
-                                           alpha=penalty.value)
-            except ValueError as error:
-                print(error)
-                return
-            for rank, (words, score) in enumerate(results):
-                print(f"#{rank}: {words}  (score {score:.3f})")
-            fig = draw_tree(nodes)
-            display(fig)
-            plt.close(fig)
+        nodes, results = beam_tree(model, box.value, src_vocab, tgt_vocab, beam_size=size.value,
+                                   top_beams=top.value, alpha=penalty.value)
+        for rank, (words, score) in enumerate(results):
+            print(f"#{rank}: {words}  (score {score:.3f})")
+        return draw_tree(nodes)
 
-    for control in (box, size, top, penalty):
-        control.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([box, widgets.HBox([size, top, penalty]), out])
+    return ia.twin([box, [size, top, penalty]], show)
 
 
 def beam_widget(model, src_vocab, tgt_vocab, corpus="fr-en", sentence="je suis Ã©tudiant", *,
@@ -187,4 +173,4 @@ def beam_widget(model, src_vocab, tgt_vocab, corpus="fr-en", sentence="je suis Ã
                    f"top_beams={top_beams}",
                    kernel=lambda: _kernel(model, src_vocab, tgt_vocab, sentence, beam_size,
                                           top_beams, alpha, max_beam),
-                   default=lambda: draw_tree(nodes))
+                   default=lambda width: draw_tree(nodes, width=width))

@@ -7,7 +7,6 @@ import sys
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import display
 
 from ..data import CORPORA, load_corpus
 from ..modules import Transformer
@@ -15,7 +14,7 @@ from ..presets import SETTINGS, make_config, pretrained
 from ..tracing import trace
 from ..training import set_seed, train, translate
 from . import interactive as ia
-from .kit import COLORS, DPI, MIN_FONT_PT, colorbar, heatmap
+from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap
 
 
 def trained_lengths(corpus: str) -> tuple[int, int]:
@@ -69,7 +68,8 @@ def training_figure(history, snapshots, sentences):
                               "translations of three test sentences at each step", play=True)
 
 
-def draw_cross_attention(model, sentence, src_vocab, tgt_vocab):
+def draw_cross_attention(model, sentence, src_vocab, tgt_vocab, *,
+                         width: float = DESKTOP_WIDTH_IN):
     """Encoder-decoder attention of the last decoder layer, mean of its heads, for a translation."""
     t = trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
               max_len=model.cfg.max_len - 1)
@@ -91,39 +91,26 @@ def _kernel(corpus: str, sentence: str):
                               max=2000, step=10, description="steps")
     button = widgets.Button(description="Train")
     box = widgets.Text(value=sentence, description="sentence", continuous_update=False)
-    out, state = widgets.Output(), {}
+    state = {}
 
-    def show(_=None):
-        if "model" not in state:
-            return
-        with out:
-            out.clear_output(wait=True)
-            try:
-                fig = draw_cross_attention(state["model"], box.value, *state["vocabs"])
-            except ValueError as error:
-                print(error)
-                return
-            display(fig)
-            plt.close(fig)
-
-    def run(_=None):
-        button.disabled = True
-        with out:
-            out.clear_output()
+    def show(control):
+        if control is button:
             print(f"training {choice.value} for {steps.value} steps...")
-        pairs, src_vocab, tgt_vocab = load_corpus(choice.value, "train")
-        set_seed(0)
-        state["model"] = Transformer(make_config(choice.value, src_vocab, tgt_vocab))
-        state["vocabs"] = (src_vocab, tgt_vocab)
-        train(state["model"], pairs, src_vocab, tgt_vocab,
-              **{**SETTINGS[choice.value]["train"], "steps": steps.value}, progress=False)
-        box.value = box.value if choice.value == corpus else load_corpus(choice.value, "test")[0][0][0]
-        button.disabled = False
-        show()
+            button.disabled = True
+            pairs, src_vocab, tgt_vocab = load_corpus(choice.value, "train")
+            set_seed(0)
+            state["model"] = Transformer(make_config(choice.value, src_vocab, tgt_vocab))
+            state["vocabs"] = (src_vocab, tgt_vocab)
+            train(state["model"], pairs, src_vocab, tgt_vocab,
+                  **{**SETTINGS[choice.value]["train"], "steps": steps.value}, progress=False)
+            if choice.value != corpus:
+                box.value = load_corpus(choice.value, "test")[0][0][0]
+            button.disabled = False
+        if "model" in state:
+            return draw_cross_attention(state["model"], box.value, *state["vocabs"])
+        return None
 
-    button.on_click(run)
-    box.observe(show, names="value")
-    return widgets.VBox([widgets.HBox([choice, steps, button]), box, out])
+    return ia.twin([[choice, steps, button], box], show, watch=[button, box])
 
 
 def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voiture rouge"):
@@ -135,7 +122,8 @@ def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voitu
     return ia.live("translate", params, alt=f"the shipped {corpus} model's translation of "
                    f"'{sentence}' and its encoder-decoder attention",
                    kernel=lambda: _kernel(corpus, sentence),
-                   default=lambda: draw_cross_attention(model, sentence, src_vocab, tgt_vocab))
+                   default=lambda width: draw_cross_attention(model, sentence, src_vocab, tgt_vocab,
+                                                              width=width))
 
 
 def cli(*args, cwd=None, fails: bool = False) -> None:
