@@ -5,7 +5,7 @@ import { h, select, slider } from "./dom.js";
 export function mount(element) {
   const { controls, frames, play } = JSON.parse(element.dataset.params);
   const state = controls.map((c) => c.value);
-  const images = [...element.querySelectorAll("img.il-frame")];
+  const images = [...element.querySelectorAll(".il-frame")];
   const show = () => {
     const frame = frames[state.join("-")];
     for (const img of images) img.hidden = Number(img.dataset.frame) !== frame;
