@@ -22,8 +22,20 @@ def _text(ax, x, y, text, size=12, color=_INK, **kw):
     ax.text(x, y, text, ha=kw.pop("ha", "center"), va="center", fontsize=size, color=color, **kw)
 
 
-def draw_black_box(source: str, target: str):
-    """The model as one box: the sentence given on the left, its translation on the right."""
+def draw_black_box(source: str, target: str, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The model as one box: the sentence given on the left (above, on a phone), its
+    translation on the right (below)."""
+    if kit.narrow(width):
+        fig, ax = kit.canvas((width, 2.9), (0, 2 * width), (0, 5.8))
+        mid = width
+        kit.box(ax, mid - 1.9, 2.0, 3.8, 1.8, "THE\nTRANSFORMER", kit.COLORS["attention"],
+                fontsize=11)
+        kit.arrow(ax, (mid, 4.65), (mid, 3.8))
+        kit.arrow(ax, (mid, 2.0), (mid, 1.15))
+        for y, text, label, dy in ((5.05, source, "input", 0.5), (0.75, target, "output", -0.5)):
+            _text(ax, mid, y, text)
+            _text(ax, mid, y + dy, label, 9, _MUTED)
+        return fig
     fig, ax = kit.canvas((5.6, 1.4), (0, 14), (0, 3.5))
     kit.box(ax, 4.9, 0.5, 4.0, 2.4, "THE\nTRANSFORMER", kit.COLORS["attention"], fontsize=11)
     kit.arrow(ax, (3.9, 1.7), (4.9, 1.7))
@@ -34,33 +46,39 @@ def draw_black_box(source: str, target: str):
     return fig
 
 
-def draw_components(source: str, target: str, n_layers: int):
+def draw_components(source: str, target: str, n_layers: int, *,
+                    width: float = kit.DESKTOP_WIDTH_IN):
     """The opened box: an encoding and a decoding component, the first feeding the second."""
-    fig, ax = kit.canvas((4.8, 3.2), (0, 9.6), (0, 6.4))
+    phone = kit.narrow(width)
+    size = min(width, 4.8)  # the same drawing, its text a little smaller in a phone's column
+    fig, ax = kit.canvas((size, size * 2 / 3), (0, 9.6), (0, 6.4))
     kit.box(ax, 0.2, 1.05, 9.2, 4.3, "", "none", dashed=True)
-    _text(ax, 0.45, 5.0, "THE TRANSFORMER", 10, _MUTED, ha="left", fontweight="bold")
+    _text(ax, 0.45, 5.0, "THE TRANSFORMER", 9 if phone else 10, _MUTED, ha="left",
+          fontweight="bold")
     for x, name, color in ((0.6, "ENCODERS", "encoder"), (5.4, "DECODERS", "decoder")):
-        kit.box(ax, x, 2.2, 3.6, 1.8, name, kit.COLORS[color], fontsize=12,
+        kit.box(ax, x, 2.2, 3.6, 1.8, name, kit.COLORS[color], fontsize=11 if phone else 12,
                 subtitle=f"a stack of {n_layers}")
     kit.arrow(ax, (4.2, 3.1), (5.4, 3.1), color=kit.COLORS["key"], width=2)
     kit.arrow(ax, (2.4, 0.7), (2.4, 2.2))
     kit.arrow(ax, (7.2, 4.0), (7.2, 5.7))
-    _text(ax, 2.4, 0.33, source)
-    _text(ax, 7.2, 6.07, target)
+    _text(ax, 2.4, 0.33, source, 11 if phone else 12)
+    _text(ax, 7.2, 6.07, target, 11 if phone else 12)
     return fig
 
 
-def draw_stack(n_layers: int, source: str, target: str):
+def draw_stack(n_layers: int, source: str, target: str, *, width: float = kit.DESKTOP_WIDTH_IN):
     """n_layers encoders and n_layers decoders; the top encoder's output feeds every decoder."""
-    fig, ax = kit.canvas((4.6, 4.8), (0, 9.2), (0, 9.6))
+    phone = kit.narrow(width)
+    size = min(width, 4.6)
+    fig, ax = kit.canvas((size, size * 9.6 / 9.2), (0, 9.2), (0, 9.6))
     bottom, top = 1.1, 8.5
     slot = (top - bottom) / n_layers
     h = min(1.0, slot * 0.62)
     centers = [bottom + (i + 0.5) * slot for i in range(n_layers)]
     for i, c in enumerate(centers):
         for x, name, color in ((0.2, "ENCODER", "encoder"), (5.6, "DECODER", "decoder")):
-            kit.box(ax, x, c - h / 2, 3.4, h, f"{name} {i}", kit.COLORS[color], fontsize=10,
-                    rounding=0.08).set_gid(f"{color}-{i}")
+            kit.box(ax, x, c - h / 2, 3.4, h, f"{name} {i}", kit.COLORS[color],
+                    fontsize=9 if phone else 10, rounding=0.08).set_gid(f"{color}-{i}")
             if i:
                 kit.arrow(ax, (x + 1.7, centers[i - 1] + h / 2), (x + 1.7, c - h / 2))
     bus = 4.6  # the top encoder's output runs down a line that branches into every decoder
@@ -71,34 +89,42 @@ def draw_stack(n_layers: int, source: str, target: str):
             f"memory-{j}")
     kit.arrow(ax, (1.9, 0.65), (1.9, centers[0] - h / 2))
     kit.arrow(ax, (7.3, centers[-1] + h / 2), (7.3, 8.95))
-    _text(ax, 1.9, 0.3, source)
-    _text(ax, 7.3, 9.3, target)
+    _text(ax, 1.9, 0.3, source, 11 if phone else 12)
+    _text(ax, 7.3, 9.3, target, 11 if phone else 12)
     return fig
 
 
-def draw_layer(kind: str, cfg):
+def draw_layer(kind: str, cfg, *, width: float = kit.DESKTOP_WIDTH_IN):
     """Inside one encoder or decoder layer: its sub-layers from bottom to top, with cfg's sizes."""
     subs = SUBLAYERS[kind]
-    height = 2.2 + 1.6 * len(subs)
-    fig, ax = kit.canvas((3.8 if kind == "encoder" else 5.4, height * 0.5),
-                         (0, 7.6 if kind == "encoder" else 10.8), (0, height))
-    kit.box(ax, 0.3, 0.9, 7.0, height - 1.6, "", kit.COLORS[kind], alpha=0.35)
-    _text(ax, 0.55, height - 1.0, kind.upper(), 11, ha="left", fontweight="bold")
+    span = 7.6 if kind == "encoder" else (9.8 if kit.narrow(width) else 10.8)
+    inches = min(width, 3.8 if kind == "encoder" else 5.4)
     labels = {"Self-Attention": f"{cfg.n_heads} heads, d_model = {cfg.d_model}",
               "Encoder-Decoder Attention": f"{cfg.n_heads} heads: keys, values from the encoder",
               "Feed Forward": f"{cfg.d_model} → {cfg.d_ff} → {cfg.d_model}, each position"}
     if kind == "decoder":
         labels["Self-Attention"] = f"{cfg.n_heads} heads, masked: earlier words only"
+    chars = int(6.0 * inches / span * 15)  # what fits in a sub-layer's box at 8 pt
+    labels = {sub: kit.wrap(label, chars) for sub, label in labels.items()}
+    wrapped = any("\n" in label for label in labels.values())
+    sub_h, step = (1.5, 2.0) if wrapped else (1.1, 1.6)
+    height = 2.2 + step * len(subs)
+    fig, ax = kit.canvas((inches, height * inches / span), (0, span), (0, height))
+    kit.box(ax, 0.3, 0.9, 7.0, height - 1.6, "", kit.COLORS[kind], alpha=0.35)
+    _text(ax, 0.55, height - 1.0, kind.upper(), 11, ha="left", fontweight="bold")
     y = 1.35
     for i, sub in enumerate(subs):
         color = kit.COLORS["ffn" if sub == "Feed Forward" else "attention"]
-        kit.box(ax, 0.8, y, 6.0, 1.1, sub, color, fontsize=10, subtitle=labels[sub]).set_gid(sub)
-        kit.arrow(ax, (3.8, y - (0.9 if i == 0 else 0.5)), (3.8, y))
-        y += 1.6
-    kit.arrow(ax, (3.8, y - 0.5), (3.8, height))
+        kit.box(ax, 0.8, y, 6.0, sub_h, sub, color, fontsize=10,
+                subtitle=labels[sub]).set_gid(sub)
+        kit.arrow(ax, (3.8, y - (0.9 if i == 0 else step - sub_h)), (3.8, y))
+        y += step
+    kit.arrow(ax, (3.8, y - (step - sub_h)), (3.8, height))
     if kind == "decoder":  # the encoder stack's output enters from the side
-        kit.arrow(ax, (10.6, 3.5), (6.8, 3.5), color=kit.COLORS["key"], width=2).set_gid("memory")
-        _text(ax, 8.9, 4.0, "from the top\nencoder", 9)
+        cross = 1.35 + step + sub_h / 2
+        kit.arrow(ax, (span - 0.2, cross), (6.8, cross), color=kit.COLORS["key"],
+                  width=2).set_gid("memory")
+        _text(ax, (span + 6.8) / 2, cross + 0.55 + 0.1 * wrapped, "from the top\nencoder", 9)
     return fig
 
 

@@ -90,13 +90,15 @@ def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str,
                            facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
                            linestyle="--" if dashed else "-", zorder=zorder)
     ax.add_patch(patch)
+    lines = subtitle.count("\n")  # a wrapped subtitle: the title higher, the subtitle lower
     if text:
-        ax.text(x + w / 2, y + h / 2 + (0.16 * h if subtitle else 0), text, ha="center",
-                va="center", fontsize=fontsize, fontweight="bold" if bold else "normal",
-                color=_INK, zorder=zorder + 1)
+        ax.text(x + w / 2, y + h / 2 + ((0.16 + 0.06 * lines) * h if subtitle else 0), text,
+                ha="center", va="center", fontsize=fontsize,
+                fontweight="bold" if bold else "normal", color=_INK, zorder=zorder + 1)
     if subtitle:
-        ax.text(x + w / 2, y + h / 2 - 0.2 * h, subtitle, ha="center", va="center",
-                fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK, zorder=zorder + 1)
+        ax.text(x + w / 2, y + h / 2 - (0.2 + 0.06 * lines) * h, subtitle, ha="center",
+                va="center", fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK,
+                zorder=zorder + 1, linespacing=1.1)
     return patch
 
 
