@@ -32,14 +32,14 @@ def test_embedding_is_a_row_lookup_times_sqrt_d_model(post):
     np.testing.assert_allclose(il.reference.embed(ids, table), table[ids] * np.sqrt(32))
 
 
-def test_draw_vectors_draws_one_row_of_boxes_per_word(post, legible):
-    fig = ch02.draw_vectors(post[2].src_embeddings, WORDS)
+def test_draw_vectors_draws_one_row_of_boxes_per_word(post, legible, width):
+    fig = ch02.draw_vectors(post[2].src_embeddings, WORDS, width=width)
     ax = fig.axes[0]
     np.testing.assert_array_equal(ax.images[0].get_array(), post[2].src_embeddings)
     assert [t.get_text() for t in ax.get_yticklabels()] == WORDS
     assert ax.images[0].get_clim()[0] == -ax.images[0].get_clim()[1]  # 0 is white
     assert "d_model = 32" in ax.get_xlabel()
-    legible(fig)
+    legible(fig, width)
 
 
 def test_encoder_vectors_follow_the_model_up_the_stack(post):
@@ -85,13 +85,13 @@ def test_thinking_machines_through_our_module_gives_the_chapters_numbers():
 
 
 @pytest.mark.parametrize("values", [True, False])
-def test_draw_flow_has_one_attention_and_one_ffn_per_position(values, post, legible):
+def test_draw_flow_has_one_attention_and_one_ffn_per_position(values, post, legible, width):
     if values:
         words = ["Thinking", "Machines"]
         x, z, r = il.reference.thinking_machines_example().X, np.array(Z), np.array(R)
     else:
         words, (x, z, r) = WORDS, ch02.encoder_vectors(post[2], 0)
-    fig = ch02.draw_flow(x, z, r, words, values=values)
+    fig = ch02.draw_flow(x, z, r, words, values=values, width=width)
     ax, seq = fig.axes[0], len(words)
     assert len([p for p in ax.patches if (p.get_gid() or "").startswith("ffn-")]) == seq
     assert len(ax.lines) == seq * seq  # every input reaches every output in self-attention
@@ -105,7 +105,10 @@ def test_draw_flow_has_one_attention_and_one_ffn_per_position(values, post, legi
         assert len(fig.axes) == 1
     else:
         assert len(fig.axes) == 2  # and a colour bar
-    legible(fig)
+        cells = [p for p in ax.patches if type(p).__name__ == "Rectangle" and p.get_fill()
+                 and p.get_width() < 0.5]
+        assert len(cells) == 3 * seq * x.shape[1]  # every number of every vector, folded or not
+    legible(fig, width)
 
 
 @pytest.mark.parametrize("position", [0, 1, 2])
@@ -151,10 +154,10 @@ def test_the_feed_forward_network_is_a_convolution_of_kernel_size_1(post):
         torch.testing.assert_close(ff(z), rows)
 
 
-def test_draw_perturbation_frames_the_nudged_row_and_writes_row_changes(post, legible):
+def test_draw_perturbation_frames_the_nudged_row_and_writes_row_changes(post, legible, width):
     model, _, t = post
     changes = ch02.perturbation(model.encoder.layers[0], t.encoder_layers[0].input, 2)
-    fig = ch02.draw_perturbation(changes, WORDS, 2, title="nudge")
+    fig = ch02.draw_perturbation(changes, WORDS, 2, title="nudge", width=width)
     panels = [ax for ax in fig.axes if ax.images][:3]
     assert [ax.get_title() for ax in panels] == list(changes)
     for ax, change in zip(panels, changes.values()):
@@ -163,4 +166,4 @@ def test_draw_perturbation_frames_the_nudged_row_and_writes_row_changes(post, le
         written = [float(t.get_text()) for t in ax.texts]
         np.testing.assert_allclose(written, np.linalg.norm(change, axis=1), atol=5e-3)
     assert [t.get_text() for t in panels[0].get_yticklabels()] == WORDS
-    legible(fig)
+    legible(fig, width)

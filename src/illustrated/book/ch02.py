@@ -46,77 +46,117 @@ def encoder_vectors(trace, layer: int):
     return t.input, t.attn_block.output, t.output
 
 
-def draw_vectors(vectors, words, *, title: str = ""):
+def draw_vectors(vectors, words, *, title: str = "", width: float = kit.DESKTOP_WIDTH_IN):
     """One row of boxes per word, each box a number of its vector coloured by value."""
     vectors = np.asarray(vectors, dtype=np.float64)
     seq, d = vectors.shape
-    fig, ax = plt.subplots(figsize=(8, 0.5 + 0.42 * seq), dpi=kit.DPI, layout="constrained")
+    phone = kit.narrow(width)
+    fig, ax = plt.subplots(figsize=(width, (0.9 if phone else 0.5) + 0.42 * seq), dpi=kit.DPI,
+                           layout="constrained")
     limit = float(np.abs(vectors).max())
     image = kit.heatmap(ax, vectors, row_labels=words, col_labels=[], cmap=kit.DIVERGING_CMAP,
-                        vmin=-limit, vmax=limit, label_fontsize=11, aspect="equal")
+                        vmin=-limit, vmax=limit, label_fontsize=10 if phone else 11,
+                        aspect="auto" if phone else "equal")
     for j in range(1, d):
-        ax.axvline(j - 0.5, color="white", linewidth=1)
+        ax.axvline(j - 0.5, color="white", linewidth=0.5 if phone else 1)
     for i in range(1, seq):
         ax.axhline(i - 0.5, color="white", linewidth=6)
     ax.tick_params(length=0)
     ax.set_frame_on(False)
     ax.set_xlabel(f"{d} numbers per word (d_model = {d})", fontsize=9)
     if title:
-        ax.set_title(title, fontsize=11)
-    kit.colorbar(fig, image, ax, label="value")
+        ax.set_title(title, fontsize=10 if phone else 11)
+    kit.colorbar(fig, image, ax, label="value", below=phone)
     return fig
 
 
-def _vector(ax, values, x0, y0, w, color, norm, write):
+def _vector(ax, values, x0, y0, cols, cell_w, cell_h, color, norm, write, fontsize):
+    """A vector as a block of cells, ``cols`` to a row (one row: the post's strip), from the
+    top left; each cell coloured by value, or in ``color`` with its value written in it."""
     cmap = plt.get_cmap(kit.DIVERGING_CMAP)
+    rows = -(-len(values) // cols)
     for j, v in enumerate(values):
-        ax.add_patch(Rectangle((x0 + j * w, y0), w, 1, facecolor=color if write else cmap(norm(v)),
+        x, y = x0 + (j % cols) * cell_w, y0 + (rows - 1 - j // cols) * cell_h
+        ax.add_patch(Rectangle((x, y), cell_w, cell_h, facecolor=color if write else cmap(norm(v)),
                                edgecolor="white", linewidth=1 if write else 0.3))
         if write:
-            ax.text(x0 + (j + 0.5) * w, y0 + 0.5, kit.format_value(v), ha="center", va="center",
-                    fontsize=9, color=_INK)
-    ax.add_patch(Rectangle((x0, y0), w * len(values), 1, fill=False, edgecolor=color,
+            ax.text(x + cell_w / 2, y + cell_h / 2, kit.format_value(v), ha="center",
+                    va="center", fontsize=fontsize, color=_INK)
+    ax.add_patch(Rectangle((x0, y0), cell_w * cols, cell_h * rows, fill=False, edgecolor=color,
                            linewidth=1.8))
 
 
 def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = None,
-              title: str = ""):
+              title: str = "", width: float = kit.DESKTOP_WIDTH_IN):
     """The post's encoder with tensors: x into one self-attention (every input reaches every
-    output), z into the same feed-forward network at each position, r out."""
+    output), z into the same feed-forward network at each position, r out. Each vector is a
+    strip of cells; in a phone's column a long one is folded into a block of 8 cells a row."""
     arrays = {"x": np.asarray(x), "z": np.asarray(z), "r": np.asarray(r)}
     seq, d = arrays["x"].shape
-    width = 8.0 if not values else min(8.0, 0.6 + seq * (0.55 * d + 0.9))
-    plot_w = width - (0 if values else 0.9)  # the colour bar's room at the right
-    fig, ax = kit.canvas((width, 5.0), (0, 10 * plot_w / 5.0), (0, 10.4),
-                         rect=(0, 0, plot_w / width, 1))
-    col = (10 * plot_w / 5.0 - 0.6) / seq  # one column per position, 0.6 of margin
-    w = (col - 1.4) / d  # the width of one box: a column less its names and gap
-    left = [0.9 + i * col for i in range(seq)]
-    mid = [lx + w * d / 2 for lx in left]
+    phone = kit.narrow(width)
+    name_w, gap = (0.25, 0.12) if phone else (0.32, 0.2)  # "x0" left of each vector
+    if values:  # the numbers written in their cells
+        cell_w, cell_h = (0.36, 0.3) if phone else (0.55, 0.42)
+        cols = d
+        fig_w = min(width, 0.1 + seq * (name_w + d * cell_w + gap))
+        bar = 0.0
+    else:
+        fig_w, bar = width, (0.0 if phone else 0.9)  # the colour bar: below, or at the right
+        cols = 8 if phone and d % 8 == 0 and d > 8 else d
+    col_w = (fig_w - bar - 0.05) / seq
+    block_w = col_w - name_w - gap
+    if not values:
+        cell_w = block_w / cols
+        cell_h = cell_w if cols < d else 0.35
+    block_h = cell_h * -(-d // cols)
+    base = 0.65 if phone and not values else 0.05  # room for the colour bar below
+    ys = {"x": base + 0.3}
+    attn_y = ys["x"] + block_h + 0.22
+    ys["z"] = attn_y + 0.55 + 0.22
+    ffn_y = ys["z"] + block_h + 0.22
+    ys["r"] = ffn_y + 0.42 + 0.22
+    fig_h = ys["r"] + block_h + (0.4 if title else 0.08)
+    fig, ax = kit.canvas((fig_w, fig_h), (0, fig_w), (0, fig_h),
+                         rect=(0, 0, (fig_w - bar) / fig_w, 1))
+    ax.set_xlim(0, fig_w - bar)
+    left = [0.05 + i * col_w + name_w for i in range(seq)]
+    mid = [lx + block_w / 2 for lx in left]
     limit = limit or max(float(np.abs(a).max()) for a in arrays.values())
     norm = Normalize(-limit, limit)
-    ax.add_patch(Rectangle((left[0] - 0.3, 2.7), left[-1] + w * d - left[0] + 0.6, 1.8,
+    ax.add_patch(Rectangle((left[0] - 0.06, attn_y), left[-1] + block_w - left[0] + 0.12, 0.55,
                            facecolor=kit.COLORS["attention"], edgecolor=_INK))
     for i in range(seq):
         for j in range(seq):  # self-attention: every input reaches every output
-            ax.plot([mid[i], mid[j]], [2.7, 4.5], color=_INK, alpha=0.35, linewidth=0.8)
-    ax.text((left[0] + left[-1] + w * d) / 2, 3.6, "Self-Attention", ha="center", va="center",
-            fontsize=11, fontweight="bold", color=_INK,
+            ax.plot([mid[i], mid[j]], [attn_y, attn_y + 0.55], color=_INK, alpha=0.35,
+                    linewidth=0.8)
+    ax.text((left[0] + left[-1] + block_w) / 2, attn_y + 0.275, "Self-Attention", ha="center",
+            va="center", fontsize=10 if phone else 11, fontweight="bold", color=_INK,
             bbox={"facecolor": kit.COLORS["attention"], "edgecolor": "none", "pad": 2})
+    size = 8 if phone else 9
     for i in range(seq):
-        ax.text(mid[i], 0.25, words[i], ha="center", va="center", fontsize=11, color=_INK)
-        for (name, array), y in zip(arrays.items(), (1.0, 5.3, 9.3)):
-            _vector(ax, array[i], left[i], y, w, ROLES[name], norm, values)
-            ax.text(left[i] - 0.15, y + 0.5, f"{name}{i}", ha="right", va="center", fontsize=10,
-                    style="italic", color=_INK)
-        for y0, y1 in ((2.0, 2.7), (4.5, 5.3), (6.3, 7.1), (8.5, 9.3)):
+        ax.text(mid[i], base + 0.14, words[i], ha="center", va="center",
+                fontsize=10 if phone else 11, color=_INK)
+        for name, array in arrays.items():
+            _vector(ax, array[i], left[i], ys[name], cols, cell_w, cell_h, ROLES[name], norm,
+                    values, size)
+            ax.text(left[i] - 0.05, ys[name] + block_h / 2, f"{name}{i}", ha="right",
+                    va="center", fontsize=9 if phone else 10, style="italic", color=_INK)
+        for y0, y1 in ((ys["x"] + block_h, attn_y), (attn_y + 0.55, ys["z"]),
+                       (ys["z"] + block_h, ffn_y), (ffn_y + 0.42, ys["r"])):
             kit.arrow(ax, (mid[i], y0), (mid[i], y1))
-        kit.box(ax, left[i] - 0.3, 7.1, w * d + 0.6, 1.4, "Feed Forward", kit.COLORS["ffn"],
-                fontsize=10 if w * d > 2.2 else 9, rounding=0.2).set_gid(f"ffn-{i}")
+        narrow_box = block_w < 1.3
+        kit.box(ax, left[i] - 0.06, ffn_y, block_w + 0.12, 0.42,
+                "Feed\nForward" if narrow_box else "Feed Forward", kit.COLORS["ffn"],
+                fontsize=8 if narrow_box else (10 if block_w > 2.2 else 9),
+                rounding=0.08).set_gid(f"ffn-{i}")
     if title:
-        kit.title(ax, title)
+        ax.text((fig_w - bar) / 2, fig_h - 0.2, title, ha="center", va="center",
+                fontsize=10 if phone else 11, color=_INK)
     if not values:
-        kit.colorbar(fig, ScalarMappable(norm, kit.DIVERGING_CMAP), ax, label="value")
+        kit.colorbar(fig, ScalarMappable(norm, kit.DIVERGING_CMAP), ax, label="value",
+                     below=phone)
+        if phone:  # the bar under the words, not under the whole canvas
+            fig.axes[-1].set_position((0.15, 0.42 / fig_h, 0.7, 0.1 / fig_h))
     return fig
 
 
@@ -137,23 +177,29 @@ def perturbation(layer, x, position: int, delta: float = 1.0, *, seed: int = 0):
     return {name: change[0].abs().numpy() for name, change in changes.items()}
 
 
-def draw_perturbation(changes: dict, words, position: int, *, title: str = ""):
-    """One heatmap per sub-layer: how much each output number moved; the nudged row framed."""
-    fig, axes = plt.subplots(1, len(changes), figsize=(8, 1.5 + 0.45 * len(words)), dpi=kit.DPI,
-                             layout="constrained")
+def draw_perturbation(changes: dict, words, position: int, *, title: str = "",
+                      width: float = kit.DESKTOP_WIDTH_IN):
+    """One heatmap per sub-layer (side by side, or stacked in a phone's column): how much each
+    output number moved; the nudged row framed, each row's total change written right of it."""
+    phone = kit.narrow(width)
+    n = len(changes)
+    shape = (n, 1) if phone else (1, n)
+    height = n * (0.75 + 0.3 * len(words)) + 0.9 if phone else 1.5 + 0.45 * len(words)
+    fig, axes = plt.subplots(*shape, figsize=(width, height), dpi=kit.DPI, layout="constrained")
     vmax = max(float(c.max()) for c in changes.values()) or 1.0
     for ax, (name, change) in zip(axes, changes.items()):
         d = change.shape[1]
-        image = kit.heatmap(ax, change, row_labels=words if ax is axes[0] else [],
+        image = kit.heatmap(ax, change, row_labels=words if phone or ax is axes[0] else [],
                             col_labels=[], vmin=0, vmax=vmax)
         ax.add_patch(Rectangle((-0.5, position - 0.5), d, 1, fill=False,
                                edgecolor=kit.COLORS["z"], linewidth=2.5))
         ax.set_title(name, fontsize=10)
         ax.set_xlabel(f"{d} dimensions", fontsize=9)
+        ax.tick_params(labelsize=9)
         for i, moved in enumerate(np.linalg.norm(change, axis=1)):
             ax.text(d - 0.5 + 0.04 * d, i, kit.format_value(moved), ha="left", va="center",
                     fontsize=9, color=_INK, clip_on=False)
-    kit.colorbar(fig, image, axes, label="|change|")
+    kit.colorbar(fig, image, axes, label="|change|", below=phone)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(kit.wrap(title, 40) if phone else title, fontsize=10 if phone else 11)
     return fig

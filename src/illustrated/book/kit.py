@@ -171,24 +171,39 @@ def write_values(ax: Axes, image: AxesImage, *, fmt: Callable[[float], str] = fo
 
 
 def colorbar(fig: Figure, mappable: ScalarMappable, ax: Axes | Sequence[Axes], *,
-             label: str = "") -> Colorbar:
-    """The colour bar of one or more heatmaps, right of them, the same thickness everywhere.
+             label: str = "", below: bool = False) -> Colorbar:
+    """The colour bar of one or more heatmaps, right of them (``below`` them, across, in a
+    phone's column), the same thickness everywhere.
 
     With constrained layout the engine makes room for it; in a figure laid out by hand the
-    figure must leave about 0.85 in right of the axes.
+    figure must leave about 0.85 in right of the axes (0.6 in below them).
     """
     parents = [ax] if isinstance(ax, Axes) else list(np.ravel(np.asarray(ax, dtype=object)))
     width_in, height_in = fig.get_size_inches()
     engine = fig.get_layout_engine()
     if engine is None:
         area = Bbox.union([p.get_position() for p in parents])
-        cax = fig.add_axes((area.x1 + COLORBAR_PAD_IN / width_in, area.y0,
-                            COLORBAR_WIDTH_IN / width_in, area.height))
-        return fig.colorbar(mappable, cax=cax, label=label or None)
+        if below:
+            cax = fig.add_axes((area.x0, area.y0 - (COLORBAR_PAD_IN + COLORBAR_WIDTH_IN) / height_in,
+                                area.width, COLORBAR_WIDTH_IN / height_in))
+            bar = fig.colorbar(mappable, cax=cax, orientation="horizontal", label=label or None)
+        else:
+            cax = fig.add_axes((area.x1 + COLORBAR_PAD_IN / width_in, area.y0,
+                                COLORBAR_WIDTH_IN / width_in, area.height))
+            bar = fig.colorbar(mappable, cax=cax, label=label or None)
+        return _small_ticks(bar)
     engine.execute(fig)  # size the bar on the axes as they will be drawn
     area = Bbox.union([p.get_position() for p in parents])
-    span = area.width * width_in
-    return fig.colorbar(mappable, ax=parents, fraction=1.4 * COLORBAR_WIDTH_IN / span,
-                        pad=COLORBAR_PAD_IN / span,
-                        aspect=max(1.0, area.height * height_in / COLORBAR_WIDTH_IN),
-                        label=label or None)
+    across, along = (area.height * height_in, area.width * width_in) if below else (
+        area.width * width_in, area.height * height_in)
+    return _small_ticks(fig.colorbar(
+        mappable, ax=parents, location="bottom" if below else "right",
+        fraction=1.4 * COLORBAR_WIDTH_IN / across, pad=COLORBAR_PAD_IN / across,
+        aspect=max(1.0, along / COLORBAR_WIDTH_IN), label=label or None))
+
+
+def _small_ticks(bar: Colorbar) -> Colorbar:
+    bar.ax.tick_params(labelsize=9)
+    bar.ax.xaxis.label.set_size(9)
+    bar.ax.yaxis.label.set_size(9)
+    return bar
