@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.book import ch03
+from illustrated.book import ch03, kit
 
 TIRED = "the animal didn't cross the street because it was too tired"
 WIDE = TIRED.replace("tired", "wide")
@@ -38,9 +38,9 @@ def test_pronoun_weights_are_the_decoders_own(coreference):
     np.testing.assert_allclose(weights, attention.decoder_cross[0][0, :, step].numpy(), atol=1e-6)
 
 
-def test_the_posts_numbers_in_the_table():
+def test_the_posts_numbers_in_the_table(width):
     ex = il.reference.thinking_machines_example()
-    fig = ch03.draw_steps(ex, 6)
+    fig = ch03.draw_steps(ex, 6, width=width)
     texts = {t.get_text() for t in fig.axes[0].texts}
     assert {"q1 · k1 = 112", "q1 · k2 = 96", "14", "12", "0.88", "0.12"} <= texts
     fig = ch03.draw_steps(ex, 2)
@@ -48,12 +48,12 @@ def test_the_posts_numbers_in_the_table():
     plt.close("all")
 
 
-def test_formula_figure_holds_z():
+def test_formula_figure_holds_z(width):
     ex = il.reference.thinking_machines_example()
     Q, K, V = ex.X @ ex.W_Q, ex.X @ ex.W_K, ex.X @ ex.W_V
     Z = torch.nn.functional.scaled_dot_product_attention(
         *(torch.tensor(m)[None] for m in (Q, K, V)), scale=1 / 8)[0].numpy()
-    texts = {t.get_text() for t in ch03.draw_formula(ex).axes[0].texts}
+    texts = {t.get_text() for t in ch03.draw_formula(ex, width=width).axes[0].texts}
     plt.close("all")
     assert {f"{z:.2f}" for z in Z.ravel()} <= texts
 
@@ -70,7 +70,15 @@ def test_saturation_closed_forms():
 def test_figures_are_legible(legible, coreference):
     ex = il.reference.thinking_machines_example()
     rows = [ch03.pronoun_attention(*coreference, s) for s in (TIRED, WIDE)]
+    legible(ch03.draw_pronoun(rows))
+
+
+def test_figures_are_legible_in_both_columns(legible, width):
+    ex = il.reference.thinking_machines_example()
     curve = ch03.saturation((1, 64), n_samples=10)
-    for fig in (ch03.draw_pronoun(rows), ch03.draw_steps(ex, 3), ch03.draw_projections(ex),
-                ch03.draw_formula(ex), ch03.draw_saturation(64, curve)):
-        legible(fig)
+    for fig in (ch03.draw_steps(ex, 3, width=width), ch03.draw_projections(ex, width=width),
+                ch03.draw_formula(ex, width=width), ch03.draw_saturation(64, curve, width=width)):
+        legible(fig, width)
+    phone = ch03.draw_projections(ex, width=kit.PHONE_WIDTH_IN)
+    names = {t.get_text(): t.get_position()[1] for t in phone.axes[0].texts}
+    assert names["K"] > names["Q"]  # K and V on a line of their own in a phone's column

@@ -71,7 +71,7 @@ def _cells(ax, x, y, values, color):
                 fontsize=8.5, color=kit.ink_on(color))
 
 
-def draw_steps(example, step: int = 6):
+def draw_steps(example, step: int = 6, *, width: float = kit.DESKTOP_WIDTH_IN):
     """The post's table of self-attention for the first word, filled up to ``step`` (1-6)."""
     X, W_Q, W_K, W_V = example.X, example.W_Q, example.W_K, example.W_V
     Q, K, V = X @ W_Q, X @ W_K, X @ W_V
@@ -82,72 +82,112 @@ def draw_steps(example, step: int = 6):
             "Values": (V, c["value"]), "Score": (scores, None), "Divide by 8 (√d_k)":
             (scores / 8, None), "Softmax": (weights, None),
             "Softmax × Value": (weights[:, None] * V, c["value"]), "Sum": (weights @ V, c["z"])}
-    fig, ax = kit.canvas((6.4, 5.0), (0, 12.8), (len(STEPS) - 0.4, -1.2))
-    for x, word in ((5.0, il.reference.THINKING_MACHINES_WORDS[0]),
-                    (9.0, il.reference.THINKING_MACHINES_WORDS[1])):
+    phone = kit.narrow(width)  # the same table, its labels closer to its columns
+    columns, span, size = ((2.45, 4.9), 7.2, 9) if phone else ((5.0, 9.0), 12.8, 10)
+    fig, ax = kit.canvas((span / 2, 5.0), (0, span), (len(STEPS) - 0.4, -1.2))
+    for x, word in zip(columns, il.reference.THINKING_MACHINES_WORDS):
         ax.text(x + 1.0, -0.8, word, ha="center", fontsize=11, fontweight="bold", color=_INK)
     for y, (label, filled_at) in enumerate(STEPS):
         shown = filled_at <= step
-        ax.text(0.1, y, label, va="center", fontsize=10, color=_INK if shown else "#cfd8dc")
+        ax.text(0.1, y, label, va="center", fontsize=size, color=_INK if shown else "#cfd8dc")
         if not shown:
             continue
         values, color = rows[label]
         if label == "Sum":
-            _cells(ax, 5.0, y, values, color)
+            _cells(ax, columns[0], y, values, color)
         elif color is None:  # one number per word
-            for x, value in zip((6.0, 10.0), values):
-                text = f"q1 · k{1 + (x > 6)} = {kit.format_value(value)}" if label == "Score" \
+            for k, (x, value) in enumerate(zip(columns, values)):
+                text = f"q1 · k{k + 1} = {kit.format_value(value)}" if label == "Score" \
                     else kit.format_value(value)
-                ax.text(x, y, text, ha="center", va="center", fontsize=10, color=_INK)
+                ax.text(x + 1.0, y, text, ha="center", va="center", fontsize=size, color=_INK)
         else:
-            for x, row in zip((5.0, 9.0), values):
+            for x, row in zip(columns, values):
                 _cells(ax, x, y, row, color)
     return fig
 
 
-def _matrix(ax, x, y, M, color, label):
+def _matrix(ax, x, y, M, color, label, cell=0.6):
     """Matrix ``M`` with its top-left corner at (x, y), one cell per entry, its name above."""
     M = np.atleast_2d(M)
     for (i, j), value in np.ndenumerate(M):
-        ax.add_patch(plt.Rectangle((x + j * 0.6, y + i * 0.5), 0.6, 0.5, facecolor=color,
+        ax.add_patch(plt.Rectangle((x + j * cell, y + i * 0.5), cell, 0.5, facecolor=color,
                                    edgecolor="white", lw=1.2))
-        ax.text(x + (j + 0.5) * 0.6, y + (i + 0.5) * 0.5, kit.format_value(value), ha="center",
+        ax.text(x + (j + 0.5) * cell, y + (i + 0.5) * 0.5, kit.format_value(value), ha="center",
                 va="center", fontsize=8, color=kit.ink_on(color))
-    ax.text(x + M.shape[1] * 0.3, y - 0.25, label, ha="center", fontsize=10, color=_INK)
-    return x + M.shape[1] * 0.6
+    ax.text(x + M.shape[1] * cell / 2, y - 0.25, label, ha="center", fontsize=10, color=_INK)
+    return x + M.shape[1] * cell
 
 
-def _equation(terms, height=1.6):
-    """Matrices and signs left to right: terms are (matrix, colour, name) or a string."""
-    width = sum(0.6 * np.atleast_2d(t[0]).shape[1] + 0.25 if isinstance(t, tuple) else
-                0.17 * len(t) + 0.3 for t in terms)
-    fig, ax = kit.canvas((width * 0.56, height * 0.66), (0, width), (height + 0.1, -0.6))
-    x = 0.0
+def _term_width(term, cell) -> float:
+    return (cell * np.atleast_2d(term[0]).shape[1] + 0.25 if isinstance(term, tuple)
+            else 0.17 * len(term) + 0.3)
+
+
+def _equation(terms, height=1.6, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """Matrices and signs left to right: terms are (matrix, colour, name) or a string; a "\n"
+    term starts a new line in a phone's column (and is skipped in the desktop's)."""
+    if not kit.narrow(width):
+        terms = [t for t in terms if not (isinstance(t, str) and t == "\n")]
+        total = sum(_term_width(t, 0.6) for t in terms)
+        fig, ax = kit.canvas((total * 0.56, height * 0.66), (0, total), (height + 0.1, -0.6))
+        x = 0.0
+        for term in terms:
+            if isinstance(term, str):
+                ax.text(x + 0.12, 0.5, term, va="center", fontsize=12, color=_INK)
+                x += 0.17 * len(term) + 0.3
+            else:
+                x = _matrix(ax, x, 0.0, *term) + 0.25
+        return fig
+    lines, line = [], []  # a phone: one line per group, centred, narrower cells
     for term in terms:
-        if isinstance(term, str):
-            ax.text(x + 0.12, 0.5, term, va="center", fontsize=12, color=_INK)
-            x += 0.17 * len(term) + 0.3
+        if isinstance(term, str) and term == "\n":
+            lines, line = lines + [line], []
         else:
-            x = _matrix(ax, x, 0.0, *term) + 0.25
+            line.append(term)
+    lines.append(line)
+    cell, unit = 0.5, 0.52  # a cell's width in units, inches per unit
+    span = max(sum(_term_width(t, _cell(t, cell)) for t in line) for line in lines)
+    rows = [max([np.atleast_2d(t[0]).shape[0] for t in line if isinstance(t, tuple)] or [1])
+            for line in lines]
+    total = sum(0.5 * r + 0.8 for r in rows)
+    fig, ax = kit.canvas((min(width, span * unit), total * unit), (0, span), (total - 0.1, -0.6))
+    top = 0.0
+    for line, r in zip(lines, rows):
+        x = (span - sum(_term_width(t, _cell(t, cell)) for t in line)) / 2
+        for term in line:
+            if isinstance(term, str):
+                ax.text(x + 0.12, top + 0.25 * r, term, va="center", fontsize=12, color=_INK)
+                x += 0.17 * len(term) + 0.3
+            else:
+                x = _matrix(ax, x, top, *term, cell=_cell(term, cell)) + 0.25
+        top += 0.5 * r + 0.8
     return fig
 
 
-def draw_projections(example):
+def _cell(term, cell: float) -> float:
+    """A wider cell for a matrix of decimals (0.88) than for one of integers (10)."""
+    if not isinstance(term, tuple):
+        return cell
+    return cell if np.allclose(term[0], np.round(term[0])) else cell + 0.15
+
+
+def draw_projections(example, *, width: float = kit.DESKTOP_WIDTH_IN):
     """X times W_Q, W_K and W_V gives Q, K and V: every word's query, key, value at once."""
     c, X = kit.COLORS, example.X
     return _equation([(X, c["input"], "X"), "×", (example.W_Q, c["query"], "$W^Q$"), "=",
-                      (X @ example.W_Q, c["query"], "Q"), "  ", (X @ example.W_K, c["key"], "K"),
-                      " ", (X @ example.W_V, c["value"], "V")], height=2.1)
+                      (X @ example.W_Q, c["query"], "Q"), "\n", "  ",
+                      (X @ example.W_K, c["key"], "K"), " ", (X @ example.W_V, c["value"], "V")],
+                     height=2.1, width=width)
 
 
-def draw_formula(example):
+def draw_formula(example, *, width: float = kit.DESKTOP_WIDTH_IN):
     """softmax(Q Kᵀ / 8) V = Z, the weights written out."""
     c, X = kit.COLORS, example.X
     Q, K, V = X @ example.W_Q, X @ example.W_K, X @ example.W_V
     A = il.reference.softmax(Q @ K.T / 8)
     return _equation(["softmax(", (Q, c["query"], "Q"), "×", (K.T, c["key"], "Kᵀ"), "/ 8 ) =",
-                      (A, c["output"], "weights"), "×", (V, c["value"], "V"), "=",
-                      (A @ V, c["z"], "Z")])
+                      "\n", (A, c["output"], "weights"), "×", (V, c["value"], "V"), "=",
+                      (A @ V, c["z"], "Z")], width=width)
 
 
 class Saturation(NamedTuple):
@@ -181,12 +221,16 @@ def saturation(d_k_values=tuple(2 ** i for i in range(11)), n_keys=8, n_samples=
     return Saturation(np.array(d_k_values), *map(np.array, zip(*fields)))
 
 
-def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0):
-    """One random query's weights over 8 keys, unscaled and scaled, beside the averages."""
+def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0, *,
+                    width: float = kit.DESKTOP_WIDTH_IN):
+    """One random query's weights over 8 keys, unscaled and scaled, beside the averages (below
+    them in a phone's column)."""
     rng = np.random.default_rng(seed)
     q, k = rng.standard_normal(d_k), rng.standard_normal((n_keys, d_k))
-    fig, (bars, lines) = plt.subplots(1, 2, figsize=(7.6, 3.0), dpi=kit.DPI,
-                                      layout="constrained")
+    phone = kit.narrow(width)
+    fig, (bars, lines) = plt.subplots(*((2, 1) if phone else (1, 2)),
+                                      figsize=(width, 6.0) if phone else (7.6, 3.0),
+                                      dpi=kit.DPI, layout="constrained")
     x = np.arange(n_keys)
     for offset, weights, color, label in (
             (-0.2, il.reference.softmax(k @ q), kit.COLORS["z"], "q·k"),
@@ -206,7 +250,11 @@ def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0)
     lines.set(xscale="log", ylim=(0, 1), xlabel="d_k")
     lines.set_xticks(curve.d_k[::2], [str(d) for d in curve.d_k[::2]])
     lines.set_title("averages over 1000 queries", fontsize=10)
-    lines.legend(fontsize=8, frameon=False, loc="center left")
+    if phone:  # under the plot, where it hides no curve
+        lines.legend(fontsize=8, frameon=False, loc="upper center", ncol=2,
+                     bbox_to_anchor=(0.5, -0.22))
+    else:
+        lines.legend(fontsize=8, frameon=False, loc="center left")
     for ax in (bars, lines):
         ax.tick_params(labelsize=9)
         ax.xaxis.label.set_size(9)
