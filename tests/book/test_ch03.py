@@ -68,7 +68,6 @@ def test_saturation_closed_forms():
 
 
 def test_figures_are_legible(legible, coreference):
-    ex = il.reference.thinking_machines_example()
     rows = [ch03.pronoun_attention(*coreference, s) for s in (TIRED, WIDE)]
     legible(ch03.draw_pronoun(rows))
 

@@ -83,6 +83,12 @@ def test_figures_are_legible(legible, post_trace):
     legible(ch04.draw_self_attention(t.source_tokens, weights, None, "encoder layer 0"))
 
 
+def test_the_live_views_default_picture_is_legible_in_both_columns(legible, post_trace, width):
+    weights = post_trace[1].encoder_attention()[0]
+    legible(ch04.draw_self_attention(post_trace[1].source_tokens, weights, None,
+                                     "encoder layer 0", width=width), width)
+
+
 def test_kernel_twin_follows_the_corpus():
     examples = {"coreference": SENTENCE, "copy": "a b c"}
     view = ch04.self_attention_widget("coreference", SENTENCE, list(examples), examples)._kernel()

@@ -16,31 +16,31 @@ def fr_en():
     return il.pretrained("fr-en")
 
 
-def test_the_posts_d4_example_is_written_in_the_figure(legible):
+def test_the_posts_d4_example_is_written_in_the_figure(legible, width):
     pe = il.reference.positional_encoding(3, 4, "concatenated")
     np.testing.assert_allclose(pe, POST_D4, atol=5e-5)
     fig = ch05.draw_vectors({"positional\nvector": pe}, WORDS, values=True, vmax=1.0,
-                            names={"positional\nvector": ["p0", "p1", "p2"]})
+                            names={"positional\nvector": ["p0", "p1", "p2"]}, width=width)
     texts = [[t.get_text() for t in ax.texts] for ax in fig.axes[:3]]
     assert texts == [["0", "0", "1", "1"], ["0.8415", "0.0001", "0.5403", "1"],
                      ["0.9093", "0.0002", "-0.4161", "1"]]
-    assert [ax.get_title() for ax in fig.axes[:3]] == WORDS
+    assert [ax.get_title() or ax.get_title("left") for ax in fig.axes[:3]] == WORDS
     assert [ax.get_xlabel() for ax in fig.axes[:3]] == ["p0", "p1", "p2"]
-    legible(fig)
+    legible(fig, width)
 
 
-def test_draw_vectors_draws_each_row_of_each_kind(legible):
+def test_draw_vectors_draws_each_row_of_each_kind(legible, width):
     rng = np.random.default_rng(0)
     rows = {"embedding": rng.normal(size=(3, 64)), "+ position": rng.normal(size=(3, 64)),
             "= input": rng.normal(size=(3, 64))}
-    fig = ch05.draw_vectors(rows, WORDS, title="t")
+    fig = ch05.draw_vectors(rows, WORDS, title="t", width=width)
     assert len(fig.axes) == 10  # 3 x 3 strips and a colour bar
     for r, array in enumerate(rows.values()):
         for i in range(3):
             np.testing.assert_array_equal(fig.axes[3 * r + i].images[0].get_array()[0], array[i])
     assert [fig.axes[3 * r].get_ylabel() for r in range(3)] == list(rows)
     assert not fig.axes[0].texts  # 64 values are not written
-    legible(fig)
+    legible(fig, width)
 
 
 def test_the_shipped_models_input_is_embedding_plus_the_papers_table(fr_en):
@@ -53,7 +53,7 @@ def test_the_shipped_models_input_is_embedding_plus_the_papers_table(fr_en):
     assert [name for name, _ in model.positional.named_parameters()] == []
 
 
-def test_order_blindness_without_and_with_positions(legible):
+def test_order_blindness_without_and_with_positions(legible, width):
     b = ch05.order_blindness("the dog bit the man", "the man bit the dog")
     assert b.permutation == [0, 4, 2, 3, 1]
     assert [b.words_a[i] for i in b.permutation] == b.words_b
@@ -62,12 +62,12 @@ def test_order_blindness_without_and_with_positions(legible):
     # Both "the" get one vector without positions, two different ones with them.
     np.testing.assert_allclose(b.z_a[0], b.z_a[3], atol=1e-12)
     assert np.abs(b.z_a_positions[0] - b.z_a_positions[3]).max() > 0.01
-    fig = ch05.draw_order_blindness(b)
+    fig = ch05.draw_order_blindness(b, width=width)
     heatmaps = [ax for ax in fig.axes if ax.images]
     assert len(heatmaps) == 4
     assert [t.get_text() for t in heatmaps[1].get_yticklabels()] == b.words_b
     np.testing.assert_array_equal(heatmaps[3].images[0].get_array(), b.z_b_positions)
-    legible(fig)
+    legible(fig, width)
 
 
 def test_an_encoder_layer_of_the_shipped_model_is_order_blind(fr_en):
@@ -97,15 +97,15 @@ def test_compare_layouts_is_not_a_permutation():
 
 
 @pytest.mark.parametrize("split", [True, False])
-def test_draw_table_shows_the_table(split, legible):
+def test_draw_table_shows_the_table(split, legible, width):
     pe = il.reference.positional_encoding(20, 512, "concatenated")
-    fig = ch05.draw_table(pe, title="post", split=split)
+    fig = ch05.draw_table(pe, title="post", split=split, width=width)
     ax = fig.axes[0]
     np.testing.assert_array_equal(ax.images[0].get_array(), pe)
     assert ax.images[0].get_clim() == (-1, 1)
     assert [t.get_text() for t in ax.texts] == (["sin", "cos"] if split else [])
     assert ax.get_title() == "post"
-    legible(fig)
+    legible(fig, width)
 
 
 @pytest.mark.parametrize("position", [0, 7, 19])
@@ -119,8 +119,8 @@ def test_draw_position_frames_the_row_and_draws_it(position, legible):
     legible(fig)
 
 
-def test_draw_shift_shows_that_m_k_moves_every_position(legible):
-    fig = ch05.draw_shift(k=3, position=5, d_model=16)
+def test_draw_shift_shows_that_m_k_moves_every_position(legible, width):
+    fig = ch05.draw_shift(k=3, position=5, d_model=16, width=width)
     np.testing.assert_array_equal(fig.axes[0].images[0].get_array(),
                                   il.reference.relative_position_matrix(3, 16))
     pe = il.reference.positional_encoding(9, 16)
@@ -129,7 +129,7 @@ def test_draw_shift_shows_that_m_k_moves_every_position(legible):
     np.testing.assert_allclose(columns[1], pe[8], atol=1e-12)  # M_3 PE(5) = PE(8)
     np.testing.assert_array_equal(columns[2], pe[8])
     assert [ax.get_title() for ax in fig.axes[1:4]] == ["PE(5)", "M_3 PE(5)", "PE(8)"]
-    legible(fig)
+    legible(fig, width)
 
 
 def test_figures_are_closed_by_legible():

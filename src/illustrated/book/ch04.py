@@ -69,7 +69,8 @@ def draw_self_attention(tokens, weights, head: int | None = None, title: str = "
     query) to each word on the right (the key), as dark and wide as its weight; ``weights`` is
     (n_heads, seq, seq), all heads in their colours unless ``head`` is given."""
     n = len(tokens)
-    fig, ax = kit.canvas((4.4, 0.6 + 0.3 * n), (0, 4.4), (n + 0.1, -0.5 - 0.6 * bool(title)))
+    fig, ax = kit.canvas((min(width, 4.4), 0.6 + 0.3 * n), (0, 4.4),
+                         (n + 0.1, -0.5 - 0.6 * bool(title)))
     heads = range(weights.shape[0]) if head is None else [head]
     for h in heads:
         for (i, j), w in np.ndenumerate(weights[h]):

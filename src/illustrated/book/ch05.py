@@ -46,29 +46,43 @@ def order_blindness(sentence_a: str, sentence_b: str, *, d_model: int = 8,
     return OrderBlindness(words_a, words_b, permutation, *z)
 
 
-def draw_order_blindness(b: OrderBlindness):
-    """Self-attention outputs of both orders, without positions (top) and with them (bottom)."""
+def draw_order_blindness(b: OrderBlindness, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """Self-attention outputs of both orders, without positions (top) and with them (bottom);
+    in a phone's column the four panels one under another."""
     arrays = [b.z_a, b.z_b, b.z_a_positions, b.z_b_positions]
     scale = max(float(np.abs(a).max()) for a in arrays)
-    fig, axes = plt.subplots(2, 2, figsize=(8, 4.6), dpi=kit.DPI, layout="constrained")
+    phone = kit.narrow(width)
+    fig, axes = plt.subplots(*((4, 1) if phone else (2, 2)),
+                             figsize=(width, 8.0) if phone else (8, 4.6), dpi=kit.DPI,
+                             layout="constrained")
     for ax, array, words, kind in zip(axes.ravel(), arrays, [b.words_a, b.words_b] * 2,
                                       ["no positions"] * 2 + ["with positions"] * 2):
         image = kit.heatmap(ax, array, row_labels=words, col_labels=[],
                             cmap=kit.DIVERGING_CMAP, vmin=-scale, vmax=scale)
         ax.set_title(f"'{' '.join(words)}', {kind}", fontsize=10)
         ax.set_xlabel("dimension of z", fontsize=9)
-    kit.colorbar(fig, image, axes, label="value")
+    kit.colorbar(fig, image, axes, label="value", below=phone)
     return fig
 
 
 def draw_vectors(rows: dict, words, *, names=None, values: bool = False, vmax: float | None = None,
-                 title: str = ""):
-    """Vectors as strips of coloured cells: one row per kind, one column per word."""
+                 title: str = "", width: float = kit.DESKTOP_WIDTH_IN):
+    """Vectors as strips of coloured cells: one row per kind, one column per word; in a phone's
+    column each word's strips one under another, its name above them."""
     arrays = {label: np.asarray(a, dtype=np.float64) for label, a in rows.items()}
     scale = vmax or max(float(np.abs(a).max()) for a in arrays.values())
     norm = Normalize(-scale, scale)
-    fig, axes = plt.subplots(len(arrays), len(words), figsize=(8, 0.8 * len(arrays) + 0.8),
-                             dpi=kit.DPI, squeeze=False, layout="constrained")
+    phone, kinds = kit.narrow(width), len(arrays)
+    if phone:
+        strip = 0.42 if values else 0.3
+        height = len(words) * (0.3 + kinds * (strip + 0.08 + 0.2 * bool(names))) + 0.9
+        fig = plt.figure(figsize=(width, height), dpi=kit.DPI, layout="constrained")
+        grid = fig.add_gridspec(kinds * len(words), 1)
+        axes = np.array([[fig.add_subplot(grid[i * kinds + r]) for i in range(len(words))]
+                         for r in range(kinds)])  # axes[kind, word], as on the desktop
+    else:
+        fig, axes = plt.subplots(kinds, len(words), figsize=(8, 0.8 * kinds + 0.8),
+                                 dpi=kit.DPI, squeeze=False, layout="constrained")
     for r, (label, array) in enumerate(arrays.items()):
         for i, word in enumerate(words):
             ax = axes[r, i]
@@ -77,13 +91,16 @@ def draw_vectors(rows: dict, words, *, names=None, values: bool = False, vmax: f
                                 fmt=lambda v: kit.format_value(v, 4, trim_zeros=True),
                                 fontsize=9)
             if r == 0:
-                ax.set_title(word, fontsize=10)
+                ax.set_title(word, fontsize=10, loc="left" if phone else "center",
+                             fontweight="bold" if phone else "normal")
             if names is not None and label in names:
                 ax.set_xlabel(names[label][i], fontsize=9)
-        axes[r, 0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=10)
-    kit.colorbar(fig, image, axes, label="value")
+            if phone or i == 0:
+                ax.set_ylabel(label.replace("\n", " ") if phone else label, rotation=0,
+                              ha="right", va="center", fontsize=9 if phone else 10)
+    kit.colorbar(fig, image, axes, label="value", below=phone)
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(kit.wrap(title, 40) if phone else title, fontsize=10 if phone else 11)
     return fig
 
 
@@ -101,12 +118,14 @@ def _table(ax, pe, split: bool):
     return image
 
 
-def draw_table(pe, *, title: str, split: bool = False):
+def draw_table(pe, *, title: str, split: bool = False, width: float = kit.DESKTOP_WIDTH_IN):
     """A positional table as a heatmap: one row per position, one column per dimension."""
-    fig, ax = plt.subplots(figsize=(8, 3.4), dpi=kit.DPI, layout="constrained")
+    phone = kit.narrow(width)
+    fig, ax = plt.subplots(figsize=(width, 3.4), dpi=kit.DPI, layout="constrained")
     image = _table(ax, np.asarray(pe), split)
-    ax.set_title(title, fontsize=11, pad=16 if split else 6)
-    kit.colorbar(fig, image, ax, label="value")
+    ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11,
+                 pad=16 if split else 6)
+    kit.colorbar(fig, image, ax, label="value", below=phone)
     return fig
 
 
@@ -155,19 +174,26 @@ def compare_layouts(n_positions: int = 20, d_model: int = 512) -> LayoutComparis
                             float(np.abs(concatenated - regrouped).max()), float(max(closest)))
 
 
-def draw_shift(k: int, position: int, d_model: int = 16):
-    """M_k, PE(pos), M_k PE(pos) and PE(pos + k) of the interleaved layout."""
+def draw_shift(k: int, position: int, d_model: int = 16, *,
+               width: float = kit.DESKTOP_WIDTH_IN):
+    """M_k, PE(pos), M_k PE(pos) and PE(pos + k) of the interleaved layout; in a phone's
+    column M_k above the three vectors."""
     M = il.reference.relative_position_matrix(k, d_model)  # (d_model, d_model)
     pe = il.reference.positional_encoding(position + k + 1, d_model)  # (position + k + 1, d_model)
     columns = {f"PE({position})": pe[position], f"M_{k} PE({position})": M @ pe[position],
                f"PE({position + k})": pe[position + k]}
-    fig, axes = plt.subplots(1, 4, figsize=(8, 4.2), dpi=kit.DPI, layout="constrained",
-                             gridspec_kw={"width_ratios": [4, 1, 1, 1]})
-    kit.heatmap(axes[0], M, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
+    if kit.narrow(width):
+        fig = plt.figure(figsize=(width, 7.4), dpi=kit.DPI, layout="constrained")
+        grid = fig.add_gridspec(2, 3, height_ratios=[1, 1.15])
+        axes = [fig.add_subplot(grid[0, :])] + [fig.add_subplot(grid[1, i]) for i in range(3)]
+    else:
+        fig, axes = plt.subplots(1, 4, figsize=(8, 4.2), dpi=kit.DPI, layout="constrained",
+                                 gridspec_kw={"width_ratios": [4, 1, 1, 1]})
+    kit.heatmap(axes[0], M, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1, aspect="equal")
     axes[0].set_title(f"M_{k}: depends on k = {k} only", fontsize=10)
     axes[0].tick_params(labelsize=8)
     for ax, (name, vector) in zip(axes[1:], columns.items()):
         kit.heatmap(ax, vector[:, None], row_labels=[], col_labels=[], cmap=kit.DIVERGING_CMAP,
                     vmin=-1, vmax=1, annotate=True, fmt=lambda v: kit.format_value(v, 2))
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name, fontsize=9 if kit.narrow(width) else 10)
     return fig
