@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.book import ch06
+from illustrated.book import ch06, kit
 
 CFG = replace(il.TINY, src_vocab_size=10, tgt_vocab_size=10)
 ENCODER = ["Self-Attention", "Feed Forward"]
@@ -22,9 +22,12 @@ def _one_thread():
     yield
     torch.set_num_threads(threads)
 
+WIDTHS = (kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN)
+
 
 def _texts(fig):
-    return [t.get_text() for t in fig.axes[0].texts]
+    """The figure's texts, a label wrapped on two lines read as one."""
+    return [" ".join(t.get_text().split()) for t in fig.axes[0].texts]
 
 
 def _residuals(fig):
@@ -42,30 +45,30 @@ def test_describe_stack_reads_the_modules(n_layers):
     assert ch06.describe_stack(replace(CFG, norm_first=True)).final_norm is True
 
 
-def test_draw_layer_post_ln(legible):
-    fig = ch06.draw_layer(CFG, ["a", "b", "c"])
+def test_draw_layer_post_ln(legible, width):
+    fig = ch06.draw_layer(CFG, ["a", "b", "c"], width=width)
     texts = _texts(fig)
     assert texts.count("Add & Normalize") == 2 and "LayerNorm" not in texts
-    assert texts.count("Feed\nForward") == 3  # one network per word
+    assert texts.count("Feed Forward") == 3  # one network per word
     assert len(_residuals(fig)) == 2
     assert "encoder layer 0" in texts and ["x0", "x1", "x2"] == [t for t in texts if
                                                               t in ("x0", "x1", "x2")]
-    legible(fig)
+    legible(fig, width)
 
 
-def test_draw_layer_pre_ln(legible):
-    fig = ch06.draw_layer(replace(CFG, norm_first=True), title="pre-LN")
+def test_draw_layer_pre_ln(legible, width):
+    fig = ch06.draw_layer(replace(CFG, norm_first=True), title="pre-LN", width=width)
     texts = _texts(fig)
     assert texts.count("LayerNorm") == 2 and texts.count("Add") == 2
     assert "Add & Normalize" not in texts and "pre-LN" in texts
     assert len(_residuals(fig)) == 2
-    legible(fig)
+    legible(fig, width)
 
 
 @pytest.mark.parametrize("n_layers, norm_first", [(2, False), (2, True), (3, False)])
-def test_draw_stack_follows_the_config(n_layers, norm_first, legible):
+def test_draw_stack_follows_the_config(n_layers, norm_first, legible, width):
     fig = ch06.draw_stack(replace(CFG, n_layers=n_layers, norm_first=norm_first),
-                          ["je", "suis"], ["<bos>", "i"])
+                          ["je", "suis"], ["<bos>", "i"], width=width)
     texts = _texts(fig)
     assert len(_residuals(fig)) == 5 * n_layers  # one per sub-layer
     assert len([p for p in fig.axes[0].patches if p.get_gid() == "cross"]) == n_layers
@@ -74,7 +77,7 @@ def test_draw_stack_follows_the_config(n_layers, norm_first, legible):
     assert texts.count("Encoder-Decoder Attention") == n_layers
     assert f"encoder layer {n_layers - 1}" in texts and f"decoder layer {n_layers - 1}" in texts
     assert "Linear" in texts and "Softmax" in texts
-    legible(fig)
+    legible(fig, width)
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +97,9 @@ def perturbed():
 @pytest.mark.parametrize("layer", [0, 1])
 @pytest.mark.parametrize("sublayer", ["self-attention", "feed-forward"])
 def test_draw_add_norm_shows_torchs_layer_norm_of_x_plus_z(perturbed, layer, sublayer,
-                                                           legible):
+                                                           legible, width):
     model, t = perturbed
-    fig = ch06.draw_add_norm(t, layer, sublayer)
+    fig = ch06.draw_add_norm(t, layer, sublayer, width=width)
     rows = [[fig.axes[3 * r + i].images[0].get_array()[0] for i in range(3)] for r in range(4)]
     x, z, summed, output = (np.array(row) for row in rows)  # each (seq, d_model)
     np.testing.assert_allclose(summed, x + z, atol=1e-6)
@@ -123,10 +126,11 @@ def test_gradient_norms_at_init_post_ln_grows_towards_the_output(legible):
     post, pre = norms["decoder"]["post-LN"], norms["decoder"]["pre-LN"]
     assert post[-1] > 3 * post[0]  # Xiong et al.: post-LN's top layers get the big gradients
     assert pre.max() < 3 * pre.min()  # pre-LN: level across layers
-    fig = ch06.draw_gradient_norms(norms)
-    heights = [[p.get_height() for p in c] for c in fig.axes[1].containers]
-    np.testing.assert_allclose(heights, [post, pre])
-    legible(fig)
+    for width in WIDTHS:
+        fig = ch06.draw_gradient_norms(norms, width=width)
+        heights = [[p.get_height() for p in c] for c in fig.axes[1].containers]
+        np.testing.assert_allclose(heights, [post, pre])
+        legible(fig, width)
 
 
 def test_norm_placement_experiment_trains_both_from_the_same_start(legible):
@@ -137,8 +141,9 @@ def test_norm_placement_experiment_trains_both_from_the_same_start(legible):
         assert history.steps == 4 and 0.0 <= exact <= 1.0
     assert runs["post-LN"][0].loss != runs["pre-LN"][0].loss
     histories = {label: history for label, (history, _) in runs.items()}
-    fig = ch06.draw_training(histories, baseline=2.5, title="t")
-    ax = fig.axes[0]
-    np.testing.assert_array_equal(ax.lines[1].get_ydata(), histories["pre-LN"].loss)
-    assert list(ax.lines[2].get_ydata()) == [2.5, 2.5]
-    legible(fig)
+    for width in WIDTHS:
+        fig = ch06.draw_training(histories, baseline=2.5, title="t", width=width)
+        ax = fig.axes[0]
+        np.testing.assert_array_equal(ax.lines[1].get_ydata(), histories["pre-LN"].loss)
+        assert list(ax.lines[2].get_ydata()) == [2.5, 2.5]
+        legible(fig, width)

@@ -53,8 +53,10 @@ def _steps(sub: str, norm_first: bool) -> list[tuple[str, str, float]]:
 
 
 def _layer(ax, x: float, y: float, w: float, sublayers, norm_first: bool, *, name: str,
-           color: str, side: str = "left", n_ffn: int = 1) -> tuple[float, list[float]]:
-    """One layer, its first box at y + _GAP, a residual around each sub-layer: (top, cross ys)."""
+           color: str, side: str = "left", n_ffn: int = 1,
+           size: float = 9) -> tuple[float, list[float]]:
+    """One layer, its first box at y + _GAP, a residual around each sub-layer: (top, cross ys).
+    ``size`` is its text's; below 9 pt, encoder-decoder attention is written on two lines."""
     cx, x_side = x + w / 2, x - 0.16 if side == "left" else x + w + 0.16
     cursor, crosses, top = y + _GAP, [], y
     for sub in sublayers:
@@ -66,9 +68,12 @@ def _layer(ax, x: float, y: float, w: float, sublayers, norm_first: bool, *, nam
                 each = (w - 0.15 * (n_ffn - 1)) / n_ffn
                 for i in range(n_ffn):
                     kit.box(ax, x + i * (each + 0.15), cursor, each, h, "Feed\nForward", fill,
-                            fontsize=9, bold=False, rounding=0.08)
+                            fontsize=size, bold=False, rounding=0.08)
             else:
-                kit.box(ax, x, cursor, w, h, text, fill, fontsize=9, bold=False, rounding=0.08)
+                shown = "Encoder-Decoder\nAttention" if size < 9 and sub == text and \
+                    text == "Encoder-Decoder Attention" else text
+                kit.box(ax, x, cursor, w, h, shown, fill, fontsize=size, bold=False,
+                        rounding=0.08)
             if text == "Encoder-Decoder Attention":
                 crosses.append(cursor + h / 2)
             if text.startswith("Add"):
@@ -81,68 +86,78 @@ def _layer(ax, x: float, y: float, w: float, sublayers, norm_first: bool, *, nam
     kit.box(ax, x - 0.3, y, w + 0.6, top + _GAP / 2 - y, "", color, alpha=0.3, rounding=0.1,
             zorder=0)
     ax.text(x - 0.42 if side == "left" else x + w + 0.42, (y + top) / 2, name, rotation=90,
-            ha="center", va="center", fontsize=9)
+            ha="center", va="center", fontsize=max(size, kit.MIN_FONT_PT))
     return top, crosses
 
 
-def _inputs(ax, x: float, w: float, words, prefix: str, color: str) -> float:
+def _inputs(ax, x: float, w: float, words, prefix: str, color: str, size: float = 9) -> float:
     """The words at the bottom, each with a small vector and its name (x0, x1, ...): their top."""
     for i, word in enumerate(words):
         cx = x + w * (i + 0.5) / len(words)
-        ax.text(cx, 0.3, word, ha="center", va="center", fontsize=9)
+        ax.text(cx, 0.3, word, ha="center", va="center", fontsize=size)
         for j in range(4):
             kit.box(ax, cx - 0.3 + 0.15 * j, 0.55, 0.15, 0.22, "", color, rounding=0.01)
-        ax.text(cx + 0.4, 0.66, f"{prefix}{i}", ha="left", va="center", fontsize=9)
+        if size >= 9:  # (in a phone's column the names would run into the next word's vector)
+            ax.text(cx + 0.4, 0.66, f"{prefix}{i}", ha="left", va="center", fontsize=size)
     return 0.85
 
 
-def _finish(fig, ax, width: float, top: float, title: str, scale: float) -> None:
+def _finish(fig, ax, width: float, top: float, title: str, scale: float,
+            size: float = 11) -> None:
     """Crop the canvas to ``top`` (plus the title) at ``scale`` inches per unit."""
     if title:
-        ax.text(width / 2, top + 0.45, title, ha="center", va="center", fontsize=11,
+        ax.text(width / 2, top + 0.45, title, ha="center", va="center", fontsize=size,
                 fontweight="bold")
     top += 0.9 if title else 0.3
     ax.set_ylim(0, top)
     fig.set_size_inches(scale * width, scale * top)
 
 
-def draw_layer(cfg, words=("Thinking", "Machines"), *, title: str = ""):
+def draw_layer(cfg, words=("Thinking", "Machines"), *, title: str = "",
+               width: float = kit.DESKTOP_WIDTH_IN):
     """Encoder layer 0 of ``cfg`` with its words: a residual and a norm around each sub-layer."""
     plan = describe_stack(cfg)
     w = max(2.8, 1.5 * len(words))
-    fig, ax = kit.canvas((1, 1), (0, w + 2.4), (0, 1))
+    span = w + 2.4
+    scale = min(0.8, width / span)  # inches per unit: a phone's column draws it smaller
+    phone = kit.narrow(width)
+    fig, ax = kit.canvas((1, 1), (0, span), (0, 1))
     cx, below = 1.2 + w / 2, _inputs(ax, 1.2, w, words, "x", kit.COLORS["input"])
     kit.arrow(ax, (cx, below), (cx, 1.0 + _GAP))
     top, _ = _layer(ax, 1.2, 1.0, w, plan.encoder[0], cfg.norm_first, name="encoder layer 0",
                     color=kit.COLORS["encoder"], n_ffn=len(words))
     kit.arrow(ax, (cx, top), (cx, top + 0.45))
     ax.text(cx, top + 0.6, "to encoder layer 1", ha="center", va="center", fontsize=9)
-    _finish(fig, ax, w + 2.4, top + 0.7, title, 0.8)
+    _finish(fig, ax, span, top + 0.7, kit.wrap(title, 30) if phone else title, scale,
+            size=10 if phone else 11)
     return fig
 
 
-def draw_stack(cfg, source_words, target_words, *, title: str = ""):
-    """The encoders and decoders of ``cfg`` with every residual, every norm and the memory."""
+def draw_stack(cfg, source_words, target_words, *, title: str = "",
+               width: float = kit.DESKTOP_WIDTH_IN):
+    """The encoders and decoders of ``cfg`` with every residual, every norm and the memory.
+    A phone's column draws the two stacks closer and their text at 8 pt."""
     plan = describe_stack(cfg)
-    w, enc_x, dec_x = 3.0, 1.1, 6.0
-    fig, ax = kit.canvas((1, 1), (0, 10.5), (0, 1))
+    phone = kit.narrow(width)
+    w, enc_x, dec_x, span, size = (3.0, 0.75, 4.55, 8.3, 8) if phone else (3.0, 1.1, 6.0, 10.5, 9)
+    fig, ax = kit.canvas((1, 1), (0, span), (0, 1))
     tops = {}
     for stack, x, side, kind, words in ((plan.encoder, enc_x, "left", "encoder", source_words),
                                         (plan.decoder, dec_x, "right", "decoder", target_words)):
         cx = x + w / 2
         below = _inputs(ax, x, w, words, "x" if kind == "encoder" else "y",
-                        kit.COLORS["input" if kind == "encoder" else "decoder"])
+                        kit.COLORS["input" if kind == "encoder" else "decoder"], size)
         y, crosses = 1.0, []
         for i, layer in enumerate(stack):
             kit.arrow(ax, (cx, below), (cx, y + _GAP))
             below, cross = _layer(ax, x, y, w, layer, cfg.norm_first, name=f"{kind} layer {i}",
-                                  color=kit.COLORS[kind], side=side)
+                                  color=kit.COLORS[kind], side=side, size=size)
             y, crosses = below + _GAP / 2 + 0.25, crosses + cross
         ends = ["LayerNorm"] * plan.final_norm + ["Linear", "Softmax"] * (kind == "decoder")
         for text in ends:
             kit.arrow(ax, (cx, below), (cx, below + _GAP))
             kit.box(ax, x, below + _GAP, w, _NORM, text,
-                    kit.COLORS["norm" if text == "LayerNorm" else "output"], fontsize=9,
+                    kit.COLORS["norm" if text == "LayerNorm" else "output"], fontsize=size,
                     bold=False, rounding=0.08)
             below += _GAP + _NORM
         tops[kind] = below, crosses
@@ -153,17 +168,17 @@ def draw_stack(cfg, source_words, target_words, *, title: str = ""):
             color=kit.COLORS["text"], linewidth=1.2)
     ax.plot([x_bus, x_bus], [min(crosses + [level]), max(crosses + [level])],
             color=kit.COLORS["text"], linewidth=1.2)
-    ax.text(x_bus - 0.1, memory + 0.55, "K, V", ha="right", va="bottom", fontsize=9)
+    ax.text(x_bus - 0.1, memory + 0.55, "K, V", ha="right", va="bottom", fontsize=max(size, 9))
     for y in crosses:  # the top encoder's output feeds every encoder-decoder attention
         kit.arrow(ax, (x_bus, y), (dec_x, y)).set_gid("cross")
-    _finish(fig, ax, 10.5, max(top, memory + 0.9), title, 8 / 10.5)
+    _finish(fig, ax, span, max(top, memory + 0.9), title, min(width, 8) / span)
     return fig
 
 
 SUBLAYERS = {"self-attention": "attn_block", "feed-forward": "ffn_block"}
 
 
-def draw_add_norm(trace, layer: int, sublayer: str):
+def draw_add_norm(trace, layer: int, sublayer: str, *, width: float = kit.DESKTOP_WIDTH_IN):
     """X, Z, X + Z and LayerNorm(X + Z) of one sub-layer of a post-LN encoder, for every word."""
     block = getattr(trace.encoder_layers[layer], SUBLAYERS[sublayer])
     summed = block.summed  # (seq, d_model)
@@ -172,7 +187,7 @@ def draw_add_norm(trace, layer: int, sublayer: str):
                          "= X + Z": summed, "LayerNorm(X + Z)": block.output},
                         trace.source_tokens, names={"= X + Z": stats},
                         title=f"encoder layer {layer}, {sublayer}: all {summed.shape[1]} "
-                              f"dimensions of each vector")
+                              f"dimensions of each vector", width=width)
 
 
 def _tiny(corpus: str, n_layers: int, norm_first: bool, seed: int):
@@ -202,10 +217,13 @@ def gradient_norms_at_init(corpus: str = "reverse", *, n_layers: int = 6, n_pair
     return norms
 
 
-def draw_gradient_norms(norms: dict):
-    """Bars of each layer's gradient norm, post-LN beside pre-LN, one panel per stack."""
-    fig, axes = plt.subplots(1, len(norms), figsize=(8, 3.1), dpi=kit.DPI, sharey=True,
-                             layout="constrained")
+def draw_gradient_norms(norms: dict, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """Bars of each layer's gradient norm, post-LN beside pre-LN, one panel per stack (one above
+    the other in a phone's column)."""
+    phone = kit.narrow(width)
+    fig, axes = plt.subplots(*((len(norms), 1) if phone else (1, len(norms))),
+                             figsize=(width, 5.2) if phone else (8, 3.1), dpi=kit.DPI,
+                             sharey=True, layout="constrained")
     for ax, (kind, runs) in zip(axes, norms.items()):
         for k, ((label, values), color) in enumerate(zip(runs.items(), ("z", "value"))):
             ax.bar(np.arange(len(values)) + (k - 0.5) * 0.4, values, 0.4, label=label,
@@ -214,7 +232,8 @@ def draw_gradient_norms(norms: dict):
         ax.set_xlabel(f"{kind} layer (bottom to top)", fontsize=9)
         ax.tick_params(labelsize=9)
         ax.legend(fontsize=9)
-    axes[0].set_ylabel("|gradient of W_2|", fontsize=9)
+        if phone or ax is axes[0]:
+            ax.set_ylabel("|gradient of W_2|", fontsize=9)
     return fig
 
 
@@ -237,9 +256,12 @@ def norm_placement_experiment(corpus: str = "reverse", *, n_layers: int = 3, ste
     return runs
 
 
-def draw_training(histories: dict, *, baseline: float | None = None, title: str = ""):
+def draw_training(histories: dict, *, baseline: float | None = None, title: str = "",
+                  width: float = kit.DESKTOP_WIDTH_IN):
     """Loss per step of each run, with an optional horizontal reference line."""
-    fig, ax = plt.subplots(figsize=(8, 3.2), dpi=kit.DPI, layout="constrained")
+    phone = kit.narrow(width)
+    fig, ax = plt.subplots(figsize=(width, 3.6 if phone else 3.2), dpi=kit.DPI,
+                           layout="constrained")
     for (label, history), color in zip(histories.items(), ("z", "value", "key")):
         ax.plot(np.arange(len(history.loss)), history.loss, label=label, color=kit.COLORS[color])
     if baseline is not None:
@@ -248,6 +270,9 @@ def draw_training(histories: dict, *, baseline: float | None = None, title: str 
     ax.set_xlabel("training step", fontsize=9)
     ax.set_ylabel("loss (nats per token)", fontsize=9)
     ax.tick_params(labelsize=9)
-    ax.legend(fontsize=9)
-    ax.set_title(title, fontsize=10)
+    if phone:  # under the plot, where it hides no curve
+        ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    else:
+        ax.legend(fontsize=9)
+    ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10)
     return fig
