@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.book import ch07
+from illustrated.book import ch07, kit
 from illustrated.book import interactive as ia
 from illustrated.presets import make_config
 
@@ -148,10 +148,10 @@ def test_the_final_layer_is_linear_then_softmax(fr_en):
     np.testing.assert_allclose(out.probs.max(), 0.9942, atol=5e-5)  # the chapter's number
 
 
-def test_draw_step_shows_the_steps_attention_and_choice(trace, fr_en, legible):
+def test_draw_step_shows_the_steps_attention_and_choice(trace, fr_en, legible, width):
     tokens = fr_en[2].tokens
     for step in range(len(trace.target_tokens)):
-        fig = ch07.draw_step(trace, step, vocab_tokens=tokens)
+        fig = ch07.draw_step(trace, step, vocab_tokens=tokens, width=width)
         shown = fig.axes[1].images[0].get_array()  # (tgt_len, src_len), later rows masked
         np.testing.assert_allclose(shown[:step + 1],
                                    ch07.cross_attention(trace, -1, None)[:step + 1])
@@ -159,19 +159,19 @@ def test_draw_step_shows_the_steps_attention_and_choice(trace, fr_en, legible):
         texts = [t.get_text() for t in fig.axes[0].texts]
         assert trace.target_tokens[step] in texts
         assert fig.axes[2].get_yticklabels()[0].get_text() == trace.target_tokens[step]
-        legible(fig)
+        legible(fig, width)
 
 
-def test_draw_translation_fits_a_long_sentence(fr_en, legible):
+def test_draw_translation_fits_a_long_sentence(fr_en, legible, width):
     model, src_vocab, tgt_vocab = fr_en
     test, _, _ = il.data.load_corpus("fr-en", "test")
     longest = max((s for s, _ in test), key=lambda s: len(s.split()))
     t = il.trace(model, longest, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
-    fig = ch07.draw_translation(t, vocab_tokens=tgt_vocab.tokens, layer=0, head=3)
+    fig = ch07.draw_translation(t, vocab_tokens=tgt_vocab.tokens, layer=0, head=3, width=width)
     np.testing.assert_allclose(fig.axes[0].images[0].get_array(),
                                ch07.cross_attention(t, 0, 3))
     assert "layer 0, head 3" in fig.axes[0].get_title()
-    legible(fig)
+    legible(fig, width)
 
 
 def test_the_translate_twin_clears_the_old_result(fr_en, monkeypatch, capsys):
@@ -190,15 +190,16 @@ def test_the_translate_twin_clears_the_old_result(fr_en, monkeypatch, capsys):
     plt.close("all")
 
 
-def test_draw_causal_mask_and_output_softmax(fr_en, legible):
+def test_draw_causal_mask_and_output_softmax(fr_en, legible, width):
     model, src_vocab, tgt_vocab = fr_en
     t = il.trace(model, SENTENCE, TARGET, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     weights = t.decoder_self_attention()[0].mean(axis=0)
-    fig = ch07.draw_causal_mask(t.decoder_input_tokens, weights, layer=0)
+    fig = ch07.draw_causal_mask(t.decoder_input_tokens, weights, layer=0, width=width)
     assert sorted({x.get_text() for x in fig.axes[0].texts}) == ["0", "−∞"]
-    legible(fig)
+    legible(fig, width)
     fig = ch07.draw_output_softmax(t.decoder_output[1], t.logits[1], t.probs[1],
-                                   tgt_vocab.tokens)
+                                   tgt_vocab.tokens, width=width)
     assert "'am'" in fig.axes[3].texts[0].get_text()
-    assert [x.get_text() for x in fig.axes[1].get_xticklabels()][0] == "am"
-    legible(fig)
+    ticks = fig.axes[1].get_yticklabels() if kit.narrow(width) else fig.axes[1].get_xticklabels()
+    assert ticks[0].get_text() == "am"  # the highest logit first (on top, on a phone)
+    legible(fig, width)

@@ -49,13 +49,20 @@ def _bars(ax, words, probs, chosen: str) -> None:
 
 
 def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | None = None,
-              top_k: int = 5):
-    """Decoding step ``step`` (from 0): the decoder's input so far, its attention, the chosen word."""
+              top_k: int = 5, width: float = kit.DESKTOP_WIDTH_IN):
+    """Decoding step ``step`` (from 0): the decoder's input so far, its attention, the chosen
+    word; side by side, or one under another in a phone's column."""
     n, layer = len(trace.target_tokens), layer % len(trace.decoder_layers)
     chosen = trace.target_tokens[step]
-    fig, axes = plt.subplots(1, 3, figsize=(8, 1.3 + 0.42 * max(n, top_k)), dpi=kit.DPI,
-                             gridspec_kw={"width_ratios": [1.0, 1.25, 1.0]},
-                             layout="constrained")
+    phone = kit.narrow(width)
+    if phone:
+        fig, axes = plt.subplots(3, 1, figsize=(width, 2.2 + 0.34 * (2 * n + top_k)),
+                                 dpi=kit.DPI, layout="constrained",
+                                 gridspec_kw={"height_ratios": [n, n + 1.5, top_k]})
+    else:
+        fig, axes = plt.subplots(1, 3, figsize=(8, 1.3 + 0.42 * max(n, top_k)), dpi=kit.DPI,
+                                 gridspec_kw={"width_ratios": [1.0, 1.25, 1.0]},
+                                 layout="constrained")
     ax = axes[0]  # the decoder's input, one box per position, and the word it outputs
     for i in range(n):
         word = trace.decoder_input_tokens[i] if i <= step else ""
@@ -66,6 +73,8 @@ def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | No
     kit.box(ax, 1.45, n - 1 - step + 0.1, 0.95, 0.8, chosen, kit.COLORS["z"], fontsize=10,
             rounding=0.1)
     ax.set(xlim=(0, 2.45), ylim=(0, n))
+    if phone:  # the boxes as wide as on the desktop, centred in the column
+        ax.set_xlim(-1.0, 3.45)
     ax.axis("off")
     ax.set_title("decoder input → output", fontsize=10)
     rows = np.full((n, len(trace.source_tokens)), np.nan)  # (tgt_len, src_len), later rows blank
@@ -78,33 +87,42 @@ def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | No
     _bars(axes[2], [vocab_tokens[i] for i in order], trace.probs[step][order], chosen)
     axes[2].set_title("probability of the next word", fontsize=10)
     fig.suptitle(f"step {step}: reads {' '.join(trace.decoder_input_tokens[:step + 1])}, "
-                 f"outputs '{chosen}'", fontsize=11, x=0.02, ha="left")
+                 f"outputs '{chosen}'", fontsize=10 if phone else 11, x=0.02, ha="left",
+                 wrap=phone)
     return fig
 
 
 def draw_translation(trace, *, vocab_tokens, layer: int = -1, head: int | None = None,
-                     top_k: int = 5):
-    """A whole translation: each output word's attention over the source and its top choices."""
+                     top_k: int = 5, width: float = kit.DESKTOP_WIDTH_IN):
+    """A whole translation: each output word's attention over the source and its top choices
+    (below it in a phone's column)."""
     layer = layer % len(trace.decoder_layers)
     n, m = len(trace.target_tokens), len(trace.source_tokens)
-    fig, (ax, top) = plt.subplots(1, 2, figsize=(8, 1.4 + 0.45 * n), dpi=kit.DPI,
-                                  gridspec_kw={"width_ratios": [max(m, 3), 1.6 * top_k]},
-                                  layout="constrained")
-    kit.heatmap(ax, cross_attention(trace, layer, head), vmin=0, vmax=1, annotate=m <= 8,
+    phone = kit.narrow(width)
+    if phone:
+        fig, (ax, top) = plt.subplots(2, 1, figsize=(width, 2.0 + 0.9 * n), dpi=kit.DPI,
+                                      layout="constrained")
+    else:
+        fig, (ax, top) = plt.subplots(1, 2, figsize=(8, 1.4 + 0.45 * n), dpi=kit.DPI,
+                                      gridspec_kw={"width_ratios": [max(m, 3), 1.6 * top_k]},
+                                      layout="constrained")
+    kit.heatmap(ax, cross_attention(trace, layer, head), vmin=0, vmax=1,
+                annotate=m <= (5 if phone else 8),
                 row_labels=[f"{i}: {w}" for i, w in enumerate(trace.target_tokens)],
-                col_labels=trace.source_tokens, col_rotation=45 if m > 4 else 0)
+                col_labels=trace.source_tokens, col_rotation=45 if m > (3 if phone else 4) else 0)
     ax.set_title(f"attention ({_heads(layer, head)})", fontsize=10)
     order = np.argsort(-trace.probs, axis=1, kind="stable")[:, :top_k]  # (tgt_len, top_k)
     best = np.take_along_axis(trace.probs, order, axis=1)  # (tgt_len, top_k)
-    image = kit.heatmap(top, best, vmin=0, vmax=1, row_labels=[],
-                        col_labels=[str(k) for k in range(top_k)])
+    image = kit.heatmap(top, best, vmin=0, vmax=1, row_labels=[f"{i}" for i in range(n)]
+                        if phone else [], col_labels=[str(k) for k in range(top_k)])
     for (i, k), p in np.ndenumerate(best):
         top.text(k, i, f"{vocab_tokens[order[i, k]]}\n{p:.2f}", ha="center", va="center",
                  fontsize=8, color=kit.ink_on(image.cmap(image.norm(p))))
     top.set_title(f"the {top_k} most probable words at each step", fontsize=10)
     top.set_xlabel("rank", fontsize=9)
-    fig.suptitle(f"{' '.join(trace.source_tokens)} → {' '.join(trace.target_tokens)}",
-                 fontsize=11, x=0.02, ha="left")
+    title = f"{' '.join(trace.source_tokens)} → {' '.join(trace.target_tokens)}"
+    fig.suptitle(kit.wrap(title, 40) if phone else title, fontsize=10 if phone else 11,
+                 x=0.02, ha="left")
     return fig
 
 
@@ -125,21 +143,26 @@ def translate_widget(model, src_vocab, tgt_vocab, sentence: str, *, top_k: int =
     return ia.twin([[box, layer, head]], show)
 
 
-def draw_causal_mask(tokens, weights, *, layer: int):
-    """The causal mask (0 or -inf added to the scores) and the masked self-attention weights."""
+def draw_causal_mask(tokens, weights, *, layer: int, width: float = kit.DESKTOP_WIDTH_IN):
+    """The causal mask (0 or -inf added to the scores) and the masked self-attention weights;
+    one under the other in a phone's column."""
     n = len(tokens)
     allowed = np.tril(np.ones((n, n)))  # (n, n), 1 = may attend
-    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.6), dpi=kit.DPI, layout="constrained")
+    phone = kit.narrow(width)
+    fig, axes = plt.subplots(*((2, 1) if phone else (1, 2)),
+                             figsize=(width, 6.6) if phone else (7.6, 3.6), dpi=kit.DPI,
+                             layout="constrained")
     kit.heatmap(axes[0], allowed, row_labels=tokens, col_labels=tokens, cmap="Greys_r",
                 vmin=-0.6, vmax=1.0, annotate=True, fmt=lambda v: "0" if v else "−∞",
                 fontsize=10, col_rotation=45, aspect="equal")
     axes[0].set_title("the mask added to the scores", fontsize=10)
     kit.heatmap(axes[1], weights, row_labels=tokens, col_labels=tokens, vmin=0, vmax=1,
                 annotate=True, col_rotation=45, aspect="equal")
-    axes[1].set_title(f"self-attention weights ({_heads(layer, None)})", fontsize=10)
+    axes[1].set_title(f"self-attention weights\n({_heads(layer, None)})", fontsize=10)
     for ax in axes:
         ax.set_xlabel("key position", fontsize=9)
-    axes[0].set_ylabel("query position", fontsize=9)
+        if phone or ax is axes[0]:
+            ax.set_ylabel("query position", fontsize=9)
     return fig
 
 
@@ -199,13 +222,18 @@ def train_with_and_without_mask(corpus: str = "copy", *, steps: int = 300, batch
     return runs
 
 
-def draw_output_softmax(x, logits, probs, vocab_tokens, *, top_k: int = 8):
-    """The final layer for one step: decoder output -> logits -> softmax -> argmax -> word."""
+def draw_output_softmax(x, logits, probs, vocab_tokens, *, top_k: int = 8,
+                        width: float = kit.DESKTOP_WIDTH_IN):
+    """The final layer for one step: decoder output -> logits -> softmax -> argmax -> word.
+    In a phone's column the bars lie down, the words beside them."""
     order = np.argsort(-probs, kind="stable")[:top_k]
     words = [vocab_tokens[i] for i in order]
     best = int(np.argmax(probs))
-    fig, axes = plt.subplots(4, 1, figsize=(7.6, 6.4), dpi=kit.DPI, layout="constrained",
-                             gridspec_kw={"height_ratios": [0.5, 2, 2, 0.55]})
+    phone = kit.narrow(width)
+    fig, axes = plt.subplots(4, 1, figsize=(width, 8.4) if phone else (7.6, 6.4), dpi=kit.DPI,
+                             layout="constrained",
+                             gridspec_kw={"height_ratios": [0.5, 2.6, 2.6, 0.55] if phone
+                                          else [0.5, 2, 2, 0.55]})
     limit = float(np.abs(x).max())
     kit.heatmap(axes[0], x[None, :], row_labels=[], cmap=kit.DIVERGING_CMAP, vmin=-limit,
                 vmax=limit)
@@ -216,17 +244,29 @@ def draw_output_softmax(x, logits, probs, vocab_tokens, *, top_k: int = 8):
             (axes[1], logits[order], f"Linear → logits, one per word ({len(probs)} words; "
              f"the {top_k} highest shown)", 2),
             (axes[2], probs[order], "Softmax → probabilities (all positive, summing to 1)", 3)):
-        ax.bar(range(top_k), values, color=colors)
         span = float(values.max() - min(values.min(), 0.0))
-        for i, v in enumerate(values):
-            ax.text(i, v + 0.03 * span, f"{v:.{decimals}f}", ha="center", va="bottom",
-                    fontsize=9)
-        ax.axhline(0, color=kit.COLORS["text"], linewidth=0.6)
-        ax.set_xticks(range(top_k), words, fontsize=10)
-        ax.set_ylim(min(values.min(), 0.0), values.max() + 0.2 * span)
-        ax.tick_params(axis="y", labelsize=9)
+        low, high = min(values.min(), 0.0), values.max() + (0.3 if phone else 0.2) * span
+        if phone:
+            ax.barh(range(top_k), values, color=colors)
+            for i, v in enumerate(values):
+                ax.text(v + 0.03 * span if v >= 0 else 0.03 * span, i, f"{v:.{decimals}f}",
+                        va="center", fontsize=9)
+            ax.axvline(0, color=kit.COLORS["text"], linewidth=0.6)
+            ax.set_yticks(range(top_k), words, fontsize=10)
+            ax.invert_yaxis()
+            ax.set_xlim(low, high)
+            ax.tick_params(axis="x", labelsize=9)
+        else:
+            ax.bar(range(top_k), values, color=colors)
+            for i, v in enumerate(values):
+                ax.text(i, v + 0.03 * span, f"{v:.{decimals}f}", ha="center", va="bottom",
+                        fontsize=9)
+            ax.axhline(0, color=kit.COLORS["text"], linewidth=0.6)
+            ax.set_xticks(range(top_k), words, fontsize=10)
+            ax.set_ylim(low, high)
+            ax.tick_params(axis="y", labelsize=9)
         ax.spines[["top", "right"]].set_visible(False)
-        ax.set_title(title, fontsize=10)
+        ax.set_title(kit.wrap(title, 40) if phone else title, fontsize=10)
     axes[3].text(0.5, 0.5, f"argmax → cell {best} → '{vocab_tokens[best]}'", ha="center",
                  va="center", fontsize=12, fontweight="bold",
                  bbox={"facecolor": kit.COLORS["z"], "edgecolor": "none", "alpha": 0.8})
