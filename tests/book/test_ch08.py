@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 import illustrated as il
-from illustrated.book import ch08
+from illustrated.book import ch08, kit
 
 STEPS = [0, 5, 100]
 
@@ -100,27 +100,31 @@ def test_the_chapters_smoothing_numbers():
     assert ch08.entropy(il.reference.one_hot(1, 9)) == 0
 
 
-def test_draw_cells_and_distributions(legible):
+def test_draw_cells_and_distributions(legible, width):
     _, _, tgt_vocab = ch08.untrained_model(0)
-    fig = ch08.draw_cells({"index": range(6), "word": tgt_vocab.tokens[:6]}, title="vocabulary")
+    fig = ch08.draw_cells({"index": range(6), "word": tgt_vocab.tokens[:6]}, title="vocabulary",
+                          width=width)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert all(w in texts for w in tgt_vocab.tokens[:6]) and "5" in texts
-    legible(fig)
+    legible(fig, width)
     probs = il.reference.softmax(np.random.default_rng(0).normal(size=(5, 9)))
     fig = ch08.draw_distributions(probs, tgt_vocab.tokens, list("01234"), [2, 1, 0, 4, 5],
-                                  title="step 3")
-    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), probs)
-    written = [t.get_text() for t in fig.axes[0].texts]
-    assert written[:9] == [f"{v:.2f}" for v in probs[0]]
-    assert len(fig.axes[0].patches) == 5  # one frame per target
-    legible(fig)
+                                  title="step 3", width=width)
+    ax = fig.axes[0]
+    phone = kit.narrow(width)  # a phone's column turns the table: one column per distribution
+    np.testing.assert_allclose(ax.images[0].get_array(), probs.T if phone else probs)
+    written = [t.get_text() for t in ax.texts]
+    assert written[::5 if phone else 1][:9] == [f"{v:.2f}" for v in probs[0]]
+    frames = [(p.get_x() + 0.5, p.get_y() + 0.5) for p in ax.patches]
+    assert frames == [(i, t) if phone else (t, i) for i, t in enumerate([2, 1, 0, 4, 5])]
+    legible(fig, width)
 
 
 @pytest.mark.parametrize("epsilon, V", [(0.0, 6), (0.1, 9), (0.5, 37000)])
-def test_draw_label_smoothing_writes_its_values(epsilon, V, legible):
+def test_draw_label_smoothing_writes_its_values(epsilon, V, legible, width):
     _, _, tgt_vocab = ch08.untrained_model(0)
     fig = ch08.draw_label_smoothing(epsilon, V, tokens=tgt_vocab.tokens, target_id=1,
-                                    sizes=(6, 9, 100, 37000))
+                                    sizes=(6, 9, 100, 37000), width=width)
     title = fig.axes[0].get_title(loc="left")
     p = il.reference.smooth_labels([1], V, epsilon)[0]
     assert f"{1 - epsilon + epsilon / V:.4f}" in title
@@ -130,4 +134,4 @@ def test_draw_label_smoothing_writes_its_values(epsilon, V, legible):
     assert labels == [f"V = {v}" for v in (6, 9, 100, 37000)]
     heights = [t.get_position()[1] for t in fig.axes[1].texts]
     assert np.all(np.diff(heights) >= 0.35 - 1e-9)  # no two curve labels overlap
-    legible(fig)
+    legible(fig, width)
