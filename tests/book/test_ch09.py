@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import illustrated as il
-from illustrated.book import ch09
+from illustrated.book import ch09, kit
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +69,13 @@ def test_the_widget_is_live_in_the_page_with_the_tree_as_its_default(fr_en):
     assert "&quot;beamSize&quot;: 2" in page
 
 
-def test_the_tree_is_legible(fr_en, legible):
-    nodes, _ = ch09.beam_tree(*fr_en[:1], "je suis étudiant", *fr_en[1:], beam_size=4,
-                              top_beams=4)
-    legible(ch09.draw_tree(nodes, "beam_size 4"))
+@pytest.mark.parametrize("beam_size", [2, 4])
+def test_the_tree_is_legible(fr_en, legible, width, beam_size):
+    nodes, _ = ch09.beam_tree(*fr_en[:1], "je suis étudiant", *fr_en[1:], beam_size=beam_size,
+                              top_beams=2)
+    fig = ch09.draw_tree(nodes, f"beam_size {beam_size}", width=width)
+    boxes = {t.get_text(): t.get_position() for t in fig.axes[0].texts}
+    first, second = boxes["i\n-0.00"], boxes["am\n-0.01"]  # step 1, then step 2
+    turned = kit.narrow(width) and beam_size == 2  # a phone's column: steps top to bottom
+    assert (second[1] > first[1] and first[0] == second[0]) if turned else second[0] > first[0]
+    legible(fig, width)

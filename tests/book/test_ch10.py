@@ -20,16 +20,18 @@ def test_snapshots_show_the_model_learning():
     assert len(history.loss) == 100 and history.loss[-1] < history.loss[0] / 10
 
 
-def test_figures_are_legible_and_the_attention_rows_sum_to_one(legible):
+def test_figures_are_legible_and_the_attention_rows_sum_to_one(legible, width):
     model, src_vocab, tgt_vocab = il.pretrained("fr-en")
-    fig = ch10.draw_cross_attention(model, "nous avons la voiture rouge", src_vocab, tgt_vocab)
+    fig = ch10.draw_cross_attention(model, "nous avons la voiture rouge", src_vocab, tgt_vocab,
+                                    width=width)
     rows = fig.axes[0].images[0].get_array()
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, atol=1e-6)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == \
         ["nous", "avons", "la", "voiture", "rouge"]
-    legible(fig)
+    legible(fig, width)
     history = il.History(loss=[3.0, 1.0, 0.5], accuracy=[0, 0.5, 1])
-    legible(ch10.draw_training(history, {0: ["a " * 20], 2: ["b"]}, ["x"], 2))
+    legible(ch10.draw_training(history, {0: ["a " * 20], 2: ["b"]}, ["x"], 2, width=width),
+            width)
 
 
 @pytest.mark.parametrize("corpus", ["fr-en", "copy"])

@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 
 from ..decoding import beam_search, greedy_decode, length_penalty
 from . import interactive as ia
-from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MAX_FIGURE_WIDTH_IN, MIN_FONT_PT
+from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow
 
 # How a hypothesis is drawn: kept in the beam, finished with <eos>, looked at and dropped.
 STYLE = {"start": ("#eceff1", COLORS["text"], "-"), "kept": ("#e1d5f0", COLORS["query"], "-"),
@@ -67,34 +67,52 @@ def _layout(nodes) -> np.ndarray:
 
 
 def draw_tree(nodes, title: str = "", *, width: float = DESKTOP_WIDTH_IN):
-    """The beam as a tree: every box a hypothesis with its summed log-probability."""
+    """The beam as a tree: every box a hypothesis with its summed log-probability; the steps
+    run left to right, or top to bottom in a phone's column."""
     y, n_steps = _layout(nodes), max(n.step for n in nodes)
     height = max(sum(n.step == s for n in nodes) for s in range(n_steps + 1))
-    fig, ax = plt.subplots(figsize=(min(MAX_FIGURE_WIDTH_IN, max(4.0, 1.25 * (n_steps + 1))),
-                                    0.5 * height + 1.4), dpi=DPI, layout="constrained")
+    # A phone's column turns the tree when a step's boxes fit across it (a beam of 2 or 3);
+    # a wider beam keeps its steps across, closer together.
+    phone = narrow(width) and height <= 6
+    if phone:
+        fig, ax = plt.subplots(figsize=(width, 0.62 * (n_steps + 1) + 1.3), dpi=DPI,
+                               layout="constrained")
+    else:
+        fig, ax = plt.subplots(figsize=(min(width, max(4.0, 1.25 * (n_steps + 1))),
+                                        0.5 * height + 1.4), dpi=DPI, layout="constrained")
+
+    def at(step, rank):  # (x, y) of a box; a phone's column turns the tree
+        return (-rank, step) if phone else (step, rank)
+
     for i, node in enumerate(nodes):
         fill, edge, line = STYLE[node.status]
         if node.parent >= 0:
             p = nodes[node.parent]
-            ax.add_line(Line2D([p.step + 0.22, node.step - 0.22], [y[node.parent], y[i]],
-                               color=edge, lw=1.0, ls=line, zorder=1))
+            (x0, y0), (x1, y1) = at(p.step + 0.22, y[node.parent]), at(node.step - 0.22, y[i])
+            ax.add_line(Line2D([x0, x1], [y0, y1], color=edge, lw=1.0, ls=line, zorder=1))
         text = node.word if node.status == "start" else f"{node.word}\n{node.log_prob:.2f}"
-        ax.text(node.step, y[i], text, ha="center", va="center", fontsize=MIN_FONT_PT,
+        ax.text(*at(node.step, y[i]), text, ha="center", va="center", fontsize=MIN_FONT_PT,
                 fontweight="bold" if node.returned else "normal", zorder=3,
                 bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": edge, "ls": line,
                       "lw": 2.4 if node.returned else 1.0})
-    ax.set_xlim(-0.5, n_steps + 0.5)
-    ax.set_ylim(y.min() - 0.7, y.max() + 0.7)
-    ax.set_xticks(range(n_steps + 1), ["start"] + [f"step {s}" for s in range(1, n_steps + 1)],
-                  fontsize=MIN_FONT_PT)
-    ax.set_yticks([])
-    for side in ("left", "right", "top"):
+    steps = ["start"] + [f"step {s}" for s in range(1, n_steps + 1)]
+    if phone:
+        ax.set_ylim(n_steps + 0.5, -0.5)
+        ax.set_xlim(-y.max() - 0.7, -y.min() + 0.7)
+        ax.set_yticks(range(n_steps + 1), steps, fontsize=MIN_FONT_PT)
+        ax.set_xticks([])
+    else:
+        ax.set_xlim(-0.5, n_steps + 0.5)
+        ax.set_ylim(y.min() - 0.7, y.max() + 0.7)
+        ax.set_xticks(range(n_steps + 1), steps, fontsize=MIN_FONT_PT)
+        ax.set_yticks([])
+    for side in ("right", "top") + (("bottom",) if phone else ("left",)):
         ax.spines[side].set_visible(False)
     handles = [Patch(fc=STYLE[s][0], ec=STYLE[s][1], ls=STYLE[s][2], label=label)
                for s, label in LEGEND.items()]
     handles.append(Patch(fc="white", ec=COLORS["text"], lw=2.4, label="returned"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=4,
-              fontsize=MIN_FONT_PT, frameon=False)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02 if phone else -0.08),
+              ncol=2 if narrow(width) else 4, fontsize=MIN_FONT_PT, frameon=False)
     ax.set_title(title, fontsize=9)
     return fig
 

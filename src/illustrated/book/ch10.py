@@ -14,7 +14,7 @@ from ..presets import SETTINGS, make_config, pretrained
 from ..tracing import trace
 from ..training import set_seed, train, translate
 from . import interactive as ia
-from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap
+from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap, narrow, wrap
 
 
 def trained_lengths(corpus: str) -> tuple[int, int]:
@@ -41,10 +41,18 @@ def train_with_snapshots(corpus: str, sentences, *, at=(10, 20, 30, 40, 60, 100,
     return model, history, snapshots
 
 
-def draw_training(history, snapshots, sentences, step: int):
-    """The loss up to ``step`` (log scale) beside what the model translates at that step."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3), dpi=DPI, layout="constrained",
-                                      width_ratios=[1, 1.25])
+def draw_training(history, snapshots, sentences, step: int, *,
+                  width: float = DESKTOP_WIDTH_IN):
+    """The loss up to ``step`` (log scale) beside what the model translates at that step (below
+    it in a phone's column)."""
+    phone = narrow(width)
+    if phone:
+        fig, (left, right) = plt.subplots(2, 1, figsize=(width, 3.0 + 0.5 * len(sentences)),
+                                          dpi=DPI, layout="constrained",
+                                          height_ratios=[2.4, 0.5 * len(sentences)])
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3), dpi=DPI, layout="constrained",
+                                          width_ratios=[1, 1.25])
     steps = range(1, len(history.loss) + 1)
     left.plot(steps, history.loss, color="#cfd8dc", lw=1)
     left.plot(steps[:step], history.loss[:step], color=COLORS["query"], lw=1.5)
@@ -55,14 +63,15 @@ def draw_training(history, snapshots, sentences, step: int):
     for i, (source, output) in enumerate(zip(sentences, snapshots[step])):
         words = output.split()
         output = " ".join(words[:7]) + (" …" if len(words) > 7 else "") or "(nothing)"
-        right.text(0, 1 - 0.3 * i, f"{source}\n→ {output}", va="top",
-                   fontsize=9, transform=right.transAxes, in_layout=False)
+        right.text(0, 1 - (1 / len(sentences) if phone else 0.3) * i, f"{source}\n→ {output}",
+                   va="top", fontsize=9, transform=right.transAxes, in_layout=False)
     return fig
 
 
 def training_figure(history, snapshots, sentences):
     """The training run as one figure with a step slider and play."""
-    return ia.interactive(lambda step: draw_training(history, snapshots, sentences, step),
+    return ia.interactive(lambda step, width: draw_training(history, snapshots, sentences, step,
+                                                            width=width),
                           [ia.slider("step", sorted(snapshots), max(snapshots))],
                           alt="the training loss falling over the steps, and the model's "
                               "translations of three test sentences at each step", play=True)
@@ -74,13 +83,17 @@ def draw_cross_attention(model, sentence, src_vocab, tgt_vocab, *,
     t = trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
               max_len=model.cfg.max_len - 1)
     weights = t.cross_attention()[-1].mean(axis=0)  # (out_len, src_len)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.6 * weights.shape[1], 1 + 0.4 * weights.shape[0]),
+    phone = narrow(width)
+    cell = min(0.6, (width - 1.6) / weights.shape[1]) if phone else 0.6
+    fig, ax = plt.subplots(figsize=(1.2 + cell * weights.shape[1] + 0.4 * (not phone),
+                                    1 + 0.4 * weights.shape[0] + 0.6 * phone),
                            dpi=DPI, layout="constrained")
     image = heatmap(ax, weights, row_labels=t.target_tokens, col_labels=t.source_tokens,
-                    annotate=weights.shape[1] <= 8, vmin=0, vmax=1, col_rotation=30)
-    ax.set_title(f"encoder-decoder attention, layer {len(t.decoder_layers) - 1}, mean of heads",
-                 fontsize=MIN_FONT_PT + 1)
-    colorbar(fig, image, ax)
+                    annotate=weights.shape[1] <= 8 and cell >= 0.4, vmin=0, vmax=1,
+                    col_rotation=30)
+    title = f"encoder-decoder attention, layer {len(t.decoder_layers) - 1}, mean of heads"
+    ax.set_title(wrap(title, 34) if phone else title, fontsize=MIN_FONT_PT + 1)
+    colorbar(fig, image, ax, below=phone)
     return fig
 
 
