@@ -6,7 +6,7 @@ import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 
 const code = (text) => h("code", { text });
-const COL = 104, ROW = 40, W = 86, H = 32, PAD = 6;
+const COL = 104, ROW = 40, W = 76, H = 32, PAD = 6;
 const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
   dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
 const key = (tokens) => tokens.join("\u241f");
@@ -23,25 +23,29 @@ function node(x, y, tokens, logProb, status, returned) {
 }
 
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
- * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation. */
-function tree(steps, hypotheses) {
+ * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation.
+ * Where the steps do not fit across `room` px but a step's boxes do (a phone), steps run down. */
+function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
+  const down = PAD * 2 + COL * steps.length + W > room && PAD * 2 + (W + 2) * rows <= room;
+  const at = (step, rank) => (down ? [PAD + (W + 2) * rank, PAD + (H + 20) * step] : [PAD + COL * step, PAD + ROW * rank]);
   const where = new Map([[key([]), [PAD, PAD]]]);
   const edges = [], nodes = [node(PAD, PAD, [], null, "root", false)];
   for (const st of steps) {
     const status = (k) => (st.finished.some((t) => key(t) === k) ? "finished"
       : st.kept.some((t) => key(t) === k) ? "kept" : "dropped");
     st.candidates.forEach(({ tokens, logProb }, rank) => {
-      const x = PAD + COL * st.step, y = PAD + ROW * rank, k = key(tokens);
+      const [x, y] = at(st.step, rank), k = key(tokens);
       const [px, py] = where.get(key(tokens.slice(0, -1)));
       where.set(k, [x, y]);
-      edges.push(s("line", { x1: px + W, y1: py + H / 2, x2: x, y2: y + H / 2, "stroke-width": 1.2,
+      edges.push(s("line", { x1: px + (down ? W / 2 : W), y1: py + (down ? H : H / 2), x2: x + (down ? W / 2 : 0),
+        y2: y + (down ? 0 : H / 2), "stroke-width": 1.2,
         stroke: status(k) === "dropped" ? "#bbb" : "#6a4fb3" }));
       nodes.push(node(x, y, tokens, logProb, status(k), returned.has(k)));
     });
   }
-  const width = PAD * 2 + COL * steps.length + W, height = PAD * 2 + ROW * rows;
+  const [width, height] = at(steps.length, rows - 1).map((v, i) => v + PAD + [W, H][i]);
   return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
     "aria-label": "the beam search as a tree" }, edges, nodes));
@@ -73,7 +77,7 @@ export function mount(element, api) {
       const read = state.topBeams > state.beamSize
         ? h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".") : null;
       return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
-        tree(result.steps, result.hypotheses)];
+        tree(result.steps, result.hypotheses, element.clientWidth)];
     },
   });
 }

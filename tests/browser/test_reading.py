@@ -1,7 +1,10 @@
-"""Reading the built book as issue 20 asks: opened as a file, a page says how to serve it
+"""Reading the built book as issues 20 and 26 ask: opened as a file, a page says how to serve it
 (browsers run no ES module from file://); on a phone (390 px) no page scrolls sideways, with
-its live widgets drawn; and what every page loads before its own content (theme, icon fonts,
-MathJax, the book's scripts) stays under 1.5 MB. Needs the built book (`make book`).
+its live widgets drawn, and nothing in it needs a sideways scroll or is cut: every figure is
+drawn for the column and its text reads at 9 px or more, printed outputs and formulas fit, and
+every control is at least 44 x 44 px to the touch; what every page loads before its own content
+(theme, icon fonts, MathJax, the book's scripts) stays under 1.5 MB. Needs the built book
+(`make book`).
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
 from builtbook import html_path, toc_pages
+from test_pages import MIN_TEXT_PX, figure_text_px
 
 PAGES = [p for p in toc_pages() if html_path(p).exists()]
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
@@ -55,20 +59,120 @@ def test_a_served_page_has_no_file_banner(browser, server):
     assert not browser.execute_script("return document.querySelector('.il-file-banner');")
 
 
+#: On a phone, every dropdown open: what would be cut or need a sideways scroll, and what is
+#: too small to read or to touch. Pictures report the width they are shown at, their own width
+#: and the smallest text they were drawn with (data-text-px of the <img> or of the <source>
+#: the <picture> chose; book/interactive.py), so their text's size on screen is known.
+ON_A_PHONE = """
+const MIN_TOUCH = arguments[0];
+for (const d of document.querySelectorAll('details')) d.open = true;
+const article = document.querySelector('article.bd-article') || document.querySelector('article');
+const style = getComputedStyle(article), box = article.getBoundingClientRect();
+const left = box.left + parseFloat(style.paddingLeft), right = box.right - parseFloat(style.paddingRight);
+const name = (e) => `${e.tagName.toLowerCase()}.${String(e.className.baseVal ?? e.className).split(' ')[0]}`;
+const shown = (e) => e.getBoundingClientRect().width > 0 && e.getClientRects().length > 0;
+const code = (e) => e.closest('.cell_input') || (e.closest('div[class*="highlight-"]')
+                                                 && !e.closest('.cell_output'));
+const cut = (e) => { const r = e.getBoundingClientRect();
+                     return r.left < left - 1 || r.right > right + 1; };
+const images = Array.from(article.querySelectorAll('img')).filter(shown).map(img => {
+  const source = Array.from(img.parentElement.querySelectorAll('source')).find(
+    s => new URL(s.getAttribute('srcset'), location.href).href === img.currentSrc);
+  const textPx = (source || img).dataset.textPx;
+  const r = img.getBoundingClientRect();
+  return {src: img.currentSrc,
+          alt: (img.alt || '').slice(0, 50), shown: r.width, natural: img.naturalWidth,
+          textPx: textPx === undefined ? null : Number(textPx), cut: cut(img),
+          name: (img.closest('figure') && img.closest('figure').id) || 'output'};
+});
+const svgText = Array.from(article.querySelectorAll('svg')).filter(shown).flatMap(svg => {
+  const view = svg.viewBox && svg.viewBox.baseVal, scale = view && view.width
+    ? svg.getBoundingClientRect().width / view.width : 1;
+  const sizes = Array.from(svg.querySelectorAll('text')).map(
+    t => parseFloat(getComputedStyle(t).fontSize) * scale);
+  return sizes.length && Math.min(...sizes) < arguments[1]
+    ? [`${name(svg)}: ${Math.min(...sizes).toFixed(1)} px`] : [];
+});
+const scrolled = Array.from(article.querySelectorAll('*')).filter(e => !code(e)
+  && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
+  && e.scrollWidth > e.clientWidth + 1).map(e => `${name(e)} ${e.scrollWidth} > ${e.clientWidth}`);
+const outside = Array.from(article.querySelectorAll('.cell_output *, mjx-container, .il-widget *'))
+  .filter(e => shown(e) && !code(e) && !e.closest('mjx-assistive-mml') && cut(e))
+  .map(e => `${name(e)}: ${e.textContent.trim().slice(0, 40)}`);
+const formulas = Array.from(article.querySelectorAll('mjx-container')).filter(
+  m => shown(m) && (m.scrollWidth > m.clientWidth + 1 || cut(m))).map(
+  m => (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 50));
+const controls = Array.from(article.querySelectorAll(
+  '.il-widget select, .il-widget input, .il-widget button, details > summary')).filter(shown)
+  .filter(e => { const r = (e.closest('label') || e).getBoundingClientRect();
+                 return r.height < MIN_TOUCH - 0.5 || r.width < MIN_TOUCH - 0.5; })
+  .map(e => `${name(e)} ${Math.round(e.getBoundingClientRect().width)} x ` +
+            `${Math.round((e.closest('label') || e).getBoundingClientRect().height)}`);
+return {column: right - left, images, svgText, scrolled: [...new Set(scrolled)],
+        outside: [...new Set(outside)].slice(0, 8), formulas, controls: [...new Set(controls)]};
+"""
+MIN_TOUCH_PX = 44
+
+
+def _open_on_a_phone(browser, server, page):
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    browser.get(f"{server.base_url}/{page}.html")
+    for widget in browser.find_elements("css selector", "[data-il-widget]"):
+        browser.execute_script("arguments[0].scrollIntoView()", widget)  # live widgets compute
+    WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(LIVE_SETTLED))
+    browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "(window.MathJax && MathJax.startup && MathJax.startup.promise || Promise.resolve())"
+        ".then(() => setTimeout(done, 300), () => done());")
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_scrolls_sideways_on_a_phone(browser, server, page):
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     try:
-        browser.get(f"{server.base_url}/{page}.html")
-        for widget in browser.find_elements("css selector", "[data-il-widget]"):
-            browser.execute_script("arguments[0].scrollIntoView()", widget)  # live widgets compute
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(LIVE_SETTLED))
+        _open_on_a_phone(browser, server, page)
         # (a mobile window grows to what overflows it: compare with the phone's width)
         width = browser.execute_script("return document.documentElement.scrollWidth;")
         wide = browser.execute_script(TOO_WIDE, PHONE["width"])
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     assert width <= PHONE["width"], f"{page}: {width} px wide on a {PHONE['width']} px phone: {wide}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_on_a_phone_every_figure_is_drawn_for_the_column_and_nothing_is_cut(browser, server,
+                                                                           page):
+    """Issue 26, done when: at 390 px no figure, printed output or formula is cut or needs a
+    sideways scroll, every picture fits the column and is shown at least half as wide as the
+    column (or its own width, if smaller), its smallest text renders at 9 px or more, and every
+    control of the book's widgets and every dropdown is at least 44 x 44 px to the touch."""
+    try:
+        _open_on_a_phone(browser, server, page)
+        facts = browser.execute_script(ON_A_PHONE, MIN_TOUCH_PX, MIN_TEXT_PX)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    column, problems = facts["column"], []
+    for image in facts["images"]:
+        what = f"picture {image['alt']!r} ({image['name']})"
+        if image["cut"] or image["shown"] > column + 1:
+            problems.append(f"{what}: {image['shown']:.0f} px, wider than the {column:.0f} px column")
+        if image["shown"] < min(image["natural"], column / 2) - 1:
+            problems.append(f"{what}: shrunk to {image['shown']:.0f} px of {image['natural']}")
+        if image["textPx"] is not None and image["natural"]:
+            text = image["textPx"] * image["shown"] / image["natural"]
+            if 0 < text < MIN_TEXT_PX:
+                problems.append(f"{what}: its smallest text reads at {text:.1f} px")
+    # A picture drawn without the record (a plain matplotlib output): its resolution says.
+    plain = [i for i in facts["images"] if i["textPx"] is None]
+    problems += [f"picture {s['figure']}: text at {s['text_px']} px (drawn {s['png_px']} px wide, "
+                 f"shown at {s['shown_px']} px: draw it for the phone's column)"
+                 for s in figure_text_px(page, plain) if s["text_px"] < MIN_TEXT_PX]
+    problems += [f"SVG text too small: {t}" for t in facts["svgText"]]
+    problems += [f"scrolls sideways: {e}" for e in facts["scrolled"]]
+    problems += [f"cut at the column's edge: {e}" for e in facts["outside"]]
+    problems += [f"formula cut: {f}" for f in facts["formulas"]]
+    problems += [f"smaller than {MIN_TOUCH_PX} x {MIN_TOUCH_PX} px to the touch: {c}"
+                 for c in facts["controls"]]
+    assert not problems, f"{page} at {PHONE['width']} px:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("page", PAGES)
