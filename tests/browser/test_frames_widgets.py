@@ -2,7 +2,9 @@
 time by src/illustrated/book/interactive.py) used as a reader uses them, on every page that has
 one: each control, moved with the keyboard through all its values, changes the picture shown
 (exactly one picture at a time, the one its data-params map the controls' values to), and the
-play button steps the first control by itself. Needs the built book (`make book`).
+play button steps the first control by itself. Every figure's picture is the drawing made for
+the reader's column (the desktop one at 1280 px, the phone one at 390 px) and is a link to the
+desktop drawing, full size. Needs the built book (`make book`).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ PAGES = [p for p in toc_pages() if html_path(p).exists()
 STATE = """
 const w = arguments[0], p = JSON.parse(w.dataset.params);
 const values = Array.from(w.querySelectorAll('.il-controls [data-control]')).map(c => c.value);
-return {visible: Array.from(w.querySelectorAll('img.il-frame')).filter(i => !i.hidden
+return {visible: Array.from(w.querySelectorAll('.il-frame')).filter(i => !i.hidden
           && i.getBoundingClientRect().width > 0).map(i => Number(i.dataset.frame)),
         values: values, expected: p.frames[values.join('-')]};
 """
@@ -82,3 +84,45 @@ def test_play_steps_the_first_control(browser, server, page):
         buttons[0].click()  # pause
         assert after["values"][0] != before["values"][0], f"{page}: play did not move {before['values']}"
         assert after["visible"] == [after["expected"]], after
+
+
+#: Every figure's picture of the page: the drawing the browser chose, the phone's and the
+#: desktop's, and where the link around it leads.
+PICTURES = """
+return Array.from(document.querySelectorAll('.il-widget[data-il-widget=frames] picture')).map(p => {
+  const img = p.querySelector('img'), source = p.querySelector('source'), link = p.closest('a');
+  return {chosen: img.currentSrc, desktop: img.src, alt: img.alt.slice(0, 40),
+          phone: source ? new URL(source.getAttribute('srcset'), location.href).href : null,
+          link: link ? link.href : null};
+});
+"""
+ALL_FIGURE_PAGES = [p for p in toc_pages() if html_path(p).exists()
+                    and 'class="il-frame' in html_path(p).read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("page", ALL_FIGURE_PAGES or [pytest.param(None, marks=pytest.mark.skip(
+    reason="no page of the built book has a figure drawn for two columns"))])
+def test_each_column_gets_its_drawing_and_a_tap_opens_it_full_size(browser, server, page):
+    problems = []
+    for width, mobile in ((1280, False), (390, True)):
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": mobile})
+        try:
+            browser.get(f"{server.base_url}/{page}.html")
+            browser.execute_script("for (const d of document.querySelectorAll('details')) "
+                                   "d.open = true; for (const i of document.images) "
+                                   "i.loading = 'eager';")
+            pictures = browser.execute_script(PICTURES)
+        finally:
+            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        for p in pictures:
+            wanted = p["desktop"] if width == 1280 or p["phone"] is None else p["phone"]
+            if p["chosen"] and p["chosen"] != wanted:
+                problems.append(f"{p['alt']!r} at {width} px shows {p['chosen'][-24:]}, "
+                                f"not {wanted[-24:]}")
+            if p["link"] is not None and p["link"] != p["desktop"]:
+                problems.append(f"{p['alt']!r}: the link opens {p['link'][-24:]}, not the "
+                                f"desktop drawing {p['desktop'][-24:]}")
+        if not any(p["link"] for p in pictures):
+            problems.append(f"no picture of {page} opens full size")
+    assert not problems, "\n".join(problems)

@@ -97,10 +97,10 @@ const scrolled = Array.from(article.querySelectorAll('*')).filter(e => !code(e)
   && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)
   && e.scrollWidth > e.clientWidth + 1).map(e => `${name(e)} ${e.scrollWidth} > ${e.clientWidth}`);
 const outside = Array.from(article.querySelectorAll('.cell_output *, mjx-container, .il-widget *'))
-  .filter(e => shown(e) && !code(e) && !e.closest('mjx-assistive-mml') && cut(e))
+  .filter(e => shown(e) && !code(e) && !e.closest('mjx-assistive-mml, .headerlink') && cut(e))
   .map(e => `${name(e)}: ${e.textContent.trim().slice(0, 40)}`);
-const formulas = Array.from(article.querySelectorAll('mjx-container')).filter(
-  m => shown(m) && (m.scrollWidth > m.clientWidth + 1 || cut(m))).map(
+const formulas = Array.from(article.querySelectorAll('mjx-container')).filter(m => shown(m)
+  && (cut(m) || (m.getAttribute('display') && m.scrollWidth > m.clientWidth + 1))).map(
   m => (m.querySelector('mjx-assistive-mml') || m).textContent.trim().slice(0, 50));
 const controls = Array.from(article.querySelectorAll(
   '.il-widget select, .il-widget input, .il-widget button, details > summary')).filter(shown)
