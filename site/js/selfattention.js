@@ -20,7 +20,7 @@ function picture(heads, tokens) {
       "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) }))));
   const show = (q) => {
     for (const line of lines) line.classList.toggle("il-faded", q !== null && Number(line.dataset.q) !== q);
-    readout.textContent = q === null ? "Hover or focus a word on the left to read its weights."
+    readout.textContent = q === null ? "Tap, hover or focus a word on the left to read its weights."
       : heads.map(([head, weights]) => `head ${head}: "${tokens[q]}" attends to ` +
         weights[q].map((w, k) => `${tokens[k]} ${w.toFixed(2)}`).join(", ")).join("; ");
   };

@@ -22,6 +22,7 @@ def _one_thread():
     yield
     torch.set_num_threads(threads)
 
+
 WIDTHS = (kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN)
 
 
