@@ -91,9 +91,9 @@ class _Png:
 
 def _png(fig) -> _Png:
     """The figure as a base64 PNG of 128 colours (about 3 times smaller than matplotlib's)."""
-    smallest = smallest_text_pt(fig) or 0.0
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI)
+    smallest = smallest_text_pt(fig) or 0.0
     plt.close(fig)
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
     small = io.BytesIO()

@@ -64,8 +64,8 @@ def wrap(text: str, chars: int) -> str:
 
 
 def smallest_text_pt(fig: Figure) -> float | None:
-    """The font size (pt) of the smallest visible text ``fig`` draws, None if it draws none."""
-    fig.canvas.draw()
+    """The font size (pt) of the smallest visible text ``fig`` draws, None if it draws none
+    (ask once it is drawn, or saved: its tick labels are made when it is drawn)."""
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
     return min(sizes, default=None)
