@@ -117,8 +117,12 @@ MIN_TOUCH_PX = 44
 def _open_on_a_phone(browser, server, page):
     browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
     browser.get(f"{server.base_url}/{page}.html")
-    for widget in browser.find_elements("css selector", "[data-il-widget]"):
-        browser.execute_script("arguments[0].scrollIntoView()", widget)  # live widgets compute
+    # A live widget computes once it is seen: each in view until it is drawn (scrolled past at
+    # once, one would never start).
+    for widget in browser.find_elements("css selector", "[data-il-widget]:not([data-il-widget=frames])"):
+        browser.execute_script("arguments[0].scrollIntoView()", widget)
+        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
+            "return ['ready', 'error'].includes(arguments[0].dataset.state);", widget))
     WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(LIVE_SETTLED))
     browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"
