@@ -121,8 +121,8 @@ def _open_on_a_phone(browser, server, page):
     # once, one would never start).
     for widget in browser.find_elements("css selector", "[data-il-widget]:not([data-il-widget=frames])"):
         browser.execute_script("arguments[0].scrollIntoView()", widget)
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
-            "return ['ready', 'error'].includes(arguments[0].dataset.state);", widget))
+        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d, w=widget: d.execute_script(
+            "return ['ready', 'error'].includes(arguments[0].dataset.state);", w))
     WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(LIVE_SETTLED))
     browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"
