@@ -18,6 +18,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.transforms import Bbox
 
 __all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "MAX_FIGURE_WIDTH_IN", "DPI",
+           "DESKTOP_WIDTH_IN", "PHONE_WIDTH_IN", "narrow",
            "canvas", "box", "arrow", "title", "format_value", "ink_on", "heatmap", "write_values",
            "colorbar"]
 
@@ -43,6 +44,16 @@ MAX_FIGURE_WIDTH_IN = 8.0
 DPI = 100
 COLORBAR_WIDTH_IN, COLORBAR_PAD_IN = 0.15, 0.1
 _INK = COLORS["text"]
+
+# The two columns a draw function lays itself out for (keyword-only ``width``): the desktop's,
+# and a phone's of about 360 px, where a figure is laid out for portrait (stacked panels).
+DESKTOP_WIDTH_IN = 8.0
+PHONE_WIDTH_IN = 3.6
+
+
+def narrow(width: float) -> bool:
+    """True for a phone's column: lay the figure out for portrait, not shrunk."""
+    return width < 5.0
 
 
 def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[float, float], *,
