@@ -12,7 +12,7 @@ import illustrated as il
 
 from . import kit
 
-__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps",
+__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps", "draw_steps_so_far",
            "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
 
 PRONOUNS = ("il", "elle")
@@ -107,6 +107,18 @@ def draw_steps(example, step: int = 6):
         else:
             for x, row in zip((5.0, 9.0), values):
                 _cells(ax, x, y, row, color)
+    return fig
+
+
+def draw_steps_so_far(example, step: int, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The post's table cut after the rows that ``step`` fills (its figures 10 to 12 are such
+    cuts): draw_steps, without the rows still to come."""
+    fig = draw_steps(example, step)
+    ax = fig.axes[0]
+    bottom, top = ax.get_ylim()  # y grows downwards: one row per step label
+    cut = sum(filled <= step for _, filled in STEPS) - 0.4
+    fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() * (cut - top) / (bottom - top))
+    ax.set_ylim(cut, top)
     return fig
 
 
