@@ -13,10 +13,11 @@ const note = (x, y, t) => text(x, y, t, { fill: "#607d8b", "font-size": 10, "tex
 const line = (x1, y1, x2, y2, stroke = "#263238") => s("line", { x1, y1, x2, y2, stroke, "stroke-width": 1.5, "marker-end": "url(#il-arrow)" });
 const box = (x, y, t, fill, height = LH) => [s("rect", { x, y, width: COL, height, rx: 6, fill, stroke: "#263238" }),
   text(x + MID, y + height / 2 + 4, t, { "font-weight": "bold" })];
-// The source words, each over a bar as dark as step `step`'s attention to it (top layer, mean of heads).
-const sources = (r, step, y) => r.sourceTokens.flatMap((t, j, src) => [text(ENC + COL * (j + 0.5) / src.length, y, t,
-  { "font-weight": "bold", "font-size": Math.min(11, 1.6 * COL / src.length / t.length) }), s("rect", {
-  x: ENC + COL * j / src.length + 4, y: y + 6, width: COL / src.length - 8, height: 5, fill: "#6aa7d8", "fill-opacity":
+// The source words (9.5 to 11 units high: at least 9 px on a phone), over bars as dark as step `step`'s attention.
+const sources = (r, step, y, n = r.sourceTokens.join(" ").length + 1, at = (j) => r.sourceTokens.slice(0, j).join(" ").length + (j > 0),
+  fs = Math.max(9.5, Math.min(11, COL / n / 0.62)), w = Math.max(COL, n * 0.62 * fs)) => r.sourceTokens.flatMap((t, j) => [
+  text(ENC + w * (at(j) + t.length / 2 + 0.5) / n, y, t, { "font-weight": "bold", "font-size": fs }), s("rect", {
+    x: ENC + w * (at(j) + 0.5) / n, y: y + 6, width: w * t.length / n, height: 5, fill: "#6aa7d8", "fill-opacity":
     step < 0 ? 0 : r.crossAttention.at(-1).reduce((sum, head) => sum + head[step][j], 0) / r.crossAttention[0].length })]);
 /** Frame `step` (-1: the encoder reads the sentence; t: the decoder writes word t). */
 function picture(r, c, step) {
@@ -26,7 +27,7 @@ function picture(r, c, step) {
   const items = [s("defs", {}, s("marker", { id: "il-arrow", markerWidth: 6, markerHeight: 6, refX: 5, refY: 3,
     orient: "auto" }, s("path", { d: "M0,0 L6,3 L0,6 z" }))), s("polyline", { points: `${ENC + MID},${TOP} ${ENC + MID},${TOP - 14} ` +
     `${BUS},${TOP - 14} ${BUS},${y(0) + LH / 2}`, fill: "none", stroke: kv, "stroke-width": 1.5 }),
-  note(ENC, TOP - 20, `memory ${dims(src, c.d_model)}, computed once`), text(DEC + MID, base + 12, read.join(" ")),
+  note(ENC, TOP - 20, `memory ${dims(src, c.d_model)}, computed once`), text(DEC + MID, base + 30, read.join(" ")),
   line(DEC + MID, TOP, DEC + MID, TOP - 18), ...box(DEC, TOP - 44, "Linear + softmax", on ? "#b0bec5" : GREY, 24),
   line(DEC + MID, TOP - 44, DEC + MID, TOP - 58), note(DEC + MID + 4, TOP - 48, `${c.tgt_tokens.length} probabilities`),
   text(4, 14, on ? `step ${step}: reads ${read.join(" ")}, writes "${out[step]}"` : "the encoder reads the whole sentence once",
@@ -35,11 +36,11 @@ function picture(r, c, step) {
   on ? note(BUS + 3, y(0) + LH + 14, `each ${dims(c.n_heads, src, c.d_model / c.n_heads)}`) : null];
   for (let l = 0; l < n; l += 1) {
     items.push(...box(ENC, y(l), `encoder ${l}`, on ? GREY : "#9ccc65"), ...box(DEC, y(l), `decoder ${l}`, on ? "#f48fb1" : GREY),
-      line(BUS, y(l) + LH / 2, DEC, y(l) + LH / 2, kv), on ? note(BUS + 3, y(l) + LH / 2 - 3, "K, V") : null,
+      line(BUS, y(l) + LH / 2, DEC, y(l) + LH / 2, kv), on ? note(BUS + 2, y(l) + LH / 2 - 4, "K,V") : null,
       line(ENC + MID, y(l) + LH + GAP, ENC + MID, y(l) + LH), note(ENC + MID + 4, y(l) + LH + 20, dims(src, c.d_model)),
       line(DEC + MID, y(l) + LH + GAP, DEC + MID, y(l) + LH), note(DEC + MID + 4, y(l) + LH + 20, on ? dims(read.length, c.d_model) : ""));
   }
-  return s("svg", { viewBox: `0 0 360 ${base + 30}`, "font-size": 11, role: "img", "data-role": "whole-model", "data-step": step,
+  return s("svg", { viewBox: `0 0 360 ${base + 36}`, "font-size": 11, role: "img", "data-role": "whole-model", "data-step": step,
     style: "width: 100%; max-width: 540px; height: auto", "aria-label": `the whole model, ${on ? `step ${step}` : "encoding"}` }, items);
 }
 export function mount(element, api) {
