@@ -109,4 +109,6 @@ def test_steps_so_far_cut_the_table_after_the_step():
         shown = [label for y, (label, _) in enumerate(ch03.STEPS) if y < bottom]
         assert shown[-1] == last
         assert fig.get_figheight() < ch03.draw_steps(ex, step).get_figheight()
+        shown = {t.get_text() for t in ax.texts if t.get_visible()}
+        assert last in shown and "Sum" not in shown  # not even in a tight bounding box
         plt.close("all")

@@ -119,6 +119,8 @@ def draw_steps_so_far(example, step: int, *, width: float = kit.DESKTOP_WIDTH_IN
     cut = sum(filled <= step for _, filled in STEPS) - 0.4
     fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() * (cut - top) / (bottom - top))
     ax.set_ylim(cut, top)
+    for label in ax.texts:  # the rows still to come: hidden, so that a tight bbox leaves them out
+        label.set_visible(label.get_position()[1] < cut)
     return fig
 
 
