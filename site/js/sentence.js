@@ -121,6 +121,6 @@ export function liveWidget(element, api, p, w) {
     h("div", { class: "il-controls" }, corpusChoice, h("label", { class: "il-sentence" }, "sentence", input), list),
     w.controls?.length ? h("div", { class: "il-controls" }, w.controls) : null, about, notes, result));
   api.config(state.corpus).then(configure, () => {});  // an error shows when it runs
-  if (!w.lazy) whenVisible(element, run);
+  if (w.lazy) element.dataset.state = "ready"; else whenVisible(element, run);  // lazy: its default is drawn
   return { run, redraw };
 }
