@@ -4,24 +4,20 @@
 // widget, a top_beams above beam_size is read as beam_size, and says so.
 import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
-
 const code = (text) => h("code", { text });
 const COL = 104, ROW = 40, W = 76, H = 32, PAD = 6;
 const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
   dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
 const key = (tokens) => tokens.join("\u241f");
-
 function node(x, y, tokens, logProb, status, returned) {
   const [fill, stroke, dash] = LOOK[status];
   return s("g", { "data-role": "node", "data-status": status, "data-tokens": tokens.join(" "),
     "data-log-prob": logProb === null ? null : String(logProb), "data-returned": returned ? "" : null },
-  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2,
-    "stroke-dasharray": dash }),
+  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2, "stroke-dasharray": dash }),
   s("text", { x: x + W / 2, y: y + 13, "text-anchor": "middle", text: tokens.at(-1) ?? "<bos>" }),
   logProb === null ? null : s("text", { x: x + W / 2, y: y + 26, "text-anchor": "middle",
     fill: "#555", text: logProb.toFixed(2) }));
 }
-
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
  * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation.
  * Where the steps do not fit across `room` px but a step's boxes do (a phone), steps run down. */
@@ -50,7 +46,6 @@ function tree(steps, hypotheses, room) {
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
     "aria-label": "the beam search as a tree" }, edges, nodes));
 }
-
 function table(hypotheses) {
   return h("table", { class: "il-hyps", "data-role": "hypotheses" },
     h("thead", {}, h("tr", {}, ["translation", "score"].map((t) => h("th", { text: t })))),
@@ -58,7 +53,6 @@ function table(hypotheses) {
       h("td", { class: "il-tokens", "data-role": "tokens" }, hyp.tokens.map((t) => h("span", { text: t }))),
       h("td", { text: hyp.score.toFixed(4), "data-score": String(hyp.score) })))));
 }
-
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const state = { beamSize: p.beamSize, topBeams: p.topBeams, alpha: p.alpha };
@@ -71,8 +65,7 @@ export function mount(element, api) {
       slider(code("top_beams"), sizes, state.topBeams - 1, (i) => set("topBeams", i + 1), "top_beams"),
       slider(code("alpha"), alphas, Math.round(state.alpha * 10), (i) => set("alpha", i / 10), "alpha")],
     settings: () => ({ ...state, topBeams: Math.min(state.topBeams, state.beamSize) }),
-    compute: (corpus, sentence, settings) => api.translate(corpus, sentence,
-      { ...settings, maxLen: p.maxLen, returnSteps: true }),
+    compute: (corpus, sentence, settings) => api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true }),
     draw(result) {
       const read = state.topBeams > state.beamSize
         ? h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".") : null;

@@ -24,7 +24,7 @@ export function mount(element) {
 }
 
 // ▶ steps the first control to its end (from the start if it is there), ⏸ stops.
-function player(control, input) {
+export function player(control, input) {
   let timer = null;
   const button = h("button", { type: "button", class: "il-play", text: "▶ play",
     "aria-label": `play through ${control.name}` });

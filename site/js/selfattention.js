@@ -1,16 +1,13 @@
 // The post's self-attention picture for the reader's own sentence (chapter 04; params {corpus,
-// sentence, corpora, examples}): the words twice, a line from each word on the left (the query)
-// to each word on the right (the key), as opaque and as wide as its weight, for one encoder layer
-// and head, or every head in its own colour. Hover a word on the left, or focus it (Tab, then the
-// arrow keys), to see its lines alone and read its weights.
+// sentence, corpora, examples}): a line from each word on the left (query) to each on the right
+// (key), as strong as its weight, for one encoder layer and head or every head in its colour. Tap,
+// hover or focus (Tab, arrows) a word to see its lines and read its weights (all heads: the top 3).
 import { h, s } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 import { layerHead } from "./translate.js";
-
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 const ROW = 24, LEFT = 120, RIGHT = 280, WIDTH = 400;
 const y = (i) => 18 + ROW * i;
-
 /** @param {Array<[number, number[][]]>} heads [head, weights [query][key]] @param {string[]} tokens */
 function picture(heads, tokens) {
   const readout = h("p", { class: "il-readout", "data-role": "readout", "aria-live": "polite" });
@@ -20,9 +17,10 @@ function picture(heads, tokens) {
       "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) }))));
   const show = (q) => {
     for (const line of lines) line.classList.toggle("il-faded", q !== null && Number(line.dataset.q) !== q);
-    readout.textContent = q === null ? "Tap, hover or focus a word on the left to read its weights."
-      : heads.map(([head, weights]) => `head ${head}: "${tokens[q]}" attends to ` +
-        weights[q].map((w, k) => `${tokens[k]} ${w.toFixed(2)}`).join(", ")).join("; ");
+    const said = ([head, weights]) => `head ${head}: "${tokens[q]}" attends to ` + weights[q].map((w, k) => [w, `${tokens[k]} ${w.toFixed(2)}`])
+      .sort((a, b) => (heads.length > 1) * (b[0] - a[0])).slice(0, heads.length > 1 ? 3 : tokens.length).map(([, t]) => t).join(", ");
+    readout.replaceChildren(...(q === null ? [h("div", { text: "Tap, hover or focus a word on the left to read its weights." })]
+      : heads.map((hw) => h("div", { text: said(hw), style: `color: ${COLOURS[hw[0] % 8]}` }))));
   };
   const move = (event, q) => {  // one Tab stop for all the words; the arrow keys move along them
     const next = q + ({ ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key] ?? 0);
@@ -33,7 +31,7 @@ function picture(heads, tokens) {
   };
   const queries = tokens.map((text, q) => s("text", { x: LEFT, y: y(q), "text-anchor": "end", text,
     tabindex: q === 0 ? 0 : -1, class: "il-query", "data-q": q, onfocus: () => show(q),
-    onmouseenter: () => show(q), onkeydown: (event) => move(event, q) }));
+    onmouseenter: () => show(q), onclick: () => show(q), onkeydown: (event) => move(event, q) }));
   const keys = tokens.map((text, k) => s("text", { x: RIGHT, y: y(k), text }));
   const height = y(tokens.length) - 6;
   const svg = s("svg", { class: "il-attn", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`,
@@ -42,7 +40,6 @@ function picture(heads, tokens) {
   show(null);
   return [svg, readout];
 }
-
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const view = {};

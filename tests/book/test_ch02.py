@@ -53,7 +53,7 @@ def test_encoder_vectors_follow_the_model_up_the_stack(post):
             h = layer(h)
             np.testing.assert_allclose(r, h[0].numpy(), atol=1e-5)
             ref = il.reference.encoder_layer(x, encoder_layer_params(layer), model.cfg.n_heads)
-            np.testing.assert_allclose(z, ref.z, atol=1e-5)
+            np.testing.assert_allclose(z, ref.attention.output, atol=1e-5)  # the post's z: before add & norm
     np.testing.assert_array_equal(ch02.encoder_vectors(t, 1)[0], ch02.encoder_vectors(t, 0)[2])
 
 

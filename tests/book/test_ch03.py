@@ -67,11 +67,6 @@ def test_saturation_closed_forms():
     np.testing.assert_allclose(ch03._jacobian_norm(p), np.linalg.norm(np.diag(p[0]) - 1 / 16))
 
 
-def test_figures_are_legible(legible, coreference):
-    rows = [ch03.pronoun_attention(*coreference, s) for s in (TIRED, WIDE)]
-    legible(ch03.draw_pronoun(rows))
-
-
 def test_figures_are_legible_in_both_columns(legible, width):
     ex = il.reference.thinking_machines_example()
     curve = ch03.saturation((1, 64), n_samples=10)
@@ -81,3 +76,40 @@ def test_figures_are_legible_in_both_columns(legible, width):
     phone = ch03.draw_projections(ex, width=kit.PHONE_WIDTH_IN)
     names = {t.get_text(): t.get_position()[1] for t in phone.axes[0].texts}
     assert names["K"] > names["Q"]  # K and V on a line of their own in a phone's column
+
+
+def test_pronoun_figure_writes_the_weights_its_caption_reads(coreference, legible, width):
+    """Chapter 03's caption: writing elle, head 0 gives 'wide' 1.00; writing il, 'the' 0.39,
+    'because' 0.34, the second 'the' 0.20 and 'tired' 0.00. Side by side on a desktop, stacked
+    within a phone's column."""
+    rows = [ch03.pronoun_attention(*coreference, s) for s in (TIRED, WIDE)]
+    (tokens, _, tired), (_, _, wide) = rows
+    assert [f"{w:.2f}" for w in tired[0, [0, 6, 4, -1]]] == ["0.39", "0.34", "0.20", "0.00"]
+    assert f"{wide[0, -1]:.2f}" == "1.00"
+    fig = ch03.draw_pronoun(rows, width=width)
+    panels = fig.axes
+    assert len(panels) == 2
+    for ax, (words, pronoun, weights) in zip(panels, rows):
+        texts = [t.get_text() for t in ax.texts]
+        assert pronoun in texts and set(words) <= set(texts)
+        assert [f"{w:.2f}" for w in weights[0]] == [t for t in texts if t[:2] in ("0.", "1.")]
+        assert [line.get_linewidth() for line in ax.lines] == pytest.approx(0.4 + 5 * weights[0])
+    left, right = (ax.get_position() for ax in panels)
+    assert (right.y1 <= left.y0 + 1e-9) if kit.narrow(width) else (right.x0 >= left.x1 - 1e-9)
+    fig.draw(fig.canvas.get_renderer())
+    assert fig.get_tightbbox().width <= width + 0.05
+    legible(fig, width)
+
+
+def test_steps_so_far_cut_the_table_after_the_step(width):
+    ex = il.reference.thinking_machines_example()
+    for step, last in ((1, "Values"), (2, "Score"), (4, "Softmax")):
+        fig = ch03.draw_steps_so_far(ex, step, width=width)
+        ax = fig.axes[0]
+        bottom, top = ax.get_ylim()
+        shown = [label for y, (label, _) in enumerate(ch03.STEPS) if y < bottom]
+        assert shown[-1] == last
+        assert fig.get_figheight() < ch03.draw_steps(ex, step, width=width).get_figheight()
+        shown = {t.get_text() for t in ax.texts if t.get_visible()}
+        assert last in shown and "Sum" not in shown  # not even in a tight bounding box
+        plt.close("all")

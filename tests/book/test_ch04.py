@@ -1,16 +1,18 @@
-"""Chapter 04: one head's path through the sub-layer, the concatenation times W_O, and the live
-self-attention view whose kernel twin and default picture draw il.trace's weights."""
+"""Chapter 04: the post's head figures (each head's W_Q/W_K/W_V and Q/K/V, every head's Z, the
+concatenation times W_O), two heads on "it", and the live self-attention view whose kernel twin
+and default picture draw il.trace's weights."""
 import html
 import json
 import re
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
 
 import illustrated as il
-from illustrated.book import ch04
+from illustrated.book import ch04, kit
 
 SENTENCE = "the animal didn't cross the street because it was too tired"
 
@@ -37,14 +39,69 @@ def test_heads_are_column_blocks_of_one_projection(post_trace):
     np.testing.assert_allclose(a.concat @ w_o.T + b_o, a.output, atol=1e-6)
 
 
-def test_head_figure_shows_that_heads_weights(post_trace):
+def test_heads_split_the_layer_as_the_post_draws_it(post_trace):
+    """X @ W_Q[h] + b_Q[h] is head h's Q (and K, V alike); Z_h = weights_h @ V_h; the concatenation
+    times W_O plus b_O is the sub-layer's output."""
     model, t = post_trace
-    a = t.encoder_layers[0].self_attn
-    w_o = model.encoder.layers[0].self_attn.w_o.weight.detach().numpy().T
-    fig = ch04.draw_head(a, t.source_tokens, w_o, 2)
-    image = fig.axes[3].images[0]
-    np.testing.assert_allclose(image.get_array(), a.weights[2])
-    plt.close(fig)
+    h = ch04.heads(model, t, 0)
+    n_heads, d_k = model.cfg.n_heads, model.cfg.d_model // model.cfg.n_heads
+    assert h.w_q.shape == (n_heads, model.cfg.d_model, d_k) and h.b_q.shape == (n_heads, d_k)
+    for head in range(n_heads):
+        for w, b, m in ((h.w_q, h.b_q, h.q), (h.w_k, h.b_k, h.k), (h.w_v, h.b_v, h.v)):
+            np.testing.assert_allclose(h.x @ w[head] + b[head], m[head], atol=1e-5)
+        np.testing.assert_allclose(h.weights[head] @ h.v[head], h.z[head], atol=1e-6)
+    np.testing.assert_allclose(h.concat @ h.w_o + h.b_o, h.output, atol=1e-5)
+
+
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
+def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
+    model, t = post_trace
+    h = ch04.heads(model, t, 0)
+    fig = ch04.draw_qkv(h, 2, width=width)
+    drawn = [im.get_array() for ax in fig.axes for im in ax.images]
+    for m in (h.x, h.w_q[2], h.w_k[2], h.w_v[2], h.q[2], h.k[2], h.v[2]):
+        assert any(a.shape == m.shape and np.allclose(a, m) for a in drawn)
+    texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
+    assert kit.format_value(h.q[2][0, 0], 1) in texts  # the numbers are written in
+    _fits(fig, width, legible)
+    fig = ch04.draw_z(h, width=width)
+    drawn = [im.get_array() for ax in fig.axes for im in ax.images]
+    for head in range(model.cfg.n_heads):
+        assert any(np.allclose(a, h.z[head]) for a in drawn if a.shape == h.z[head].shape)
+        assert any(np.allclose(a, h.weights[head]) for a in drawn if a.shape == h.weights[head].shape)
+    _fits(fig, width, legible)
+    fig = ch04.draw_concat(h, width=width)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert any("to Add & Norm" in title for title in titles), titles
+    assert not any("next layer" in title for title in titles)
+    drawn = [im.get_array() for ax in fig.axes for im in ax.images]
+    for m in (h.concat, h.w_o, h.output):
+        assert any(a.shape == m.shape and np.allclose(a, m) for a in drawn)
+    _fits(fig, width, legible)
+    _fits(ch04.draw_recap(h, width=width), width, legible)
+
+
+def _fits(fig, width, legible):
+    """Drawn within the column it was drawn for, text at least MIN_FONT_PT (then closed)."""
+    fig.draw(fig.canvas.get_renderer())
+    assert fig.get_tightbbox().width <= width + 0.05, f"{fig.get_tightbbox().width:.2f} in"
+    legible(fig)
+
+
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
+def test_two_heads_on_it_write_the_weights_the_caption_reads(width, legible):
+    model, src_vocab, tgt_vocab = il.pretrained("coreference")
+    tokens, weights = ch04.encoder_attention(model, src_vocab, tgt_vocab, SENTENCE)
+    it = tokens.index("it")
+    # the caption of chapter 04's figure: head 0 on the two "the"s, head 3 at most 0.17 on "tired"
+    assert [round(float(w), 2) for w in weights[-1, 0, it, [0, 4]]] == [0.38, 0.44]
+    assert tokens[weights[-1, 3, it].argmax()] == "tired"
+    assert round(float(weights[-1, 3, it].max()), 2) == 0.17
+    assert weights[-1, [0, 3], it, tokens.index("animal")].max() < 0.1
+    fig = ch04.draw_it_heads(tokens, weights[-1], "it", (0, 3), width=width)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "0.44" in texts and "0.17" in texts and texts.count("it") == 2
+    _fits(fig, width, legible)
 
 
 def test_lines_are_the_traced_weights():
@@ -76,9 +133,6 @@ def test_live_container_carries_its_params():
 
 def test_figures_are_legible(legible, post_trace):
     model, t = post_trace
-    a = t.encoder_layers[0].self_attn
-    w_o = model.encoder.layers[0].self_attn.w_o.weight.detach().numpy().T
-    legible(ch04.draw_head(a, t.source_tokens, w_o, 0))
     weights = t.encoder_attention()[0]
     legible(ch04.draw_self_attention(t.source_tokens, weights, None, "encoder layer 0"))
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.book import ch05
+from illustrated.book import ch05, kit
 
 WORDS = ["je", "suis", "étudiant"]
 POST_D4 = [[0, 0, 1, 1], [0.8415, 0.0001, 0.5403, 1.0], [0.9093, 0.0002, -0.4161, 1.0]]
@@ -108,14 +108,24 @@ def test_draw_table_shows_the_table(split, legible, width):
     legible(fig, width)
 
 
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
 @pytest.mark.parametrize("position", [0, 7, 19])
-def test_draw_position_frames_the_row_and_draws_it(position, legible):
-    pe = il.reference.positional_encoding(20, 512, "concatenated")
-    fig = ch05.draw_position(pe, position)
+def test_draw_position_frames_the_row_and_draws_its_sines_and_cosines(position, width, legible):
+    """The explorer reads the models' interleaved table: the framed row, drawn as its sines (even
+    dimensions) and its cosines (odd dimensions) over the frequencies."""
+    pe = il.reference.positional_encoding(20, 64, "interleaved")
+    fig = ch05.draw_position(pe, position, width=width)
     top, bottom = fig.axes[0], fig.axes[1]
+    np.testing.assert_array_equal(top.images[0].get_array(), pe)
     assert top.patches[0].get_y() == position - 0.5
-    np.testing.assert_array_equal(bottom.lines[0].get_ydata(), pe[position])
+    sines, cosines = (line.get_ydata() for line in bottom.lines)
+    np.testing.assert_array_equal(sines, pe[position, 0::2])
+    np.testing.assert_array_equal(cosines, pe[position, 1::2])
+    w = il.reference.positional_frequencies(64, "interleaved")
+    np.testing.assert_allclose(sines, np.sin(position * w), atol=1e-12)
     assert f"position {position}" in bottom.get_title()
+    fig.draw(fig.canvas.get_renderer())
+    assert fig.get_tightbbox().width <= width + 0.05
     legible(fig)
 
 

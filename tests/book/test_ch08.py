@@ -1,4 +1,5 @@
 """Chapter 08: the untrained and trained distributions, cross-entropy, label smoothing's floor."""
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -114,7 +115,7 @@ def test_draw_cells_and_distributions(legible, width):
     phone = kit.narrow(width)  # a phone's column turns the table: one column per distribution
     np.testing.assert_allclose(ax.images[0].get_array(), probs.T if phone else probs)
     written = [t.get_text() for t in ax.texts]
-    assert written[::5 if phone else 1][:9] == [f"{v:.2f}" for v in probs[0]]
+    assert written[::5 if phone else 1][:9] == [ch08.probability_text(v) for v in probs[0]]
     frames = [(p.get_x() + 0.5, p.get_y() + 0.5) for p in ax.patches]
     assert frames == [(i, t) if phone else (t, i) for i, t in enumerate([2, 1, 0, 4, 5])]
     legible(fig, width)
@@ -135,3 +136,16 @@ def test_draw_label_smoothing_writes_its_values(epsilon, V, legible, width):
     heights = [t.get_position()[1] for t in fig.axes[1].texts]
     assert np.all(np.diff(heights) >= 0.35 - 1e-9)  # no two curve labels overlap
     legible(fig, width)
+
+
+def test_no_cell_reads_zero_unless_it_is():
+    """Chapter 08 says no cell of a softmax is exactly 0: its figures never print 0.00 for one."""
+    assert [ch08.probability_text(p) for p in (0.0, 1e-9, 0.0049, 0.005, 0.5, 0.9949, 0.996,
+                                               1.0)] == ["0", "<.01", "<.01", "0.01", "0.50",
+                                                         "0.99", ">.99", "1"]
+    probs = np.array([[0.999, 0.0004, 0.0006], [0.0, 1.0, 0.0]])
+    fig = ch08.draw_distributions(probs, ["a", "b", "c"], ["0", "1"], [0, 1])
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    plt.close(fig)
+    assert "0.00" not in texts and "1.00" not in texts
+    assert texts == [">.99", "<.01", "<.01", "0", "1", "0"]

@@ -499,8 +499,8 @@ def test_each_model_states_its_trained_lengths_and_warns_outside_them(browser, s
                 type_sentence(widget, typed)
                 wait_shown(browser, widget, {"corpus": corpus, "sentence": typed, **settings})
                 n = len(il.data.tokenize(typed))
-                want = (f"Warning: {n} words, but the {corpus} model was trained on sentences of "
-                        f"{span} words only")
+                want = (f"Warning: {n} word{'' if n == 1 else 's'}, but the {corpus} model was "
+                        f"trained on sentences of {span} words only")  # "1 word" (issue 26)
                 if want not in text_of(widget, "notes"):
                     problems.append(f"{kind} {corpus} {typed!r}: notes {text_of(widget, 'notes')!r}")
             type_sentence(widget, sentence)

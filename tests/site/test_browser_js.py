@@ -127,13 +127,18 @@ console.log(JSON.stringify(texts.map((t) => {
 """
 
 
-def _config(corpus: str) -> dict:
-    """What the widgets read of {corpus}.json (illustrated.onnx_export)."""
+def _config(corpus: str, bigrams: bool = False) -> dict:
+    """What the widgets read of {corpus}.json (illustrated.onnx_export), with ``src_bigrams``
+    when asked (the tests written before it existed read a config without)."""
     _, src_vocab, _ = il.pretrained(corpus)
     pairs, _, _ = il.data.load_corpus(corpus, "train")
     lengths = [len(tokenize(s)) for s, _ in pairs]
-    return {"corpus": corpus, "src_tokens": src_vocab.tokens,
-            "train_src_len": [min(lengths), max(lengths)]}
+    config = {"corpus": corpus, "src_tokens": src_vocab.tokens,
+              "train_src_len": [min(lengths), max(lengths)]}
+    if bigrams:
+        from illustrated.onnx_export import _src_bigrams  # noqa: PLC0415 (onnx is optional)
+        config["src_bigrams"] = _src_bigrams(corpus)
+    return config
 
 
 def test_widgets_read_the_posts_sentence_with_its_full_stop():
@@ -154,13 +159,35 @@ def test_widgets_read_the_posts_sentence_with_its_full_stop():
     assert got[7].startswith('Error: The post model does not know "<eos>"'), got[7]
 
 
+def test_widgets_name_a_near_miss_a_single_word_and_a_sentence_unlike_the_corpus():
+    """Issue 26: "etudiant" is met with "étudiant"; "1 word", not "1 words"; a sentence whose
+    neighbouring words the corpus never has is said to be unlike it, and the corpus's own
+    sentences are not."""
+    texts = ["je suis etudiant", "étudiant", "je suis étudiant", "étudiant suis je", "xyz"]
+    got = _node(READABLE, {"config": _config("fr-en", bigrams=True), "texts": texts})
+    assert got[0] == ('Error: The fr-en model does not know "etudiant": it knows only the words of '
+                      'its corpus. Did you mean "étudiant" for "etudiant"?')
+    assert got[1]["notes"] == ["Warning: 1 word, but the fr-en model was trained on sentences of "
+                               "3 to 7 words only: outside them it often answers nonsense."]
+    assert got[2] == {"sentence": "je suis étudiant", "notes": []}
+    assert got[3]["notes"] == ['Note: the fr-en model never saw "étudiant suis", "suis je" in its '
+                               'corpus: this sentence is unlike the ones it learned from, so its '
+                               'answer may be wrong however sure it is.']
+    assert got[4] == ('Error: The fr-en model does not know "xyz": it knows only the words of its '
+                      'corpus.')
+    street = "the street didn't cross the animal because it was too tired"
+    [note] = _node(READABLE, {"config": _config("coreference", bigrams=True),
+                              "texts": [street]})[0]["notes"]
+    assert '"street didn\'t", "animal because"' in note
+
+
 @pytest.mark.parametrize("corpus", il.data.CORPORA)
 def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
     """With a full stop added (no corpus has punctuation), the words Python's tokenizer makes,
     and no note: every test sentence is of a trained length."""
     pairs, _, _ = il.data.load_corpus(corpus, "test")
     texts = [s + "." for s, _ in pairs]
-    got = _node(READABLE, {"config": _config(corpus), "texts": texts})
+    got = _node(READABLE, {"config": _config(corpus, bigrams=True), "texts": texts})
     for text, g in zip(texts, got):
         assert g == {"sentence": " ".join(tokenize(text)[:-1]),
                      "notes": [f'Left out ".": the {corpus} model never saw punctuation.']}, (text, g)

@@ -41,9 +41,10 @@ def small_encoder_layer(d_model: int = 4, d_ff: int = 8, *, seed: int = 0):
 
 
 def encoder_vectors(trace, layer: int):
-    """x (the layer's input), z (after self-attention and its norm), r (its output) of a trace."""
+    """x (the layer's input), z (what self-attention outputs, before add & norm: the post's z),
+    r (the layer's output) of a trace."""
     t = trace.encoder_layers[layer]
-    return t.input, t.attn_block.output, t.output
+    return t.input, t.attn_block.sublayer_output, t.output
 
 
 def draw_vectors(vectors, words, *, title: str = "", width: float = kit.DESKTOP_WIDTH_IN):

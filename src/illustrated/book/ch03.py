@@ -12,7 +12,7 @@ import illustrated as il
 
 from . import kit
 
-__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps",
+__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps", "draw_steps_so_far",
            "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
 
 PRONOUNS = ("il", "elle")
@@ -29,31 +29,36 @@ def pronoun_attention(model, src_vocab, tgt_vocab, sentence: str, layer: int = 0
     return t.source_tokens, t.target_tokens[step], t.cross_attention()[layer, :, step]
 
 
-def draw_pronoun(rows, layer: int = 0):
-    """One panel per sentence: lines from the pronoun being written to every source word, one
-    colour per head, as thick and dark as the weight."""
-    fig, axes = plt.subplots(1, len(rows), figsize=(3.8 * len(rows), 3.9), dpi=kit.DPI)
-    for ax, (tokens, pronoun, weights) in zip(np.atleast_1d(axes), rows):
-        n = len(tokens)
-        ax.set_xlim(-0.2, 3.2)
-        ax.set_ylim(n - 0.4, -1.3)
+def draw_pronoun(rows, layer: int = 0, *, head: int = 0, width: float = kit.DESKTOP_WIDTH_IN):
+    """One panel per sentence: lines from the pronoun being written to every source word for
+    one head of decoder ``layer``'s encoder-decoder attention, as wide as the weight, and the
+    weight written by each word (the largest in bold)."""
+    small = kit.narrow(width)
+    n = max(len(tokens) for tokens, _, _ in rows)
+    panel_w, panel_h = (width, 0.5 + 0.24 * n) if small else (width / len(rows), 0.6 + 0.27 * n)
+    fig = plt.figure(figsize=(width, panel_h * (len(rows) if small else 1)), dpi=kit.DPI)
+    start, end = 0.75, panel_w - 1.55  # the lines, in inches from the panel's left
+    for k, (tokens, pronoun, weights) in enumerate(rows):
+        box = (0, 1 - (k + 1) / len(rows), 1, 1 / len(rows)) if small else \
+            (k / len(rows), 0, 1 / len(rows), 1)
+        ax = fig.add_axes(box)
+        ax.set_xlim(0, panel_w)
+        ax.set_ylim(len(tokens) - 0.4, -1.3)
         ax.axis("off")
-        ax.text(0.3, (n - 1) / 2, pronoun, ha="right", va="center", fontsize=12,
+        w = weights[head]
+        middle = (len(tokens) - 1) / 2
+        ax.text(start - 0.08, middle, pronoun, ha="right", va="center", fontsize=12,
                 fontweight="bold", color=_INK)
-        for j, token in enumerate(tokens):
-            strongest = weights[:, j].max()
-            ax.text(2.05, j, token, va="center", fontsize=10, color=_INK,
-                    fontweight="bold" if strongest > 0.5 else "normal")
-            for h, w in enumerate(weights[:, j]):
-                if w > 0.02:
-                    ax.plot([0.4, 1.95], [(n - 1) / 2 + 0.12 * (h - 1.5), j],
-                            color=HEAD_COLORS[h], alpha=min(1.0, 0.15 + w), lw=0.5 + 5 * w)
-        ax.text(1.5, -1.0, f"writing '{pronoun}': decoder layer {layer}", ha="center",
-                fontsize=9, color=_MUTED)
-    handles = [plt.Line2D([], [], color=c, lw=3) for c in HEAD_COLORS[:rows[0][2].shape[0]]]
-    fig.legend(handles, [f"head {h}" for h in range(len(handles))], loc="lower center",
-               ncol=len(handles), fontsize=9, frameon=False)
-    fig.subplots_adjust(left=0.02, right=0.98, top=0.98, bottom=0.1, wspace=0.05)
+        for j, (token, weight) in enumerate(zip(tokens, w)):
+            top = weight == w.max()
+            ax.plot([start, end], [middle, j], color=HEAD_COLORS[head], alpha=min(1.0, 0.15 + weight),
+                    lw=0.4 + 5 * weight, solid_capstyle="round")
+            ax.text(end + 0.06, j, token, va="center", fontsize=9, color=_INK,
+                    fontweight="bold" if top else "normal")
+            ax.text(panel_w - 0.12, j, f"{weight:.2f}", ha="right", va="center", fontsize=8,
+                    color=HEAD_COLORS[head], fontweight="bold" if top else "normal")
+        ax.text(0.1, -0.95, f"writing '{pronoun}': decoder layer {layer}, head {head}",
+                ha="left", va="center", fontsize=9, color=_MUTED)
     return fig
 
 
@@ -103,6 +108,20 @@ def draw_steps(example, step: int = 6, *, width: float = kit.DESKTOP_WIDTH_IN):
         else:
             for x, row in zip(columns, values):
                 _cells(ax, x, y, row, color)
+    return fig
+
+
+def draw_steps_so_far(example, step: int, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The post's table cut after the rows that ``step`` fills (its figures 10 to 12 are such
+    cuts): draw_steps, without the rows still to come."""
+    fig = draw_steps(example, step, width=width)
+    ax = fig.axes[0]
+    bottom, top = ax.get_ylim()  # y grows downwards: one row per step label
+    cut = sum(filled <= step for _, filled in STEPS) - 0.4
+    fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() * (cut - top) / (bottom - top))
+    ax.set_ylim(cut, top)
+    for label in ax.texts:  # the rows still to come: hidden, so that a tight bbox leaves them out
+        label.set_visible(label.get_position()[1] < cut)
     return fig
 
 

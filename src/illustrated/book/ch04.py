@@ -1,6 +1,9 @@
-"""Chapter 04, multi-head attention: one head's queries, keys, values and weights, the heads'
-outputs concatenated and mixed by W_O, and every encoder head of a sentence the reader types."""
+"""Chapter 04, multi-head attention as the post draws it: X times each head's own W_Q, W_K, W_V,
+every head's Z, the heads concatenated and mixed by W_O, the whole sub-layer in one picture, and
+the heads of a trained model on "it", for the post's sentence and for one the reader types."""
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -11,49 +14,259 @@ import illustrated as il
 from . import interactive as ia
 from . import kit
 
-__all__ = ["HEAD_COLORS", "draw_head", "draw_self_attention", "encoder_attention",
-           "self_attention_widget"]
+__all__ = ["HEAD_COLORS", "Heads", "heads", "draw_qkv", "draw_z", "draw_concat", "draw_recap",
+           "draw_it_heads", "draw_self_attention", "encoder_attention", "self_attention_widget"]
 
 HEAD_COLORS = kit.HEAD_COLORS
 _INK = kit.COLORS["text"]
 
 
-def _panel(ax, values, title, rows=None, cols=None, cmap=kit.DIVERGING_CMAP, annotate=False):
-    lim = np.abs(values).max() or 1.0
-    vmin, vmax = (0, 1) if cmap == kit.CMAP else (-lim, lim)
-    kit.heatmap(ax, values, row_labels=rows, col_labels=cols, cmap=cmap, vmin=vmin, vmax=vmax,
-                annotate=annotate)
-    ax.set_title(title, fontsize=10, color=_INK)
-    if cols is None:
-        ax.set_xticks([])
-    if rows is None:
-        ax.set_yticks([])
+class Heads(NamedTuple):
+    """One multi-head attention sub-layer of one sentence, as the post draws it: X, each head's
+    W_Q/W_K/W_V (n_heads, d_model, d_k) and biases (n_heads, d_k), its Q, K, V, weights and Z,
+    the concatenation, W_O (d_model, d_model) and b_O, and the output (seq, d_model)."""
+
+    tokens: list
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    b_q: np.ndarray
+    b_k: np.ndarray
+    b_v: np.ndarray
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    weights: np.ndarray
+    z: np.ndarray
+    concat: np.ndarray
+    w_o: np.ndarray
+    b_o: np.ndarray
+    output: np.ndarray
 
 
-def draw_head(attention, tokens, w_o, head: int):
-    """Head ``head`` of one attention sub-layer (an il.trace AttentionTrace): its Q, K, V,
-    weights and Z, then every head's Z side by side, times W_O, giving the sub-layer's output."""
-    n_heads, _, d_k = attention.q.shape
-    fig = plt.figure(figsize=(8, 4.6), dpi=kit.DPI, layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=(1, 1.05))
-    axes = top.subplots(1, 5, width_ratios=(d_k, d_k, d_k, len(tokens) * 2, d_k))
-    for ax, values, title in zip(axes, (attention.q[head], attention.k[head], attention.v[head]),
-                                 (f"$Q_{head}$", f"$K_{head}$", f"$V_{head}$")):
-        _panel(ax, values, title, rows=tokens if ax is axes[0] else None)
-    _panel(axes[3], attention.weights[head], f"softmax($Q_{head} K_{head}^T / √{d_k}$)",
-           rows=None, cols=tokens, cmap=kit.CMAP, annotate=True)
-    axes[3].tick_params(axis="x", labelrotation=30)
-    _panel(axes[4], attention.z[head], f"$Z_{head}$")
-    top.suptitle(f"head {head} of {n_heads}: its own $W^Q$, $W^K$, $W^V$", fontsize=10)
-    axes = bottom.subplots(1, 3)
-    _panel(axes[0], attention.concat, "all heads' Z, side by side", rows=tokens)
-    for h in range(n_heads):
-        axes[0].add_patch(plt.Rectangle((h * d_k - 0.5, -0.5), d_k, len(tokens), fill=False,
-                                        lw=3 if h == head else 1, ec=HEAD_COLORS[h]))
-    axes[0].set_xticks([h * d_k + (d_k - 1) / 2 for h in range(n_heads)],
-                       [f"head {h}" for h in range(n_heads)], fontsize=8)
-    _panel(axes[1], w_o, "× $W^O$")
-    _panel(axes[2], attention.output, "= output (the next layer's input)")
+def heads(model, trace, layer: int = 0) -> Heads:
+    """Encoder layer ``layer``'s self-attention of ``trace``, split per head as the post draws it."""
+    module, a = model.encoder.layers[layer].self_attn, trace.encoder_layers[layer].self_attn
+    n_heads, _, d_k = a.q.shape
+
+    def split(linear):  # nn.Linear computes x @ weight.T + bias; head h owns rows h*d_k:(h+1)*d_k
+        w = linear.weight.detach().double().numpy().T  # (d_model, d_model)
+        b = linear.bias.detach().double().numpy()  # (d_model,)
+        return (w.reshape(w.shape[0], n_heads, d_k).transpose(1, 0, 2),  # (n_heads, d_model, d_k)
+                b.reshape(n_heads, d_k))  # (n_heads, d_k)
+
+    (w_q, b_q), (w_k, b_k), (w_v, b_v) = (split(m) for m in (module.w_q, module.w_k, module.w_v))
+    return Heads(list(trace.source_tokens), trace.encoder_layers[layer].attn_block.sublayer_input,
+                 w_q, w_k, w_v, b_q, b_k, b_v, a.q, a.k, a.v, a.weights, a.z, a.concat,
+                 module.w_o.weight.detach().double().numpy().T,
+                 module.w_o.bias.detach().double().numpy(), a.output)
+
+
+def _limit(*arrays) -> float:
+    return float(max(np.abs(a).max() for a in arrays)) or 1.0
+
+
+def _matrix(ax, values, title, *, limit, rows=None, annotate=False, cmap=kit.DIVERGING_CMAP,
+            decimals=2, color=_INK):
+    """One matrix as coloured cells on a shared scale, its shape in the title."""
+    values = np.atleast_2d(values)
+    vmin, vmax = (0.0, 1.0) if cmap == kit.CMAP else (-limit, limit)
+    image = kit.heatmap(ax, values, row_labels=rows if rows is not None else [], col_labels=[],
+                        cmap=cmap, vmin=vmin, vmax=vmax, annotate=annotate,
+                        fmt=lambda v: kit.format_value(v, decimals), label_fontsize=9)
+    if title:
+        ax.set_title(f"{title}  ({values.shape[0]} × {values.shape[1]})", fontsize=9, color=color)
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_edgecolor(color)
+    return image
+
+
+def _axes(fig, x, top, w, h):
+    """Axes placed in inches: ``x`` from the left, ``top`` from the top, ``w`` by ``h``."""
+    width, height = fig.get_size_inches()
+    return fig.add_axes((x / width, 1 - (top + h) / height, w / width, h / height))
+
+
+def _bar(fig, image, x, top, w, label):
+    """A horizontal colour bar placed in inches."""
+    bar = fig.colorbar(image, cax=_axes(fig, x, top, w, 0.1), orientation="horizontal")
+    bar.set_label(label, fontsize=8)
+    bar.ax.tick_params(labelsize=8)
+    return bar
+
+
+def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The post's "separate W_Q/W_K/W_V per head": X times head ``head``'s own three matrices
+    (plus biases) gives its Q, K and V, their numbers written in."""
+    seq, d_model = h.x.shape
+    d_k = h.q.shape[-1]
+    names = (("Q", h.w_q, h.q, kit.COLORS["query"]), ("K", h.w_k, h.k, kit.COLORS["key"]),
+             ("V", h.w_v, h.v, kit.COLORS["value"]))
+    vectors, weights = _limit(h.x, h.q, h.k, h.v), _limit(h.w_q[head], h.w_k[head], h.w_v[head])
+    small, row_h = kit.narrow(width), 0.19 * seq
+    # x of: X, the W column, the Q/K/V matrices; their cell width; the first row's top
+    x_at, w_at, out_at, cell, first = ((0.75, 0.3, 1.35, 0.27, 1.2) if small else
+                                       (0.75, 3.05, 4.35, 0.34, 0.5))
+    fig = plt.figure(figsize=(width, first + 3 * 1.25 + (0.8 if small else 0.1)), dpi=kit.DPI)
+    x_top = 0.6 if small else first + 1.25 + 0.425 - row_h / 2
+    x_image = _matrix(_axes(fig, x_at, x_top, (2.75 if small else 1.85), row_h), h.x, "X",
+                      limit=vectors, rows=h.tokens, color=kit.COLORS["input"])
+    height = fig.get_figheight()
+
+    def sign(x, y, text):
+        fig.text(x / width, 1 - y / height, text, ha="center", va="center", fontsize=12,
+                 color=_INK)
+
+    if not small:
+        sign(2.8, x_top + row_h / 2, "×")
+    for i, (name, w, m, color) in enumerate(names):
+        top = first + i * 1.25
+        ax_w = _axes(fig, w_at, top + 0.2, 0.3, 0.85)
+        w_image = _matrix(ax_w, w[head], "", limit=weights, color=color)
+        ax_w.set_title(f"{'X × ' if small else ''}$W^{name}_{head}$", fontsize=9, color=color)
+        if not small:
+            sign(w_at + 0.5, top + 0.625, "=")
+        _matrix(_axes(fig, out_at, top + 0.625 - row_h / 2, cell * d_k, row_h), m[head],
+                f"X $W^{name}_{head}$ + $b^{name}_{head}$ = ${name}_{head}$", limit=vectors,
+                rows=h.tokens, annotate=True, decimals=1, color=color)
+    if small:
+        _bar(fig, x_image, 0.3, height - 0.55, 1.3, "X, Q, K, V")
+        _bar(fig, w_image, 2.0, height - 0.55, 1.3, f"W ({d_model} × {d_k})")
+    else:
+        _bar(fig, x_image, 0.75, first + 2 * 1.25 + 0.3, 1.85, "X, Q, K, V")
+        _bar(fig, w_image, 0.75, first + 2 * 1.25 + 0.85, 1.85, f"weights W ({d_model} × {d_k})")
+    fig.text(0.5, 1 - 0.08 / height, f"head {head} of {h.q.shape[0]}: its own $W^Q$, $W^K$, "
+             "$W^V$", ha="center", va="top", fontsize=10, color=_INK)
+    return fig
+
+
+def draw_z(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """Every head's attention weights and its Z = weights × V: one pair per head."""
+    n_heads, seq, d_k = h.z.shape
+    small = kit.narrow(width)
+    columns = 1 if small else 2
+    rows = -(-n_heads // columns)
+    w_cell, row_h = (0.27, 0.19 * seq) if small else (0.33, 0.2 * seq)
+    z_cell = (width - 0.58 - seq * w_cell - 0.16) / d_k if small else 0.28
+    block = 0.45 + row_h  # a title, the matrices and a gap
+    fig = plt.figure(figsize=(width, 0.15 + rows * block + 0.75), dpi=kit.DPI)
+    limit = _limit(h.z)
+    for head in range(n_heads):
+        r, c = divmod(head, columns)
+        left = 0.58 + c * (seq * w_cell + 0.12 + d_k * z_cell + 0.4)
+        top = 0.4 + r * block
+        _matrix(_axes(fig, left, top, seq * w_cell, row_h), h.weights[head], f"head {head} weights",
+                limit=1.0, rows=h.tokens if c == 0 else [""] * seq, annotate=True,
+                cmap=kit.CMAP, color=HEAD_COLORS[head])
+        image = _matrix(_axes(fig, left + seq * w_cell + 0.1, top, d_k * z_cell, row_h),
+                        h.z[head], f"× $V_{head}$ = $Z_{head}$", limit=limit, annotate=True,
+                        decimals=1, color=HEAD_COLORS[head])
+    _bar(fig, image, 0.62, fig.get_figheight() - 0.55, 2.0, "Z")
+    return fig
+
+
+def draw_concat(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The heads' Z side by side, times W_O (plus b_O): the sub-layer's output, which goes on to
+    Add & Norm (chapter 06) and then to the feed-forward network."""
+    seq, d_model = h.concat.shape
+    n_heads, _, d_k = h.z.shape
+    small, row_h = kit.narrow(width), 0.19 * seq
+    if small:  # top to bottom: the concatenation, W_O, the output
+        cell, side = (width - 0.7) / d_model, 2.3
+        fig = plt.figure(figsize=(width, 2.15 + 2 * row_h + side + 0.9), dpi=kit.DPI)
+        spots = [(0.6, 0.35), ((width - side) / 2 + 0.1, 1.3 + row_h),
+                 (0.6, 2.15 + row_h + side)]
+    else:  # left to right
+        cell, side = 0.06, 1.8
+        fig = plt.figure(figsize=(width, 0.4 + side + 0.9), dpi=kit.DPI)
+        middle = 0.4 + side / 2 - row_h / 2
+        spots = [(0.6, middle), (0.6 + cell * d_model + 0.35, 0.4),
+                 (0.6 + cell * d_model + 0.35 + side + 0.95, middle)]
+    axes = [_axes(fig, x, top, w, hh) for (x, top), (w, hh) in
+            zip(spots, [(cell * d_model, row_h), (side, side), (cell * d_model, row_h)])]
+    limit = _limit(h.concat, h.output)
+    image = _matrix(axes[0], h.concat, "$Z_0$ … " + f"$Z_{n_heads - 1}$ side by side",
+                    limit=limit, rows=h.tokens)
+    for head in range(n_heads):
+        axes[0].add_patch(plt.Rectangle((head * d_k - 0.5, -0.5), d_k, seq, fill=False, lw=2,
+                                        ec=HEAD_COLORS[head]))
+        axes[0].text(head * d_k + (d_k - 1) / 2, seq - 0.3, f"$Z_{head}$", ha="center", va="top",
+                     fontsize=9, color=HEAD_COLORS[head])
+    w_image = _matrix(axes[1], h.w_o, "$W^O$", limit=_limit(h.w_o))
+    _matrix(axes[2], h.output, "+ $b^O$ = output, to Add & Norm", limit=limit, rows=h.tokens)
+    height = fig.get_figheight()
+    for (x, y), text in zip(([spots[1][0] - 0.2, spots[1][1] + side / 2],
+                             [spots[2][0] - (0.35 if small else 0.7), spots[2][1] + row_h / 2])
+                            if not small else
+                            ([width / 2, spots[1][1] - 0.45], [width / 2, spots[2][1] - 0.45]),
+                            ("×", "=")):
+        fig.text(x / width, 1 - y / height, text, ha="center", va="center", fontsize=12,
+                 color=_INK)
+    _bar(fig, image, 0.6, height - 0.5, 1.6, "Z, output")
+    _bar(fig, w_image, 2.4 if small else 3.0, height - 0.5, 1.0 if small else 1.6, "$W^O$")
+    return fig
+
+
+def draw_recap(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The whole sub-layer in one picture with its real shapes: X, each head's projections and
+    attention, the concatenation, W_O and the output on its way to Add & Norm."""
+    seq, d_model = h.x.shape
+    n_heads, _, d_k = h.q.shape
+    c = kit.COLORS
+    stages = [("X", f"{seq} × {d_model}", c["input"]),
+              ("× $W^Q_h$, $W^K_h$, $W^V_h$", f"{n_heads} heads: 3 of {d_model} × {d_k}",
+               c["attention"]),
+              ("= $Q_h$, $K_h$, $V_h$", f"{n_heads} heads: 3 of {seq} × {d_k}", c["query"]),
+              ("attention → $Z_h$", f"{n_heads} heads: {seq} × {d_k}", c["z"]),
+              ("concatenate", f"{seq} × {n_heads}·{d_k} = {seq} × {d_model}", c["z"]),
+              ("× $W^O$ + $b^O$", f"{d_model} × {d_model}", c["attention"]),
+              ("output → Add & Norm", f"{seq} × {d_model}", c["output"])]
+    if kit.narrow(width):
+        n = len(stages)
+        fig, ax = kit.canvas((width, 0.72 * n), (0, 1), (0, n))
+        for i, (name, shape, color) in enumerate(stages):
+            kit.box(ax, 0.06, n - i - 0.88, 0.88, 0.66, name, color, fontsize=9, subtitle=shape)
+            if i:
+                kit.arrow(ax, (0.5, n - i + 0.1), (0.5, n - i - 0.22))
+        return fig
+    fig, ax = kit.canvas((width, 2.2), (0, 4), (0, 2.2))
+    spots = [(0, 1.3), (1, 1.3), (2, 1.3), (3, 1.3), (3, 0.15), (2, 0.15), (1, 0.15)]
+    for (x, y), (name, shape, color) in zip(spots, stages):
+        kit.box(ax, x + 0.05, y, 0.9, 0.72, name, color, fontsize=9, subtitle=shape)
+    for (x0, y0), (x1, y1) in zip(spots, spots[1:]):
+        if y0 != y1:
+            kit.arrow(ax, (x0 + 0.5, y0), (x1 + 0.5, y1 + 0.72))
+        else:
+            step = 0.45 if x1 > x0 else -0.45
+            kit.arrow(ax, (x0 + 0.5 + step, y0 + 0.36), (x1 + 0.5 - step, y1 + 0.36))
+    return fig
+
+
+def draw_it_heads(tokens, weights, word: str, shown, *, title: str = "",
+                  width: float = kit.DESKTOP_WIDTH_IN):
+    """The post's "two heads on it": lines from ``word`` to every word for the heads ``shown``
+    of ``weights`` (n_heads, seq, seq), as wide as the weight, each weight written by its word."""
+    n, i = len(tokens), tokens.index(word)
+    size = min(width, 5.2)
+    start, end = (0.62, 1.5) if kit.narrow(width) else (0.8, 2.8)  # the lines, in inches
+    numbers = [end + 1.2 + 0.55 * rank for rank in range(len(shown))]
+    fig, ax = kit.canvas((size, 0.7 + 0.27 * n), (0, size), (n + 0.2, -1.4))
+    for rank, head in enumerate(shown):
+        for j, w in enumerate(weights[head, i]):
+            ax.plot([start, end], [(n - 1) / 2 + 0.15 * (rank - 0.5), j], color=HEAD_COLORS[head],
+                    alpha=min(1.0, 0.12 + w), lw=0.4 + 5 * w, solid_capstyle="round")
+            ax.text(numbers[rank], j, f"{w:.2f}", ha="center", va="center", fontsize=8,
+                    color=HEAD_COLORS[head], fontweight="bold" if w >= 0.15 else "normal")
+        ax.text(numbers[rank], -0.9, f"head {head}", ha="center", va="center", fontsize=8,
+                color=HEAD_COLORS[head], fontweight="bold")
+    ax.text(start - 0.08, (n - 1) / 2, word, ha="right", va="center", fontsize=11,
+            fontweight="bold", color=_INK)
+    for j, token in enumerate(tokens):
+        ax.text(end + 0.06, j, token, ha="left", va="center", fontsize=9, color=_INK)
+    if title:
+        ax.text(0.05, -0.9, title, ha="left", va="center", fontsize=8, color=kit.COLORS["muted"])
     return fig
 
 

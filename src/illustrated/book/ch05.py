@@ -129,23 +129,37 @@ def draw_table(pe, *, title: str, split: bool = False, width: float = kit.DESKTO
     return fig
 
 
-def draw_position(pe, position: int, *, split: bool = True):
-    """One row of the table framed in the heatmap, and drawn below as a curve over dimensions."""
+def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The explorer of the models' (interleaved) table: row ``position`` framed in the heatmap,
+    and drawn below as two curves over the frequencies, its sines (even dimensions) and its
+    cosines (odd dimensions)."""
     pe = np.asarray(pe)
     n, d = pe.shape
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 4.6), dpi=kit.DPI, layout="constrained",
-                                      gridspec_kw={"height_ratios": [1.2, 1]})
-    image = _table(top, pe, split)
+    small = kit.narrow(width)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(width, 5.4 if small else 4.6), dpi=kit.DPI,
+                                      layout="constrained",
+                                      gridspec_kw={"height_ratios": [1.1, 1]})
+    image = kit.heatmap(top, pe, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
+    top.set_yticks(range(0, n, 5))
+    top.tick_params(labelsize=8 if small else 9)
+    top.set_xlabel(f"dimension (0 to {d - 1}): sin, cos, sin, cos, …", fontsize=9)
+    top.set_ylabel("position", fontsize=9)
     top.add_patch(Rectangle((-0.5, position - 0.5), d, 1, fill=False, linewidth=2,
                             edgecolor="black"))
-    kit.colorbar(fig, image, [top, bottom], label="value")
-    bottom.plot(np.arange(d), pe[position], color=kit.COLORS["input"], linewidth=1.2)
-    if split:
-        bottom.axvline(d / 2 - 0.5, color=kit.COLORS["text"], linestyle="--", linewidth=1)
-    bottom.set(xlim=(-0.5, d - 0.5), ylim=(-1.15, 1.15))
-    bottom.set_xlabel("dimension", fontsize=9)
+    bar = fig.colorbar(image, ax=top, orientation="horizontal" if small else "vertical",
+                       fraction=0.08 if small else 0.04, pad=0.02)
+    bar.set_ticks([-1, 0, 1])
+    bar.ax.tick_params(labelsize=8)
+    i = np.arange(d // 2)
+    bottom.plot(i, pe[position, 0::2], color=kit.COLORS["query"], marker="o", ms=2.5, lw=1.2,
+                label="sin(pos·ω_i), dimension 2i")
+    bottom.plot(i, pe[position, 1::2], color=kit.COLORS["key"], marker="o", ms=2.5, lw=1.2,
+                label="cos(pos·ω_i), dimension 2i + 1")
+    bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-1.15, 1.15))
+    bottom.set_xlabel("frequency i: fast on the left, slow on the right", fontsize=9)
     bottom.set_ylabel("value", fontsize=9)
-    bottom.tick_params(labelsize=9)
+    bottom.tick_params(labelsize=8 if small else 9)
+    bottom.legend(fontsize=8, frameon=False, loc="lower right", ncol=1 if small else 2)
     bottom.set_title(f"the vector added to the word at position {position}", fontsize=10)
     return fig
 

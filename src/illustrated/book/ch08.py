@@ -13,7 +13,7 @@ from illustrated.presets import SETTINGS, make_config
 from . import kit
 
 __all__ = ["SOURCE", "TARGET", "untrained_model", "train_snapshots", "draw_cells",
-           "draw_distributions", "entropy", "draw_label_smoothing"]
+           "draw_distributions", "probability_text", "entropy", "draw_label_smoothing"]
 
 SOURCE, TARGET = "je suis étudiant", "i am a student"  # the pair whose distributions we follow
 
@@ -81,6 +81,15 @@ def draw_cells(rows: dict, *, highlight: dict | None = None, title: str = "",
     return fig
 
 
+def probability_text(p: float) -> str:
+    """A probability as a cell shows it: two decimals; "<.01" or ">.99" where two decimals would
+    print 0.00 or 1.00 for a value that is not 0 or 1 (a softmax gives neither)."""
+    p = float(p)
+    if p in (0.0, 1.0):
+        return f"{p:.0f}"
+    return "<.01" if p < 0.005 else ">.99" if p >= 0.995 else f"{p:.2f}"
+
+
 def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = "",
                        width: float = kit.DESKTOP_WIDTH_IN):
     """Distributions over the vocabulary as rows of cells with their values; the target
@@ -93,7 +102,7 @@ def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = ""
                                layout="constrained")
         kit.heatmap(ax, probs.T, row_labels=tokens, col_labels=[  # "3: student" on two lines
                         str(label).replace(": ", "\n") for label in row_labels], vmin=0, vmax=1,
-                    annotate=True, fmt=lambda v: f"{v:.2f}", fontsize=9, label_fontsize=10)
+                    annotate=True, fmt=probability_text, fontsize=9, label_fontsize=10)
         ax.tick_params(axis="x", labelsize=9)
         for row, column in enumerate(target_ids):
             ax.add_patch(Rectangle((row - 0.5, column - 0.5), 1, 1, fill=False,
@@ -102,7 +111,7 @@ def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = ""
         fig, ax = plt.subplots(figsize=(8, 1.3 + 0.42 * len(probs)), dpi=kit.DPI,
                                layout="constrained")
         kit.heatmap(ax, probs, row_labels=row_labels, col_labels=tokens, vmin=0, vmax=1,
-                    annotate=True, fmt=lambda v: f"{v:.2f}", fontsize=9, label_fontsize=10)
+                    annotate=True, fmt=probability_text, fontsize=9, label_fontsize=10)
         for row, column in enumerate(target_ids):
             ax.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False,
                                    edgecolor=kit.COLORS["z"], linewidth=3))

@@ -141,10 +141,12 @@ def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
 
 
 def compare_decoders(model, pairs, src_vocab, tgt_vocab, beam_sizes=(1, 2, 4, 8)) -> str:
-    """Exact match and median milliseconds per sentence, for greedy decoding and each beam."""
+    """Exact match and median milliseconds per sentence (after one warm-up call), for greedy
+    decoding and each beam; time it on one thread (torch.set_num_threads(1)), as the chapter does."""
     lines, special = [], dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
     for size in beam_sizes:
         right, times = 0, []
+        beam_search(model, src_vocab.encode(pairs[0][0]), beam_size=size, **special)  # warm-up
         for source, target in pairs:
             start = time.perf_counter()
             (ids, _), = beam_search(model, src_vocab.encode(source), beam_size=size, **special)

@@ -52,7 +52,6 @@ DPI = 100
 COLORBAR_WIDTH_IN, COLORBAR_PAD_IN = 0.15, 0.1
 _INK = COLORS["text"]
 
-
 def narrow(width: float) -> bool:
     """Whether a figure ``width`` inches wide is laid out for a phone's column (portrait)."""
     return width < 5.0

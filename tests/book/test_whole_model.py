@@ -1,0 +1,81 @@
+"""The whole model in motion (chapter 07, previewed in chapter 01): the frames follow greedy
+decoding of the shipped model with the tensors' real shapes, laid out for the desktop and a
+phone's column; the page's widget wraps the frames in the live container."""
+import html
+import json
+import re
+
+import matplotlib.pyplot as plt
+import pytest
+
+import illustrated as il
+from illustrated.book import kit, whole_model
+
+SENTENCE = "je suis étudiant"
+
+
+@pytest.fixture(scope="module")
+def fr_en():
+    return il.pretrained("fr-en")
+
+
+@pytest.fixture(scope="module")
+def motion(fr_en):
+    return whole_model.motion(*fr_en[:1], SENTENCE, *fr_en[1:])
+
+
+def test_motion_is_greedy_decoding_with_the_models_sizes(fr_en, motion):
+    model, src_vocab, tgt_vocab = fr_en
+    ids = il.greedy_decode(model, src_vocab.encode(SENTENCE), bos_id=tgt_vocab.bos_id,
+                           eos_id=tgt_vocab.eos_id)
+    assert motion.target == [tgt_vocab.tokens[i] for i in ids] == ["i", "am", "a", "student",
+                                                                    "<eos>"]
+    assert (motion.n_layers, motion.n_heads, motion.d_model, motion.d_k) == (2, 4, 64, 16)
+    assert motion.vocab_size == len(tgt_vocab)
+    assert all(0.98 < p <= 1 for p in motion.probs)
+    assert [round(sum(row), 6) for row in motion.attention] == [1.0] * 5  # one softmax per step
+    assert [f for f, _ in whole_model.step_labels(motion)] == ["encode", "0: i", "1: am", "2: a",
+                                                               "3: student", "4: <eos>"]
+
+
+def _texts(fig):
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
+def test_every_frame_shows_the_shapes_and_fits_its_column(motion, width, legible):
+    for step, _ in [(s, label) for label, s in whole_model.step_labels(motion)]:
+        fig = whole_model.draw_whole_model(motion, step, width=width)
+        texts = _texts(fig)
+        assert "(3, 64)" in texts and "encoder 0" in texts and "decoder 1" in texts
+        assert any("memory (3, 64)" in t for t in texts)
+        if step < 0:
+            assert "the encoder reads the whole sentence once" in texts
+        else:
+            assert f"({step + 1}, 64)" in texts  # the decoder reads <bos> and the words so far
+            assert "each (4, 3, 16)" in texts and "K, V" in texts
+            assert any(t.startswith(f"{motion.target[step]}   p = ") for t in texts)
+        fig.draw(fig.canvas.get_renderer())
+        assert fig.get_tightbbox().width <= width + 0.05, (step, fig.get_tightbbox().width)
+        legible(fig)
+
+
+def test_the_page_wraps_the_frames_in_the_live_container(fr_en):
+    page = whole_model.whole_model_widget("fr-en", *fr_en, SENTENCE).html()
+    assert page.startswith('<div class="il-widget" data-il-widget="wholemodel"')
+    assert page.endswith("</div>") and page.count('data-il-widget="frames"') == 1
+    [params, frames] = re.findall(r'data-params="([^"]*)"', page)
+    assert json.loads(html.unescape(params)) == {"corpus": "fr-en", "sentence": SENTENCE}
+    frames = json.loads(html.unescape(frames))
+    assert frames["controls"][0]["labels"][0] == "encode" and frames["play"]
+    assert page.count('class="il-frame"') == 6  # encoding, then one frame per word written
+
+
+def test_kernel_twin_redraws_a_typed_sentence(fr_en, monkeypatch):
+    monkeypatch.delenv("ILLUSTRATED_BOOK_BUILD", raising=False)
+    view = whole_model.whole_model_widget("fr-en", *fr_en, SENTENCE)._kernel()
+    box, (play, step) = view.children[0], view.children[1].children
+    assert step.min == -1 and step.max == 4 and play.max == 4
+    box.value = "nous avons la voiture rouge"
+    assert step.max == len(il.translate(fr_en[0], [box.value], *fr_en[1:])[0].split())
+    plt.close("all")
