@@ -283,17 +283,21 @@ def figure(draw: Callable[..., object], *args, alt: str, **kwargs) -> Interactiv
 
 
 def live(kind: str, params: dict, *, alt: str, kernel: Callable[[], object] | None = None,
-         default: Callable[..., object] | None = None) -> Interactive:
+         default: Callable[..., object] | None = None,
+         frames: Interactive | None = None) -> Interactive:
     """A widget the book's JavaScript computes with the shipped model (``site/js/<kind>.js``).
 
     ``params`` (JSON) are its starting state; ``kernel`` builds its ipywidget twin for Jupyter
     and Colab, where the page's JavaScript does not run; ``default(width=...)`` draws the
-    starting state as a Figure, shown until the widget mounts (and where JavaScript does not run).
+    starting state as a Figure, shown until the widget mounts (and where JavaScript does not run);
+    ``frames``, an interactive figure of the same picture, sits inside the container instead.
     """
     def page() -> str:
         body = f'<p class="il-noscript">{html.escape(NO_SCRIPT)}</p>'
         if default is not None:
             body = _picture(_drawings(default, (), True), alt, img=' class="il-live-default"') + body
+        if frames is not None:
+            body += frames.html()
         return _container(kind, params, body, alt)
 
     return Interactive(page, kernel, alt)

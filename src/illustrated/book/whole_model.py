@@ -5,11 +5,7 @@ the tensors' shapes on the arrows. Frames at build time; the page's ``wholemodel
 (site/js/wholemodel.js) draws the same picture for a sentence the reader types."""
 from __future__ import annotations
 
-import html
-
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
-from IPython.display import display
 
 import illustrated as il
 
@@ -159,8 +155,8 @@ def whole_model_figure(m: Motion, *, alt: str = ""):
     alt = alt or (f"'{' '.join(m.source)}' through {m.n_layers} encoder layers once, the memory "
                   f"handed as K and V to each of {m.n_layers} decoder layers, and the decoder "
                   f"writing '{' '.join(m.target)}' one word per step, with the tensors' shapes")
-    return ia.interactive(lambda step: draw_whole_model(m, step), [ia.slider("step", labels, -1)],
-                          play=True, alt=alt)
+    return ia.interactive(lambda step, width: draw_whole_model(m, step, width=width),
+                          [ia.slider("step", labels, -1)], play=True, alt=alt)
 
 
 def whole_model_widget(corpus: str, model, src_vocab, tgt_vocab, sentence: str):
@@ -174,28 +170,17 @@ def whole_model_widget(corpus: str, model, src_vocab, tgt_vocab, sentence: str):
         step = widgets.IntSlider(min=-1, value=-1, description="step")
         play = widgets.Play(min=-1, interval=900, description="play")
         widgets.jslink((play, "value"), (step, "value"))
-        out, state = widgets.Output(), {}
+        state = {}
 
-        def redraw(change=None):
-            with out:
-                out.clear_output(wait=True)
-                try:
-                    if change is None or change["owner"] is box:
-                        state["m"] = motion(model, box.value, src_vocab, tgt_vocab)
-                        step.max = play.max = len(state["m"].target) - 1
-                    display(draw_whole_model(state["m"], step.value))
-                    plt.close("all")
-                except ValueError as error:
-                    print(error)
+        def show(control):
+            if control is None or control is box:
+                state["m"] = motion(model, box.value, src_vocab, tgt_vocab)
+                step.max = play.max = len(state["m"].target) - 1
+            return draw_whole_model(state["m"], step.value)
 
-        box.observe(redraw, "value")
-        step.observe(redraw, "value")
-        redraw()
-        return widgets.VBox([box, widgets.HBox([play, step]), out])
+        return ia.twin([box, [play, step]], show, watch=[box, step])
 
-    live = ia.live("wholemodel", {"corpus": corpus, "sentence": sentence}, alt=frames.alt,
-                   kernel=kernel)
     # The page: the live container around the build-time frames, which show until the reader
     # types another sentence (site/js/wholemodel.js).
-    return ia.Interactive(lambda: live.html()[:-len("</div>")] + frames.html() + "</div>",
-                          live._kernel, html.unescape(frames.alt))
+    return ia.live("wholemodel", {"corpus": corpus, "sentence": sentence}, alt=frames.alt,
+                   kernel=kernel, frames=frames)
