@@ -187,8 +187,9 @@ def colorbar(fig: Figure, mappable: ScalarMappable, ax: Axes | Sequence[Axes], *
                                 area.width, COLORBAR_WIDTH_IN / height_in))
             bar = fig.colorbar(mappable, cax=cax, orientation="horizontal", label=label or None)
         else:
-            cax = fig.add_axes((area.x1 + COLORBAR_PAD_IN / width_in, area.y0,
-                                COLORBAR_WIDTH_IN / width_in, area.height))
+            inset = min(0.1 / height_in, area.height / 10)  # room for the end ticks' labels
+            cax = fig.add_axes((area.x1 + COLORBAR_PAD_IN / width_in, area.y0 + inset,
+                                COLORBAR_WIDTH_IN / width_in, area.height - 2 * inset))
             bar = fig.colorbar(mappable, cax=cax, label=label or None)
         return _small_ticks(bar)
     engine.execute(fig)  # size the bar on the axes as they will be drawn
