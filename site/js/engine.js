@@ -1,0 +1,158 @@
+// The encoder-decoder of src/illustrated/modules/ once more, in jax-js (@jax-js/jax, passed in
+// as `jax`: the page's worker imports it from _vendor/, the Node test from node_modules), so
+// that the page can train it (jax-js's valueAndGrad and jit: no backward pass of ours) and
+// translate with it. Weights are a flat object named as the PyTorch state_dict. jax-js arrays
+// are reference-counted: every function here consumes its array arguments (`.ref` keeps one).
+// tests/site/engine.test.mjs checks it against PyTorch (tests/site/js_fixture.py).
+
+/** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
+function sinusoids(n, d) {
+  const table = new Float32Array(n * d);
+  for (let pos = 0; pos < n; pos += 1) {
+    for (let i = 0; i < d; i += 2) {
+      const angle = pos * Math.exp(-Math.log(10000) * i / d);
+      table[pos * d + i] = Math.sin(angle);
+      if (i + 1 < d) table[pos * d + i + 1] = Math.cos(angle);
+    }
+  }
+  return table;
+}
+
+/** The model of a config (the TransformerConfig's fields): {forward, lossAndAccuracy, encode,
+ * decode, positions}; `keep` (eager use only) collects the attention weights of every layer. */
+export function transformer(jax, cfg) {
+  const { numpy: np, nn } = jax;
+  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
+  const dk = d / heads;
+  const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
+
+  const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
+  const norm = (x, p, name) => {
+    const centred = x.ref.sub(np.mean(x, -1, { keepdims: true }));
+    const variance = np.mean(np.square(centred.ref), -1, { keepdims: true });
+    return centred.div(np.sqrt(variance.add(1e-5))).mul(p[`${name}.weight`]).add(p[`${name}.bias`]);
+  };
+  const split = (x) => {  // (batch, seq, d_model) -> (batch, n_heads, seq, d_k)
+    const [batch, seq] = x.shape;
+    return x.reshape([batch, seq, heads, dk]).transpose([0, 2, 1, 3]);
+  };
+  function attention(query, key, p, name, mask, keep) {  // key is also the value
+    const q = split(linear(query, p, `${name}.w_q`));
+    const k = split(linear(key.ref, p, `${name}.w_k`));
+    const v = split(linear(key, p, `${name}.w_v`));
+    const scores = np.matmul(q, k.transpose([0, 1, 3, 2])).div(Math.sqrt(dk));
+    const weights = nn.softmax(np.where(mask, scores, -Infinity), -1);  // (batch, heads, q, k)
+    if (keep) keep.push(weights.ref);
+    const z = np.matmul(weights, v).transpose([0, 2, 1, 3]);  // (batch, q, heads, d_k)
+    return linear(z.reshape([z.shape[0], z.shape[1], d]), p, `${name}.w_o`);
+  }
+  // Add & Norm around one sub-layer: post-LN norm(x + f(x)), pre-LN x + f(norm(x)).
+  const residual = (x, p, name, f) => (preLN ? x.ref.add(f(norm(x, p, name)))
+    : norm(x.ref.add(f(x)), p, name));
+  const ffn = (p, name) => (x) => linear(nn.relu(linear(x, p, `${name}.linear1`)), p, `${name}.linear2`);
+  const embed = (p, name, ids) => {
+    const seq = ids.shape[1];
+    const rows = np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d));
+    return rows.add(table.ref.slice([0, seq]));
+  };
+
+  /** src (batch, src_len) int32, srcMask bool (batch, 1, 1, src_len) -> memory. */
+  function encode(p, src, srcMask, keep) {
+    let x = embed(p, "src_embed", src);
+    for (let i = 0; i < layers; i += 1) {
+      const name = `encoder.layers.${i}`;
+      x = residual(x, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, srcMask.ref, keep?.encoder));
+      x = residual(x, p, `${name}.norm2`, ffn(p, `${name}.feed_forward`));
+    }
+    srcMask.dispose();
+    return preLN ? norm(x, p, "encoder.norm") : x;
+  }
+
+  /** tgtIn (batch, tgt_len) int32, memory, srcMask -> the logits (batch, tgt_len, vocab). */
+  function decode(p, tgtIn, memory, srcMask, keep) {
+    const len = tgtIn.shape[1];
+    const causal = np.tril(np.ones([len, len])).greater(0);
+    let y = embed(p, "tgt_embed", tgtIn);
+    for (let i = 0; i < layers; i += 1) {
+      const name = `decoder.layers.${i}`;
+      y = residual(y, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, causal.ref, keep?.self));
+      y = residual(y, p, `${name}.norm2`, (h) => attention(h, memory.ref, p, `${name}.cross_attn`, srcMask.ref, keep?.cross));
+      y = residual(y, p, `${name}.norm3`, ffn(p, `${name}.feed_forward`));
+    }
+    [causal, memory, srcMask].forEach((a) => a.dispose());
+    return linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj");
+  }
+
+  const maskOf = (src) => {
+    const [batch, len] = src.shape;
+    return src.notEqual(cfg.pad_id).reshape([batch, 1, 1, len]);
+  };
+  function forward(p, src, tgtIn) {
+    const memory = encode(p, src.ref, maskOf(src.ref));
+    return decode(p, tgtIn, memory, maskOf(src));
+  }
+
+  /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
+  function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
+    const logProbs = nn.logSoftmax(forward(p, src, tgtIn), -1);  // (batch, tgt_len, vocab)
+    const kept = tgtOut.ref.notEqual(cfg.tgt_pad_id).astype(np.float32);
+    const right = np.argmax(logProbs.ref, -1).equal(tgtOut.ref).astype(np.float32).mul(kept.ref).sum();
+    const nll = logProbs.ref.mul(nn.oneHot(tgtOut, cfg.tgt_vocab_size)).sum(-1).neg();
+    const perToken = nll.mul(1 - smoothing).sub(np.mean(logProbs, -1).mul(smoothing));
+    const count = kept.ref.sum();
+    return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
+  }
+
+  return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
+}
+
+/** Adam as torch.optim.Adam (betas 0.9, 0.98, eps 1e-9, as training.py sets it) after the
+ * gradient norm is clipped to clip (clip_grad_norm_), in one jitted step; the bias corrections
+ * 1 - beta^t are computed here in float64 (jax-js's float32 pow is off by about 0.6 %). */
+export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
+  const { numpy: np, tree } = jax;
+  const model = transformer(jax, cfg);
+  const [beta1, beta2, eps] = [0.9, 0.98, 1e-9];
+  const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
+  const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {
+    const [[loss, accuracy], grads] = jax.valueAndGrad(objective, { hasAux: true })(tree.ref(p), src, tgtIn, tgtOut);
+    const norm = np.sqrt(tree.leaves(grads).map((g) => np.square(g.ref).sum()).reduce((a, b) => a.add(b)));
+    const scale = np.minimum(np.array(clip).div(norm.add(1e-6)), 1);
+    const out = { p: {}, m: {}, v: {} };
+    for (const name of Object.keys(p)) {
+      const g = grads[name].mul(scale.ref);
+      out.m[name] = m[name].mul(beta1).add(g.ref.mul(1 - beta1));
+      out.v[name] = v[name].mul(beta2).add(np.square(g).mul(1 - beta2));
+      const denom = np.sqrt(out.v[name].ref).div(correction2.ref).add(eps);
+      out.p[name] = p[name].sub(out.m[name].ref.mul(stepSize.ref).div(denom));
+    }
+    [scale, stepSize, correction2].forEach((a) => a.dispose());
+    return [loss, accuracy, out.p, out.m, out.v];
+  });
+  let t = 0;
+  return {
+    model,
+    /** One step on a batch ({src, tgtIn, tgtOut}: int32 arrays) at learning rate lr: consumes
+     * state {p, m, v} and returns [loss, accuracy, new state] (loss and accuracy: Arrays). */
+    update(state, batch, lr) {
+      t += 1;
+      const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
+      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn,
+        batch.tgtOut, ...scalars);
+      return [loss, accuracy, { p, m, v }];
+    },
+    zeros: (p) => tree.map((a) => np.zerosLike(a.ref), p),
+    dispose() { step.dispose(); model.dispose(); },
+  };
+}
+
+/** The package's learning_rate(step, lr, warmup, schedule, total_steps) (training.py). */
+export function learningRate(step, lr, warmup, schedule, total) {
+  if (warmup > 0 && step < warmup) return lr * step / warmup;
+  if (schedule === "noam" && warmup > 0) return lr * Math.sqrt(warmup / step);
+  if (schedule === "cosine") {
+    const progress = (step - warmup) / Math.max(total - warmup, 1);
+    return lr * 0.5 * (1 + Math.cos(Math.PI * Math.min(progress, 1)));
+  }
+  return lr;
+}
