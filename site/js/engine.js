@@ -40,7 +40,7 @@ export function transformer(jax, cfg) {
     const q = split(linear(query, p, `${name}.w_q`));
     const k = split(linear(key.ref, p, `${name}.w_k`));
     const v = split(linear(key, p, `${name}.w_v`));
-    const scores = np.matmul(q, k.transpose([0, 1, 3, 2])).div(Math.sqrt(dk));
+    const scores = np.matmul(q, k.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(dk));
     const weights = nn.softmax(np.where(mask, scores, -Infinity), -1);  // (batch, heads, q, k)
     if (keep) keep.push(weights.ref);
     const z = np.matmul(weights, v).transpose([0, 2, 1, 3]);  // (batch, q, heads, d_k)

@@ -1,27 +1,82 @@
-// Running a model's two ONNX graphs (illustrated.onnx_export): the encoder once per sentence, the
-// decoder once per step for every live hypothesis, and the tensors' flat data turned into the
-// nested arrays the API returns.
+// Running a model (engine.js, jax-js) for translation: the encoder once per sentence, the
+// decoder once per step for every live hypothesis (decoding.py's loops, in search_beam.js),
+// and the arrays turned into the nested arrays the API returns. `memory` is a jax-js array
+// that the caller disposes when the sentence is done.
+import { transformer } from "./engine.js";
+import { readModel } from "./safetensors.js";
+import { Vocab } from "./vocab.js";
 
-/** Nested arrays of numbers from a flat array and its dims (row-major, as ONNX stores). */
+/** Nested arrays of numbers from a flat array and its dims (row-major). */
 export function nest(data, dims) {
   if (dims.length === 1) return Array.from(data);
   const step = data.length / dims[0];
   return Array.from({ length: dims[0] }, (_, i) => nest(data.subarray(i * step, (i + 1) * step), dims.slice(1)));
 }
 
-function ids(ort, rows) {
-  const flat = BigInt64Array.from(rows.flat(), (id) => BigInt(id));
-  return new ort.Tensor("int64", flat, [rows.length, rows[0].length]);
+/** A model from a page model file's bytes (safetensors.js): {corpus, config, jax, net, params,
+ * srcVocab, tgtVocab}; config: what {corpus}.json holds (sizes, special ids, both vocabularies). */
+export function modelFrom(jax, buffer, corpus, extra = {}) {
+  const file = readModel(buffer);
+  const { numpy: np } = jax;
+  const params = Object.fromEntries(Object.entries(file.tensors).map(
+    ([name, { shape, data }]) => [name, np.array(data).reshape(shape)]));
+  const c = file.config;
+  const config = { corpus, src_tokens: file.srcTokens, tgt_tokens: file.tgtTokens,
+    src_pad_id: c.pad_id, tgt_pad_id: c.tgt_pad_id, bos_id: file.tgtTokens.indexOf("<bos>"),
+    eos_id: file.tgtTokens.indexOf("<eos>"), max_len: c.max_len, n_layers: c.n_layers,
+    n_heads: c.n_heads, d_model: c.d_model, ...extra };
+  return { corpus, config, jax, net: transformer(jax, c), params,
+    srcVocab: new Vocab(file.srcTokens), tgtVocab: new Vocab(file.tgtTokens) };
+}
+
+// Shapes are padded up to a power of two (at least 8 positions), so that jax-js's jit compiles
+// the encoder and the decoder step once per size, not once per sentence length and step.
+const bucket = (n, least, most) => Math.min(most, Math.max(least, 2 ** Math.ceil(Math.log2(n))));
+function ids(np, rows, width, pad) {
+  const flat = rows.flatMap((r) => [...r, ...Array(width - r.length).fill(pad)]);
+  return np.array(new Int32Array(flat), { dtype: np.int32 }).reshape([rows.length, width]);
+}
+const cut = (w, q, k) => nest(w.dataSync(), w.shape)[0].map((head) =>  // batch of one
+  head.slice(0, q).map((row) => row.slice(0, k)));
+
+function compiled(model) {
+  const { jax, net } = model;
+  model.jitted ??= {
+    encode: jax.jit((p, src) => {
+      const keep = { encoder: [] };
+      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
+    }),
+    decode: jax.jit((p, tgt, memory, mask) => {
+      const keep = { self: [], cross: [] };
+      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
+    }),
+  };
+  return model.jitted;
 }
 
 /**
- * The encoder on one sentence (model.encode in modules/transformer.py): memory, an ort.Tensor
- * (1, src_len, d_model), and encoderAttention [layer][head][source][source].
+ * The encoder on one sentence (model.encode in modules/transformer.py): memory, {array (1,
+ * src_len padded, d_model), mask, length}, and encoderAttention [layer][head][source][source].
  */
 export async function encode(model, srcIds) {
-  const out = await model.encoder.run({ src: ids(model.ort, [srcIds]) });
-  const attention = out.encoder_attention;  // (n_layers, n_heads, src_len, src_len)
-  return { memory: out.memory, encoderAttention: nest(attention.data, attention.dims) };
+  const { jax: { numpy: np, tree }, config } = model, n = srcIds.length;
+  const src = ids(np, [srcIds], bucket(n, 8, config.max_len), config.src_pad_id);
+  const mask = model.net.maskOf(src.ref);
+  const [array, weights] = compiled(model).encode(tree.ref(model.params), src);
+  const encoderAttention = weights.map((w) => cut(w, n, n));
+  return { memory: { array, mask, length: n, dispose: () => [array, mask].forEach((a) => a.dispose()) },
+    encoderAttention };
+}
+
+/** The decoder on rows of equal length: [log-probs (n, len, vocab) Float32Array, self, cross]. */
+function decodeAll(model, tgtIn, memory) {
+  const { jax: { numpy: np, tree }, config } = model, len = tgtIn[0].length;
+  const rows = bucket(tgtIn.length, 1, Infinity);
+  const padded = [...tgtIn, ...Array(rows - tgtIn.length).fill(tgtIn[0])];
+  const tgt = ids(np, padded, bucket(len, 8, config.max_len), config.tgt_pad_id);
+  const [logProbs, self, cross] = compiled(model).decode(tree.ref(model.params), tgt,
+    memory.array.ref, memory.mask.ref);
+  return [nest(logProbs.dataSync(), logProbs.shape).slice(0, tgtIn.length), self, cross];
 }
 
 /**
@@ -30,9 +85,9 @@ export async function encode(model, srcIds) {
  * decoding.py's _next_log_probs, line by line.
  */
 export async function nextLogProbs(model, tgtIn, memory) {
-  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });  // (n, vocab)
-  const vocab = out.log_probs.dims[1];
-  const rows = tgtIn.map((_, i) => out.log_probs.data.slice(i * vocab, (i + 1) * vocab));
+  const [logProbs, self, cross] = decodeAll(model, tgtIn, memory);
+  [...self, ...cross].forEach((w) => w.dispose());
+  const rows = logProbs.map((positions) => Float32Array.from(positions[tgtIn[0].length - 1]));
   for (const row of rows) {
     row[model.config.bos_id] = -Infinity;
     row[model.config.tgt_pad_id] = -Infinity;
@@ -50,10 +105,10 @@ export async function nextLogProbs(model, tgtIn, memory) {
  * position that produced tokens[t], so one run on <bos> + tokens[:-1] gives every step.
  */
 export async function attentionOf(model, tokens, memory) {
-  const tgtIn = [[model.config.bos_id, ...tokens.slice(0, -1)]];
-  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });
-  const pick = (t) => nest(t.data, t.dims).map((layer) => layer[0]);  // drop the batch of one
-  return { crossAttention: pick(out.cross_attention), selfAttention: pick(out.self_attention) };
+  const [, self, cross] = decodeAll(model, [[model.config.bos_id, ...tokens.slice(0, -1)]], memory);
+  const n = tokens.length;
+  return { crossAttention: cross.map((w) => cut(w, n, memory.length)),
+    selfAttention: self.map((w) => cut(w, n, n)) };
 }
 
 /**
