@@ -1,29 +1,21 @@
-// The encoder-decoder of src/illustrated/modules/ once more, in jax-js (@jax-js/jax, passed in
-// as `jax`: the page's worker imports it from _vendor/, the Node test from node_modules), so
-// that the page can train it (jax-js's valueAndGrad and jit: no backward pass of ours) and
-// translate with it. Weights are a flat object named as the PyTorch state_dict. jax-js arrays
-// are reference-counted: every function here consumes its array arguments (`.ref` keeps one).
-// tests/site/engine.test.mjs checks it against PyTorch (tests/site/js_fixture.py).
+// The encoder-decoder of src/illustrated/modules/ once more, in jax-js (`jax`: _vendor/ in the
+// page, node_modules in tests/site/engine.test.mjs, which checks it against PyTorch), to train
+// (valueAndGrad, jit: no backward pass of ours) and translate. Weights: a flat object named as
+// the state_dict. Arrays are reference-counted: functions consume their arguments (`.ref` keeps).
+import { readModel } from "./safetensors.js";
+import { Vocab } from "./vocab.js";
 
 /** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
-function sinusoids(n, d) {
-  const table = new Float32Array(n * d);
-  for (let pos = 0; pos < n; pos += 1) {
-    for (let i = 0; i < d; i += 2) {
-      const angle = pos * Math.exp(-Math.log(10000) * i / d);
-      table[pos * d + i] = Math.sin(angle);
-      if (i + 1 < d) table[pos * d + i + 1] = Math.cos(angle);
-    }
-  }
-  return table;
-}
+const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
+  const pos = Math.floor(k / d), i = k % d, angle = pos * Math.exp(-Math.log(10000) * (i - (i % 2)) / d);
+  return i % 2 ? Math.cos(angle) : Math.sin(angle);
+});
 
-/** The model of a config (the TransformerConfig's fields): {forward, lossAndAccuracy, encode,
- * decode, positions}; `keep` (eager use only) collects the attention weights of every layer. */
+/** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy,
+ * maskOf}; `keep` collects the attention weights of every layer. */
 export function transformer(jax, cfg) {
   const { numpy: np, nn } = jax;
-  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
-  const dk = d / heads;
+  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg, dk = d / heads;
   const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
 
   const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
@@ -32,10 +24,7 @@ export function transformer(jax, cfg) {
     const variance = np.mean(np.square(centred.ref), -1, { keepdims: true });
     return centred.div(np.sqrt(variance.add(1e-5))).mul(p[`${name}.weight`]).add(p[`${name}.bias`]);
   };
-  const split = (x) => {  // (batch, seq, d_model) -> (batch, n_heads, seq, d_k)
-    const [batch, seq] = x.shape;
-    return x.reshape([batch, seq, heads, dk]).transpose([0, 2, 1, 3]);
-  };
+  const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);  // (batch, heads, seq, d_k)
   function attention(query, key, p, name, mask, keep) {  // key is also the value
     const q = split(linear(query, p, `${name}.w_q`));
     const k = split(linear(key.ref, p, `${name}.w_k`));
@@ -47,14 +36,9 @@ export function transformer(jax, cfg) {
     return linear(z.reshape([z.shape[0], z.shape[1], d]), p, `${name}.w_o`);
   }
   // Add & Norm around one sub-layer: post-LN norm(x + f(x)), pre-LN x + f(norm(x)).
-  const residual = (x, p, name, f) => (preLN ? x.ref.add(f(norm(x, p, name)))
-    : norm(x.ref.add(f(x)), p, name));
+  const residual = (x, p, name, f) => (preLN ? x.ref.add(f(norm(x, p, name))) : norm(x.ref.add(f(x)), p, name));
   const ffn = (p, name) => (x) => linear(nn.relu(linear(x, p, `${name}.linear1`)), p, `${name}.linear2`);
-  const embed = (p, name, ids) => {
-    const seq = ids.shape[1];
-    const rows = np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d));
-    return rows.add(table.ref.slice([0, seq]));
-  };
+  const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]]).add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
 
   /** src (batch, src_len) int32, srcMask bool (batch, 1, 1, src_len) -> memory. */
   function encode(p, src, srcMask, keep) {
@@ -70,8 +54,7 @@ export function transformer(jax, cfg) {
 
   /** tgtIn (batch, tgt_len) int32, memory, srcMask -> the logits (batch, tgt_len, vocab). */
   function decode(p, tgtIn, memory, srcMask, keep) {
-    const len = tgtIn.shape[1];
-    const causal = np.tril(np.ones([len, len])).greater(0);
+    const causal = np.tril(np.ones([tgtIn.shape[1], tgtIn.shape[1]])).greater(0);
     let y = embed(p, "tgt_embed", tgtIn);
     for (let i = 0; i < layers; i += 1) {
       const name = `decoder.layers.${i}`;
@@ -83,14 +66,8 @@ export function transformer(jax, cfg) {
     return linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj");
   }
 
-  const maskOf = (src) => {
-    const [batch, len] = src.shape;
-    return src.notEqual(cfg.pad_id).reshape([batch, 1, 1, len]);
-  };
-  function forward(p, src, tgtIn) {
-    const memory = encode(p, src.ref, maskOf(src.ref));
-    return decode(p, tgtIn, memory, maskOf(src));
-  }
+  const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
+  const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));  // p: each weight once
 
   /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
   function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
@@ -106,9 +83,8 @@ export function transformer(jax, cfg) {
   return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
 }
 
-/** Adam as torch.optim.Adam (betas 0.9, 0.98, eps 1e-9, as training.py sets it) after the
- * gradient norm is clipped to clip (clip_grad_norm_), in one jitted step; the bias corrections
- * 1 - beta^t are computed here in float64 (jax-js's float32 pow is off by about 0.6 %). */
+/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted
+ * step; 1 - beta^t in float64 here (jax-js's float32 pow is off by about 0.6 %). */
 export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
@@ -131,14 +107,11 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   });
   let t = 0;
   return {
-    model,
-    /** One step on a batch ({src, tgtIn, tgtOut}: int32 arrays) at learning rate lr: consumes
-     * state {p, m, v} and returns [loss, accuracy, new state] (loss and accuracy: Arrays). */
+    model,  // update: one step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}
     update(state, batch, lr) {
       t += 1;
       const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
-      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn,
-        batch.tgtOut, ...scalars);
+      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn, batch.tgtOut, ...scalars);
       return [loss, accuracy, { p, m, v }];
     },
     zeros: (p) => tree.map((a) => np.zerosLike(a.ref), p),
@@ -150,9 +123,33 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
 export function learningRate(step, lr, warmup, schedule, total) {
   if (warmup > 0 && step < warmup) return lr * step / warmup;
   if (schedule === "noam" && warmup > 0) return lr * Math.sqrt(warmup / step);
-  if (schedule === "cosine") {
-    const progress = (step - warmup) / Math.max(total - warmup, 1);
-    return lr * 0.5 * (1 + Math.cos(Math.PI * Math.min(progress, 1)));
-  }
-  return lr;
+  const progress = Math.min((step - warmup) / Math.max(total - warmup, 1), 1);
+  return schedule === "cosine" ? lr * 0.5 * (1 + Math.cos(Math.PI * progress)) : lr;
+}
+
+/** A model from a page model file's bytes: {corpus, config ({corpus}.json's fields), jax, net,
+ * params, srcVocab, tgtVocab}. */
+export function modelFrom(jax, buffer, corpus, extra = {}) {
+  const { tensors, config: c, srcTokens, tgtTokens } = readModel(buffer);
+  const params = Object.fromEntries(Object.entries(tensors).map(([k, t]) => [k, jax.numpy.array(t.data).reshape(t.shape)]));
+  const config = { corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,
+    tgt_pad_id: c.tgt_pad_id, bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"),
+    max_len: c.max_len, n_layers: c.n_layers, n_heads: c.n_heads, d_model: c.d_model, ...extra };
+  return { corpus, config, jax, net: transformer(jax, c), params, srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
+}
+
+/** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */
+export function compiled(model) {
+  const { jax, net } = model;
+  model.jitted ??= {
+    encode: jax.jit((p, src) => {
+      const keep = { encoder: [] };
+      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
+    }),
+    decode: jax.jit((p, tgt, memory, mask) => {
+      const keep = { self: [], cross: [] };
+      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
+    }),
+  };
+  return model.jitted;
 }

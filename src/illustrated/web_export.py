@@ -6,11 +6,13 @@ exported in the same form for the page's engine (jax-js, site/js/engine.js).
 
 ``python -m illustrated.web_export --out DIR`` writes, per shipped corpus,
 ``{corpus}.safetensors`` and ``{corpus}.train.json`` (the corpus as ids, its vocabularies and
-its ``presets.SETTINGS``, for training in the page), and ``web.json`` listing them.
+its ``presets.SETTINGS``, for training in the page), ``{corpus}.json`` (vocabularies and sizes,
+read before the runtime loads) and ``index.json`` listing them.
 """
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
 from dataclasses import asdict
@@ -20,6 +22,7 @@ from ._atomic import write_bytes, write_text
 from ._safetensors import FORMAT, to_bytes
 from .data import load_corpus, tokenize
 from .presets import SETTINGS, load_shipped, make_config
+from .training import train
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
 
@@ -35,26 +38,44 @@ def _train_json(corpus: str) -> dict:
     test, _, _ = load_corpus(corpus, "test")
     cfg = make_config(corpus, src_vocab, tgt_vocab)
     encode = [lambda s: src_vocab.encode(s), lambda t: tgt_vocab.encode(t)]
+    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()
+                if k in ("steps", "lr", "warmup", "schedule", "label_smoothing", "batch_size")}
     return {"format": FORMAT, "corpus": corpus, "config": asdict(cfg),
-            "train_settings": SETTINGS[corpus]["train"],
+            "train_settings": {**defaults, **SETTINGS[corpus]["train"]},
             "src_tokens": list(src_vocab.tokens), "tgt_tokens": list(tgt_vocab.tokens),
             "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id,
             "train": [[encode[0](s), encode[1](t)] for s, t in pairs],
-            "test": [[s, " ".join(tokenize(t))] for s, t in test]}
+            "test": [[encode[0](s), " ".join(tokenize(t)), s] for s, t in test]}
+
+
+def _vocab_json(corpus: str, model, src_vocab, tgt_vocab) -> dict:
+    """{corpus}.json: what a widget needs before the runtime loads (site/js/models.js)."""
+    cfg, lengths = model.cfg, [len(tokenize(s)) for s, _ in load_corpus(corpus, "train")[0]]
+    return {"corpus": corpus, "src_tokens": src_vocab.tokens, "tgt_tokens": tgt_vocab.tokens,
+            "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
+            "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
+            "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
+            "train_src_len": [min(lengths), max(lengths)]}
 
 
 def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
-    """Write every corpus's shipped model and training file into ``out_dir``, ``web.json`` last."""
-    out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "files": {}}
+    """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
+    {corpus}.train.json into ``out_dir``, and ``index.json`` last (the file the pages read
+    first); return the index. Raises ValueError naming a file that cannot be written."""
+    out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
     for corpus in corpora:
         model, src_vocab, tgt_vocab = load_shipped(corpus)
-        blob = to_bytes(model, (src_vocab, tgt_vocab))
-        text = json.dumps(_train_json(corpus), ensure_ascii=False, separators=(",", ":"))
-        write_bytes(out_dir / f"{corpus}.safetensors", blob, name="--out")
-        write_text(out_dir / f"{corpus}.train.json", text + "\n", name="--out")
-        index["files"][corpus] = {"model": f"{corpus}.safetensors", "bytes": len(blob),
-                                  "train": f"{corpus}.train.json"}
-    write_text(out_dir / "web.json", json.dumps(index, indent=1) + "\n", name="--out")
+        files = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
+                 "train": f"{corpus}.train.json"}
+        contents = {"model": to_bytes(model, (src_vocab, tgt_vocab))}
+        for key, data in (("vocab", _vocab_json(corpus, model, src_vocab, tgt_vocab)),
+                          ("train", _train_json(corpus))):
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+            contents[key] = text.encode("utf-8")
+        for key, file in files.items():
+            write_bytes(out_dir / file, contents[key], name="--out")
+        index["models"][corpus] = {"files": files, "bytes": {k: len(contents[k]) for k in files}}
+    write_text(out_dir / "index.json", json.dumps(index, indent=1) + "\n", name="--out")
     return index
 
 

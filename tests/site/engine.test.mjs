@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import * as jax from "../../site/node_modules/@jax-js/jax/dist/index.js";
-import { learningRate, trainer, transformer } from "../../site/js/engine.js";
-import { encode, modelFrom } from "../../site/js/graphs.js";
+import { learningRate, modelFrom, trainer } from "../../site/js/engine.js";
+import { encode } from "../../site/js/graphs.js";
 import { beamSearch } from "../../site/js/search_beam.js";
 
 const dir = process.env.FIXTURE_DIR;
