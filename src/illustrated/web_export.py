@@ -63,6 +63,7 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     {corpus}.train.json into ``out_dir``, and ``index.json`` last (the file the pages read
     first); return the index. Raises ValueError naming a file that cannot be written."""
     out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
+    out_dir.mkdir(parents=True, exist_ok=True)
     for corpus in corpora:
         model, src_vocab, tgt_vocab = load_shipped(corpus)
         files = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
@@ -86,7 +87,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
     args = parser.parse_args(argv)
     try:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
         index = export_site(args.out)
     except (ValueError, OSError) as error:
         print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
