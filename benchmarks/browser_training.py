@@ -228,9 +228,11 @@ def main(argv=None) -> int:
     parser.add_argument("--corpora", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime-web side")
     parser.add_argument("--quick", action="store_true", help="CI: post and copy, no onnx")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" /
-                        "browser_training.json")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/"
+                        "browser_training.json (browser_training_ci.json with --quick)")
     args = parser.parse_args(argv)
+    args.out = args.out or ROOT / "benchmarks" / "results" / \
+        f"browser_training{'_ci' if args.quick else ''}.json"
     corpora = ["post", "copy"] if args.quick else args.corpora
     import illustrated as il
     results = {"machine": f"{os.cpu_count()} CPUs, headless Chromium, jax-js WebAssembly "

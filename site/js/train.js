@@ -38,12 +38,11 @@ export function mount(element, api) {
   const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, (c) => { state.corpus = c; fill(c); }, "corpus");
   const schedule = select("schedule", [["constant", "constant"], ["noam", "noam"], ["cosine", "cosine"]], "cosine", warn, "schedule");
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");
-  inputs.schedule = schedule.querySelector("select");
-  inputs.normFirst = norm.querySelector("select");
+  [inputs.schedule, inputs.normFirst] = [schedule, norm].map((l) => Object.assign(l.querySelector("select"), { style: TALL }));
+  corpus.querySelector("select").style = TALL;
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", style: TALL, text, onclick });
-  const train = button("Train", run), stop = button("Stop", () => state.controller?.abort());
+  const train = button("Train", run), stop = Object.assign(button("Stop", () => state.controller?.abort()), { disabled: true });
   const reset = button("Reset", () => { fill(state.corpus); [chart, samples, result, status].forEach((e) => e.replaceChildren()); });
-  stop.disabled = true;
 
   // Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a
   // measured step (a 3-step run in the worker, no model kept).
