@@ -3,20 +3,20 @@
 // the model downloaded for il.load_checkpoint. data-state: idle, training, done, error.
 import { h, s, select } from "./dom.js";
 
-const TALL = "min-height: 2.75em; min-width: 2.75em";  // 44 px touch targets at 16 px
+const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const FIELDS = [  // [option, label, input attributes]
   ["steps", "steps", { min: 1, max: 3000, step: 1 }], ["lr", "learning rate", { min: 0.00001, max: 0.05, step: "any" }],
   ["warmup", "warm-up", { min: 0, max: 1000, step: 1 }], ["labelSmoothing", "label smoothing", { min: 0, max: 0.5, step: 0.05 }],
   ["dModel", "d_model", { min: 8, max: 128, step: 8 }], ["nHeads", "n_heads", { min: 1, max: 8, step: 1 }],
   ["nLayers", "n_layers", { min: 1, max: 4, step: 1 }], ["seed", "seed", { min: 0, max: 4294967295, step: 1 }]];
 
-function curve(losses, steps) {
-  const top = Math.max(...losses, 1e-9), points = losses.map((l, i) => `${(600 * (i + 1)) / steps},${150 - (140 * l) / top}`);
-  return s("svg", { viewBox: "0 0 600 160", width: "100%", role: "img", "data-role": "curve",
+function curve(losses, steps, w) {  // w: the column's width, so that the labels stay 12 px
+  const top = Math.max(...losses, 1e-9), points = losses.map((l, i) => `${(w * (i + 1)) / steps},${150 - (140 * l) / top}`);
+  return s("svg", { viewBox: `0 0 ${w} 160`, width: "100%", role: "img", "data-role": "curve",
     "aria-label": `loss ${losses.at(-1)?.toFixed(3)} after ${losses.length} of ${steps} steps` },
   s("polyline", { points: points.join(" "), fill: "none", stroke: "#4c319e", "stroke-width": 2 }),
   s("text", { x: 4, y: 12, "font-size": 12, text: `loss ${top.toFixed(2)}` }),
-  s("text", { x: 596, y: 158, "font-size": 12, "text-anchor": "end", text: `step ${steps}` }));
+  s("text", { x: w - 4, y: 158, "font-size": 12, "text-anchor": "end", text: `step ${steps}` }));
 }
 
 export function mount(element, api) {
@@ -70,7 +70,7 @@ export function mount(element, api) {
     try {
       const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
         losses.push(r.loss);
-        chart.replaceChildren(curve(losses, r.steps));
+        chart.replaceChildren(curve(losses, r.steps, Math.max(element.clientWidth, 200)));
         status.textContent = `step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ${r.msPerStep.toFixed(0)} ms per step · ` +
           `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left`;
         if (r.samples) samples.replaceChildren(...r.samples.map((x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` })));
