@@ -22,8 +22,11 @@ DOWNLOAD = """
 const done = arguments[arguments.length - 1];
 fetch(document.querySelector(arguments[0] + " [data-role=download]").href)
   .then((r) => r.arrayBuffer())
-  .then((b) => { let s = ""; new Uint8Array(b).forEach((x) => { s += String.fromCharCode(x); }); done(btoa(s)); },
-        (e) => done("error: " + e.message));
+  .then((b) => {
+    let s = "";
+    new Uint8Array(b).forEach((x) => { s += String.fromCharCode(x); });
+    done(btoa(s));
+  }, (e) => done("error: " + e.message));
 """
 
 
@@ -60,8 +63,8 @@ def test_train_post_in_the_page_and_load_the_file_in_python(browser, server, tmp
     assert "step 100 of 100" in widget.find_element("css selector", "[data-role=status]").text
     assert len(widget.find_elements("css selector", "[data-role=curve] polyline")) == 1
     corpora = browser.execute_script(
-        "return [...document.querySelectorAll('[data-il-widget=translate] select[data-control=corpus] option')]"
-        ".map((o) => o.value)")
+        "return [...document.querySelectorAll('[data-il-widget=translate] "
+        "select[data-control=corpus] option')].map((o) => o.value)")
     assert "trained" in corpora
 
     data = browser.execute_async_script(DOWNLOAD, WIDGET)
@@ -75,7 +78,8 @@ def test_train_post_in_the_page_and_load_the_file_in_python(browser, server, tmp
         with torch.no_grad():
             expected = il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
         page = browser.execute_async_script(
-            "window.illustrated.translate('trained', arguments[0]).then((r) => arguments[1](r.hypotheses[0].tokens))",
+            "window.illustrated.translate('trained', arguments[0])"
+            ".then((r) => arguments[1](r.hypotheses[0].tokens))",
             source)
         assert page == [tgt_vocab.tokens[i] for i in expected], source
 
@@ -89,11 +93,14 @@ def test_stop_and_refused_options(browser, server):
         "css selector", f"{WIDGET} [data-role=status]").text))
     browser.execute_script("document.querySelectorAll(arguments[0] + ' button')[1].click()", WIDGET)
     _wait(browser, "done", 120)
-    assert browser.find_element("css selector", f"{WIDGET} [data-role=exact-match]").text.startswith("Stopped")
-    for options, name in (({"corpus": "post", "lr": 1}, "lr"), ({"corpus": "post", "dModel": 30, "nHeads": 4}, "dModel"),
+    said = browser.find_element("css selector", f"{WIDGET} [data-role=exact-match]").text
+    assert said.startswith("Stopped"), said
+    for options, name in (({"corpus": "post", "lr": 1}, "lr"),
+                          ({"corpus": "post", "dModel": 30, "nHeads": 4}, "dModel"),
                           ({"corpus": "post", "colour": "red"}, "options")):
         message = browser.execute_async_script(
-            "window.illustrated.train(arguments[0]).then(() => arguments[1]('trained'), (e) => arguments[1](e.message))",
+            "window.illustrated.train(arguments[0])"
+            ".then(() => arguments[1]('trained'), (e) => arguments[1](e.message))",
             options)
         assert message.startswith(f"{name}: expected"), message
 
@@ -102,7 +109,8 @@ def test_stop_and_refused_options(browser, server):
 def test_controls_are_touch_targets_at_390px(browser, server, width):
     _open(browser, server, width)
     sizes = browser.execute_script("""
-      return [...document.querySelectorAll(arguments[0] + ' input, ' + arguments[0] + ' button, ' + arguments[0] + ' select')]
+      const w = document.querySelector(arguments[0]);
+      return [...w.querySelectorAll('input, button, select')]
         .map((e) => [e.dataset.control || e.textContent, e.getBoundingClientRect().height]);""", WIDGET)
     small = [s for s in sizes if s[1] < 44]
     assert sizes and not small, small
