@@ -6,8 +6,9 @@ with PyTorch on one thread on the same recipe (presets.SETTINGS), and the page's
 
 For each corpus: time to the end of the recipe in the page (compilation and the final exact
 match included) and the exact match reached, ms per step (median of the steps after the first)
-beside PyTorch's one-thread step, and the Chromium process tree's memory at step 50 and at the
-end. For translation (--no-onnx skips the old path): the first translation after navigation,
+beside PyTorch's one-thread step, the Chromium process tree's memory at step 50 and at the end,
+and where a step's time goes (benchmarks/jax_profile.mjs, in Node: kernels and their time).
+For translation (--no-onnx skips the old path): the first translation after navigation,
 ms per translation (greedy, beam 4) and the bytes a reader downloads, for jax-js and for
 onnxruntime-web 1.30 with the ONNX graphs (site/js at commit ONNX_COMMIT, the last one with it).
 Needs `npm ci` in site/ and Debian's chromium + chromium-driver; builds its own small site in a
@@ -223,6 +224,13 @@ def translate_in_page(driver, base: str, corpus: str, sentences: list[str]) -> d
             "bytes_downloaded": out["bytes"]}
 
 
+def profile(models: Path, corpus: str) -> dict:
+    """benchmarks/jax_profile.mjs: where one training step's time goes, kernel by kernel."""
+    out = subprocess.run(["node", str(ROOT / "benchmarks" / "jax_profile.mjs"), str(models), corpus],
+                         check=True, capture_output=True, text=True, timeout=600)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", nargs="+", default=list(TARGETS), choices=list(TARGETS))
@@ -250,6 +258,8 @@ def main(argv=None) -> int:
                             target_seconds=TARGETS[corpus], target_exact_match=GOALS[corpus])
                 results["training"][corpus] = page
                 print(corpus, json.dumps(page), flush=True)
+            results["profile_node_wasm"] = {c: profile(site / "_illustrated" / "models", c)
+                                            for c in corpora}
             sentences = {c: [s for s, _ in il.data.load_corpus(c, "test")[0][:10]] for c in corpora}
             engines = [("jax-js", base)]
             if not (args.no_onnx or args.quick):
