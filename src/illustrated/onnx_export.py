@@ -1,7 +1,8 @@
-"""The shipped models as ONNX graphs, so that the book's static pages can translate in the browser.
+"""The shipped models as ONNX graphs, for any ONNX runtime (onnxruntime, onnxruntime-web).
 
-A rendered page has no Python kernel, so its live widgets run the shipped models with
-onnxruntime-web (site/js/). Each corpus gets two graphs, exported with PyTorch's exporter
+The book's pages ran them with onnxruntime-web until they moved to one engine for translating
+and training, jax-js (illustrated.web_export, site/js/engine.js); the export stays a feature
+of the package, tested with onnxruntime. Each corpus gets two graphs, exported with PyTorch's exporter
 (``torch.onnx.export(dynamo=True)``) from the weights that ``il.pretrained`` loads:
 
 * ``{corpus}.encoder.onnx``: ``src`` (1, src_len) int64 -> ``memory`` (1, src_len, d_model),
