@@ -42,14 +42,15 @@ function decodeAll(model, tgtIn, memory) {
 export async function nextLogProbs(model, tgtIn, memory) {
   const [logProbs, self, cross] = decodeAll(model, tgtIn, memory);
   [...self, ...cross].forEach((w) => w.dispose());
-  const rows = logProbs.map((positions) => Float32Array.from(positions[tgtIn[0].length - 1]));
-  for (const row of rows) {
-    row[model.config.bos_id] = -Infinity;
-    row[model.config.tgt_pad_id] = -Infinity;
-    // A NaN would win every argmax and top-k: a broken model must not look like a translation.
-    if (!Number.isFinite(Math.max(...row))) throw new Error("model: its scores for the next token are NaN; nothing can be decoded");
-  }
-  return rows;
+  return logProbs.map((positions) => ruledOut(model, Float32Array.from(positions[tgtIn[0].length - 1])));
+}
+
+function ruledOut(model, row) {
+  row[model.config.bos_id] = -Infinity;
+  row[model.config.tgt_pad_id] = -Infinity;
+  // A NaN would win every argmax and top-k: a broken model must not look like a translation.
+  if (!Number.isFinite(Math.max(...row))) throw new Error("model: its scores for the next token are NaN; nothing can be decoded");
+  return row;
 }
 
 /** The decoder's attention (crossAttention [layer][head][step][source], selfAttention [layer]
@@ -61,13 +62,13 @@ export async function attentionOf(model, tokens, memory) {
 }
 
 /** The topK most probable words at every step of a hypothesis, [step][rank] {id, logProb},
- * best first (ties: the lower id first): step t is nextLogProbs on <bos> + tokens[:t]. */
+ * best first (ties: the lower id first): step t's distribution given <bos> + tokens[:t], all
+ * from one run of the decoder (its mask lets position t see no later one). */
 export async function stepDistributions(model, tokens, memory, topK) {
-  const out = [];
-  for (let t = 0; t < tokens.length; t += 1) {
-    const [row] = await nextLogProbs(model, [[model.config.bos_id, ...tokens.slice(0, t)]], memory);
-    const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
-    out.push(order.slice(0, topK).map((id) => ({ id, logProb: row[id] })));
-  }
-  return out;
+  const [[positions], self, cross] = decodeAll(model, [[model.config.bos_id, ...tokens.slice(0, -1)]], memory);
+  [...self, ...cross].forEach((w) => w.dispose());
+  return positions.slice(0, tokens.length).map((p) => {
+    const row = ruledOut(model, p), order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
+    return order.slice(0, topK).map((id) => ({ id, logProb: row[id] }));
+  });
 }
