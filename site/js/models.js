@@ -1,9 +1,10 @@
 // The shipped models as illustrated.web_export writes them into _illustrated/models/: index.json,
 // and per corpus {corpus}.json (vocabularies, sizes, train_src_len) and {corpus}.safetensors
 // (the weights, run by engine.js); the model trained last in the page is the corpus "trained".
-import { modelFrom } from "./engine.js";
 import { loadRuntime } from "./runtime.js";
-import { FORMAT } from "./safetensors.js";  // index.json's format: illustrated.web_export.FORMAT
+
+const FORMAT = "illustrated-safetensors/1";  // index.json's: illustrated.web_export.FORMAT
+const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
 
 /** Where the models are served: _illustrated/models/ beside this folder. */
 export const MODELS_URL = new URL("../models/", import.meta.url);
@@ -56,12 +57,12 @@ export function loadModel(corpus) {
     const config = await loadConfig(corpus);  // checks the name first
     const files = (await loadIndex()).models[corpus].files;
     const [jax, bytes] = await Promise.all([loadRuntime(), fetched(new URL(files.model, MODELS_URL), "arrayBuffer")]);
-    return modelFrom(jax, bytes, corpus, config);
+    return await modelFrom(jax, bytes, corpus, config);
   });
 }
 
 /** The model trained in the page (a page model file's bytes) becomes the corpus "trained". */
 export async function setTrained(bytes, trainSrcLen) {
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  cache.set("model:trained", Promise.resolve(modelFrom(await loadRuntime(), buffer, "trained", { train_src_len: trainSrcLen })));
+  cache.set("model:trained", modelFrom(await loadRuntime(), buffer, "trained", { train_src_len: trainSrcLen }));
 }
