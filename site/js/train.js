@@ -1,6 +1,6 @@
 // The training widget (params {corpus, corpora, settings: {corpus: presets.SETTINGS's recipe}}):
 // illustrated.train with a loss curve, progress, test sentences every 50 steps, the exact match,
-// the model downloaded for il.load_checkpoint. data-state: idle, training, done, error.
+// the model downloaded for il.load_checkpoint. data-state: ready, training, done, error.
 import { h, s, select } from "./dom.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
@@ -97,5 +97,5 @@ export function mount(element, api) {
       FIELDS.map(([key, label]) => h("label", {}, label, inputs[key])), schedule, norm),
     limits, warning, h("div", { class: "il-controls" }, train, stop, reset), status, chart, samples, result));
   fill(p.corpus);
-  element.dataset.state = "idle";
+  element.dataset.state = "ready";
 }

@@ -34,7 +34,7 @@ def _open(browser, server, width=1280):
     browser.set_window_size(width, 1000)
     browser.get(f"{server.base_url}/{PAGE}")
     browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", WIDGET)
-    _wait(browser, "idle", 30)
+    _wait(browser, "ready", 30)
 
 
 def _wait(browser, state, seconds):
