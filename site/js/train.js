@@ -34,7 +34,7 @@ export function mount(element, api) {
   };
   const options = () => ({ corpus: state.corpus, schedule: inputs.schedule.value, normFirst: inputs.normFirst.value === "pre",
     ...Object.fromEntries(FIELDS.map(([key]) => [key, Number(inputs[key].value)])) });
-  for (const [key, , attrs] of FIELDS) inputs[key] = h("input", { type: "number", "data-control": key, style: TALL, ...attrs });
+  for (const [key, , attrs] of FIELDS) inputs[key] = h("input", { type: "number", "data-control": key, style: TALL, onchange: warn, ...attrs });
   const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, (c) => { state.corpus = c; fill(c); }, "corpus");
   const schedule = select("schedule", [["constant", "constant"], ["noam", "noam"], ["cosine", "cosine"]], "cosine", warn, "schedule");
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");

@@ -117,3 +117,15 @@ def test_controls_are_touch_targets_at_390px(browser, server, width):
     wide = browser.execute_script("return document.querySelector(arguments[0]).scrollWidth > "
                                   "document.querySelector(arguments[0]).clientWidth + 1", WIDGET)
     assert not wide
+
+
+def test_a_big_model_says_its_time_before_train(browser, server):
+    """Issue 25: what it needs and the time it expects, from a quick measured step."""
+    _open(browser, server)
+    _set(browser, "dModel", "128")
+    from selenium.webdriver.support.ui import WebDriverWait
+    said = WebDriverWait(browser, 120).until(lambda d: re.search(
+        r"d_model 128 with 2 layers: about (\d+) ms per step on this device \(measured\), "
+        r"so (\d+) steps take about",
+        d.find_element("css selector", f"{WIDGET} [data-role=warning]").text))
+    assert int(said.group(1)) > 0 and int(said.group(2)) == 400
