@@ -57,7 +57,7 @@ async function setup(options) {
 async function run(options) {
   const { data, o, jax, cfg, random, t, widths, model, ...run } = await setup(options);
   const evaluate = (sources) => greedy(Object.assign(model, { params: run.state.p }), sources);
-  const samples = async (step) => (o.measure || (step % 50 && step > 1) ? undefined  // every 50 steps
+  const samples = async (step) => (o.measure || step % 50 ? undefined  // every 50 steps
     : (await evaluate(data.test.slice(0, 3).map(([ids]) => ids))).map((translation, i) => ({ source: data.test[i][2], translation })));
   const losses = [], order = [], start = performance.now();
   let step = 0, afterFirst = 0;
