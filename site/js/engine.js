@@ -92,17 +92,14 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
   const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {
     const [[loss, accuracy], grads] = jax.valueAndGrad(objective, { hasAux: true })(tree.ref(p), src, tgtIn, tgtOut);
-    const norm = np.sqrt(tree.leaves(grads).map((g) => np.square(g.ref).sum()).reduce((a, b) => a.add(b)));
-    const scale = np.minimum(np.array(clip).div(norm.add(1e-6)), 1);
-    const out = { p: {}, m: {}, v: {} };
-    for (const name of Object.keys(p)) {
-      const g = grads[name].mul(scale.ref);
-      out.m[name] = m[name].mul(beta1).add(g.ref.mul(1 - beta1));
-      out.v[name] = v[name].mul(beta2).add(np.square(g).mul(1 - beta2));
-      const denom = np.sqrt(out.v[name].ref).div(correction2.ref).add(eps);
-      out.p[name] = p[name].sub(out.m[name].ref.mul(stepSize.ref).div(denom));
-    }
-    [scale, stepSize, correction2].forEach((a) => a.dispose());
+    const names = Object.keys(p), g = np.concatenate(names.map((k) => grads[k].reshape([-1])));  // one vector:
+    const scale = np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1);  // few kernels
+    const [gs, out] = [g.mul(scale), { m: null, v: null, p: {} }];
+    out.m = m.mul(beta1).add(gs.ref.mul(1 - beta1));
+    out.v = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
+    const update = out.m.ref.mul(stepSize).div(np.sqrt(out.v.ref).div(correction2).add(eps));
+    names.reduce((at, k) => { out.p[k] = p[k].sub(update.ref.slice([at, at + p[k].size]).reshape(p[k].shape)); return at + p[k].size; }, 0);
+    update.dispose();
     return [loss, accuracy, out.p, out.m, out.v];
   });
   let t = 0;
@@ -114,7 +111,7 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
       const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn, batch.tgtOut, ...scalars);
       return [loss, accuracy, { p, m, v }];
     },
-    zeros: (p) => tree.map((a) => np.zerosLike(a.ref), p),
+    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m and v: flat
     dispose() { step.dispose(); model.dispose(); },
   };
 }
