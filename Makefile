@@ -13,9 +13,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 NPM ?= npm
 export MPLBACKEND := Agg
-# MathJax and onnxruntime-web, from the npm registry
+# MathJax and jax-js (@jax-js/jax), from the npm registry
 # (site/package-lock.json), served by the site itself from _vendor/ (html_extra_path in
-# _config.yml); our own modules (site/js/) and the ONNX models from _illustrated/. No Jupyter
+# _config.yml); our own modules (site/js/) and the models (safetensors) from _illustrated/. No Jupyter
 # widget manager: no page shows an ipywidget (site/no_widget_state.py).
 SITE_ASSETS := _build/site-assets/_vendor/VERSIONS.json
 
@@ -33,12 +33,15 @@ $(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildca
 	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	node site/build.mjs
 
-# The shipped models as ONNX graphs for the pages' live widgets (onnxruntime-web, site/js/).
-ONNX_MODELS := _build/site-assets/_illustrated/models/index.json
-$(ONNX_MODELS): $(BIN)/activate src/illustrated/onnx_export.py src/illustrated/weights/manifest.json
-	$(BIN)/python -m illustrated.onnx_export --out $(dir $(ONNX_MODELS))
+# The shipped models as the pages' engine reads them (jax-js, site/js/engine.js): safetensors,
+# vocabularies, and each corpus for training in the page.
+WEB_MODELS := _build/site-assets/_illustrated/models/index.json
+$(WEB_MODELS): $(BIN)/activate src/illustrated/web_export.py src/illustrated/_safetensors.py \
+    src/illustrated/presets.py src/illustrated/weights/manifest.json
+	rm -rf $(dir $(WEB_MODELS))
+	$(BIN)/python -m illustrated.web_export --out $(dir $(WEB_MODELS))
 
-site-assets: $(SITE_ASSETS) $(ONNX_MODELS)
+site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 
 test: setup
 	$(BIN)/ruff check src tests benchmarks

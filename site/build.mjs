@@ -1,12 +1,13 @@
 // Copies the browser assets the rendered book serves itself into ../_build/site-assets/_vendor/.
+// (onnxruntime-web stays a devDependency: benchmarks/browser_translate.py runs it beside jax-js.)
 //
 // `npm ci` (in this folder) installs them from the npm registry at the versions of
 // package-lock.json; this script then copies only what the pages load. Sphinx copies _build/site-assets/ into
 // the site root (`html_extra_path: [_build/site-assets]` in _config.yml), so pages find them under
 // `_vendor/`: deliberately not under `_static/`, whose every script Jupyter Book 1 injects into
 // every page. Our own modules (js/: the models in the browser, window.illustrated) go beside it,
-// into _illustrated/js/ (the ONNX models into _illustrated/models/ are written by
-// `python -m illustrated.onnx_export`, see the Makefile's site-assets).
+// into _illustrated/js/ (the models into _illustrated/models/ are written by
+// `python -m illustrated.web_export`, see the Makefile's site-assets).
 // Usage: node build.mjs [destination]   (default: ../_build/site-assets/_vendor)
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
   from "node:fs";
@@ -35,15 +36,12 @@ const copies = [
   ["mathjax/es5/a11y/assistive-mml.js", "mathjax/a11y/assistive-mml.js"],
   ["mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"],
   ["mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions"],
-  // onnxruntime-web, WebAssembly only, single-threaded use: the ES module API, the Emscripten
-  // glue it imports and the SIMD binary (about 14 MB), fetched by a page when a reader first
-  // uses a live widget (js/runtime.js).
-  ["onnxruntime-web/dist/ort.wasm.min.mjs", "onnxruntime-web/ort.wasm.min.mjs"],
-  ["onnxruntime-web/dist/ort-wasm-simd-threaded.mjs", "onnxruntime-web/ort-wasm-simd-threaded.mjs"],
-  ["onnxruntime-web/dist/ort-wasm-simd-threaded.wasm", "onnxruntime-web/ort-wasm-simd-threaded.wasm"],
+  // jax-js (@jax-js/jax): its ES modules (the WebGPU and WebGL backends are imported only when
+  // asked for), fetched by a page when a reader first uses a live widget (js/runtime.js).
+  ["@jax-js/jax/dist", "jax-js", (name) => name.endsWith(".js")],
 ];
 
-const packages = ["mathjax", "onnxruntime-web"];
+const packages = ["mathjax", "@jax-js/jax"];
 for (const name of packages) {
   if (!existsSync(join(modules, name, "package.json"))) {
     console.error(`site/build.mjs: ${name} is not installed; run \`npm ci\` in site/ first`);

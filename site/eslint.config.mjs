@@ -10,7 +10,9 @@ export default [
       ecmaVersion: 2024,
       sourceType: "module",
       // The browser globals the modules use (the `globals` package would list them all).
-      globals: { window: "readonly", fetch: "readonly", URL: "readonly" },
+      globals: { window: "readonly", fetch: "readonly", URL: "readonly", TextDecoder: "readonly",
+        TextEncoder: "readonly", AbortController: "readonly", Blob: "readonly",
+        performance: "readonly", setTimeout: "readonly", WebAssembly: "readonly" },
     },
     rules: {
       eqeqeq: "error",
@@ -22,4 +24,6 @@ export default [
       complexity: ["error", 12],
     },
   },
+  // The training worker (api.js starts it): a worker's global scope.
+  { files: ["js/trainer.js"], languageOptions: { globals: { self: "readonly" } } },
 ];

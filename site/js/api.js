@@ -1,21 +1,20 @@
 // window.illustrated: the book's shipped models in the reader's browser (the contract in
 // docs/ARCHITECTURE.md, "Public API"), and the page's widgets mounted (widgets.js). Loaded as a
 // module on every page; it fetches only index.json until a widget first translates, which loads
-// onnxruntime-web and that corpus's model. `await illustrated.ready` fills illustrated.corpora.
+// jax-js and that corpus's model. `await illustrated.ready` fills illustrated.corpora.
 // translate(corpus, sentence, {beamSize = 1, topBeams = 1, alpha = 0, maxLen = min(50, max_len),
 // returnSteps = false, topK = 0}) -> Promise of {hypotheses: [{tokens, score}], sourceTokens,
 // encoderAttention [layer][head][source][source], crossAttention [layer][head][step][source],
 // decoderAttention [layer][head][step][step], steps (with returnSteps), topK (with topK > 0:
 // [step][rank] {token, prob, logProb}, the decoder's most probable next words at each step of
 // the best hypothesis)}: il.beam_search's hypotheses and scores (beamSize 1 is greedy decoding);
-// attention of the best hypothesis.
-// config(corpus) -> Promise of the corpus's {corpus}.json (its words, sizes and train_src_len,
-// the source lengths it was trained on), without loading the runtime.
+// attention of the best hypothesis. config(corpus) -> Promise of {corpus}.json (words, sizes,
+// train_src_len), without the runtime. train(options, onProgress): trainer.js; corpus "trained".
 import { loadConfig, loadIndex, loadModel } from "./models.js";
 import { sourceIds } from "./vocab.js";
 import { mountWidgets } from "./widgets.js";
 
-// One decoding at a time: an onnxruntime-web session runs one call at a time.
+// One decoding at a time (the jitted model is shared).
 let queue = Promise.resolve();
 function exclusive(task) {
   const result = queue.then(task);
@@ -46,11 +45,13 @@ async function translate(corpus, sentence, options = {}) {
       result.topK = ranked.map((ranks) => ranks.map(({ id, logProb }) =>
         ({ token: model.tgtVocab.tokens[id], prob: Math.exp(logProb), logProb })));
     }
+    memory.dispose();  // jax-js arrays are freed by hand
     return result;
   });
 }
 
-const api = { corpora: [], translate, config: loadConfig };
+const api = { corpora: [], translate, config: loadConfig,
+  train: (options, onProgress) => import("./trainer.js").then((m) => m.train(options, onProgress)) };
 api.ready = loadIndex().then((index) => {
   api.corpora = Object.freeze([...index.corpora]);
   return api;

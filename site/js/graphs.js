@@ -1,51 +1,74 @@
-// Running a model's two ONNX graphs (illustrated.onnx_export): the encoder once per sentence, the
-// decoder once per step for every live hypothesis; flat tensors become the API's nested arrays.
-/** Nested arrays of numbers from a flat array and its dims (row-major, as ONNX stores). */
+// Translating with a model (engine.js's modelFrom): the encoder once per sentence, the decoder
+// once per step for every live hypothesis (decoding.py's loops are in search_beam.js), and the
+// arrays turned into the nested arrays the API returns. `memory` is disposed by the caller.
+import { compiled } from "./engine.js";
+
+/** Nested arrays of numbers from a flat array and its dims (row-major). */
 export function nest(data, dims) {
   if (dims.length === 1) return Array.from(data);
   const step = data.length / dims[0];
   return Array.from({ length: dims[0] }, (_, i) => nest(data.subarray(i * step, (i + 1) * step), dims.slice(1)));
 }
-function ids(ort, rows) {
-  const flat = BigInt64Array.from(rows.flat(), (id) => BigInt(id));
-  return new ort.Tensor("int64", flat, [rows.length, rows[0].length]);
-}
-/** The encoder on one sentence (model.encode): memory, an ort.Tensor (1, src_len, d_model), and
- * encoderAttention [layer][head][source][source]. */
+
+// Shapes padded up to a power of two (8 positions at least): jit compiles once per size.
+const bucket = (n, least, most) => Math.min(most, Math.max(least, 2 ** Math.ceil(Math.log2(n))));
+export const ids = (np, rows, width, pad) => np.array(new Int32Array(rows.flatMap(
+  (r) => [...r, ...Array(width - r.length).fill(pad)])), { dtype: np.int32 }).reshape([rows.length, width]);
+const cut = (w, q, k) => nest(w.dataSync(), w.shape)[0].map((head) =>  // batch of one
+  head.slice(0, q).map((row) => row.slice(0, k)));
+
+/** The encoder on one sentence: memory {array (1, src_len padded, d_model), mask, length,
+ * dispose} and encoderAttention [layer][head][source][source]. */
 export async function encode(model, srcIds) {
-  const out = await model.encoder.run({ src: ids(model.ort, [srcIds]) });
-  const attention = out.encoder_attention;  // (n_layers, n_heads, src_len, src_len)
-  return { memory: out.memory, encoderAttention: nest(attention.data, attention.dims) };
+  const { jax: { numpy: np, tree }, config } = model, n = srcIds.length;
+  const src = ids(np, [srcIds], bucket(n, 8, config.max_len), config.src_pad_id);
+  const mask = model.net.maskOf(src.ref);
+  const [array, weights] = compiled(model).encode(tree.ref(model.params), src);
+  return { memory: { array, mask, length: n, dispose: () => [array, mask].forEach((a) => a.dispose()) },
+    encoderAttention: weights.map((w) => cut(w, n, n)) };
 }
-/** log_softmax of the last position's logits, one Float32Array per row of tgtIn (rows of equal
- * length from <bos>), <bos> and <pad> then made impossible: decoding.py's _next_log_probs. */
+
+// The decoder on rows of equal length: [log-probs [row][position][vocab], self, cross weights].
+function decodeAll(model, tgtIn, memory) {
+  const { jax: { numpy: np, tree }, config } = model;
+  const padded = [...tgtIn, ...Array(bucket(tgtIn.length, 1, Infinity) - tgtIn.length).fill(tgtIn[0])];
+  const tgt = ids(np, padded, bucket(tgtIn[0].length, 8, config.max_len), config.tgt_pad_id);
+  const [logProbs, self, cross] = compiled(model).decode(tree.ref(model.params), tgt, memory.array.ref, memory.mask.ref);
+  return [nest(logProbs.dataSync(), logProbs.shape).slice(0, tgtIn.length), self, cross];
+}
+
+/** decoding.py's _next_log_probs: log_softmax of the last position's logits, one Float32Array
+ * per row of tgtIn (rows of equal length starting with <bos>), <bos> and <pad> made impossible. */
 export async function nextLogProbs(model, tgtIn, memory) {
-  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });  // (n, vocab)
-  const vocab = out.log_probs.dims[1];
-  const rows = tgtIn.map((_, i) => out.log_probs.data.slice(i * vocab, (i + 1) * vocab));
-  for (const row of rows) {
-    row[model.config.bos_id] = row[model.config.tgt_pad_id] = -Infinity;
-    // A NaN would win every argmax and top-k: a broken model must not look like a translation.
-    if (!Number.isFinite(Math.max(...row))) throw new Error("model: its scores for the next token are NaN; nothing can be decoded");
-  }
-  return rows;
+  const [logProbs, self, cross] = decodeAll(model, tgtIn, memory);
+  [...self, ...cross].forEach((w) => w.dispose());
+  return logProbs.map((positions) => ruledOut(model, Float32Array.from(positions[tgtIn[0].length - 1])));
 }
-/** The decoder's attention while it wrote `tokens` (no <bos>): crossAttention [layer][head][step]
- * [source], selfAttention [layer][head][step][step]; one run on <bos> + tokens[:-1] gives every step. */
+
+function ruledOut(model, row) {
+  row[model.config.bos_id] = -Infinity;
+  row[model.config.tgt_pad_id] = -Infinity;
+  // A NaN would win every argmax and top-k: a broken model must not look like a translation.
+  if (!Number.isFinite(Math.max(...row))) throw new Error("model: its scores for the next token are NaN; nothing can be decoded");
+  return row;
+}
+
+/** The decoder's attention (crossAttention [layer][head][step][source], selfAttention [layer]
+ * [head][step][step]) while it generated `tokens` (without <bos>), from one run. */
 export async function attentionOf(model, tokens, memory) {
-  const tgtIn = [[model.config.bos_id, ...tokens.slice(0, -1)]];
-  const out = await model.decoder.run({ tgt_in: ids(model.ort, tgtIn), memory });
-  const pick = (t) => nest(t.data, t.dims).map((layer) => layer[0]);  // drop the batch of one
-  return { crossAttention: pick(out.cross_attention), selfAttention: pick(out.self_attention) };
+  const [, self, cross] = decodeAll(model, [[model.config.bos_id, ...tokens.slice(0, -1)]], memory);
+  const n = tokens.length;
+  return { crossAttention: cross.map((w) => cut(w, n, memory.length)), selfAttention: self.map((w) => cut(w, n, n)) };
 }
-/** The topK most probable words at every step of a hypothesis (no <bos>), [step][rank] {id, logProb},
- * best (then the lower id) first: step t is nextLogProbs on <bos> + tokens[:t]. */
+
+/** The topK most probable words at every step of a hypothesis, [step][rank] {id, logProb},
+ * best first (ties: the lower id first): step t's distribution given <bos> + tokens[:t], all
+ * from one run of the decoder (its mask lets position t see no later one). */
 export async function stepDistributions(model, tokens, memory, topK) {
-  const out = [];
-  for (let t = 0; t < tokens.length; t += 1) {
-    const [row] = await nextLogProbs(model, [[model.config.bos_id, ...tokens.slice(0, t)]], memory);
-    const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
-    out.push(order.slice(0, topK).map((id) => ({ id, logProb: row[id] })));
-  }
-  return out;
+  const [[positions], self, cross] = decodeAll(model, [[model.config.bos_id, ...tokens.slice(0, -1)]], memory);
+  [...self, ...cross].forEach((w) => w.dispose());
+  return positions.slice(0, tokens.length).map((p) => {
+    const row = ruledOut(model, p), order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b);
+    return order.slice(0, topK).map((id) => ({ id, logProb: row[id] }));
+  });
 }

@@ -1,19 +1,18 @@
-// The shipped models as illustrated.onnx_export writes them into _illustrated/models/: index.json,
-// and per corpus {corpus}.json (vocabularies, sizes, train_src_len) with its encoder and
-// one-step decoder graphs.
+// The shipped models as illustrated.web_export writes them into _illustrated/models/: index.json,
+// and per corpus {corpus}.json (vocabularies, sizes, train_src_len) and {corpus}.safetensors
+// (the weights, run by engine.js); the model trained last in the page is the corpus "trained".
 import { loadRuntime } from "./runtime.js";
-import { Vocab } from "./vocab.js";
+
+const FORMAT = "illustrated-safetensors/1";  // index.json's: illustrated.web_export.FORMAT
+const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
 
 /** Where the models are served: _illustrated/models/ beside this folder. */
 export const MODELS_URL = new URL("../models/", import.meta.url);
 
-/** The format of index.json this code reads (illustrated.onnx_export.FORMAT). */
-export const FORMAT = "illustrated-onnx/1";
-
-async function fetchJson(url) {
+async function fetched(url, as = "json") {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.json();
+  return response[as]();
 }
 
 // Each file is fetched once; a failed fetch is forgotten, so that a later call tries again.
@@ -30,40 +29,40 @@ const cache = new Map();
 
 /** index.json: {format, corpora: [names], models: {corpus: {files, bytes}}}. */
 export function loadIndex() {
-  return once(cache, "index", () => fetchJson(new URL("index.json", MODELS_URL)).then((data) => {
+  return once(cache, "index", () => fetched(new URL("index.json", MODELS_URL)).then((data) => {
     if (data.format !== FORMAT) throw new Error(`index.json: format ${data.format}, expected ${FORMAT}`);
     return data;
   }));
 }
 
-/**
- * A corpus's {corpus}.json, a few kB, without the runtime: what a widget needs before it
- * translates ({corpus, src_tokens, tgt_tokens, bos_id, eos_id, max_len, n_layers, n_heads,
- * train_src_len, ...}). Rejects a corpus that index.json does not list, naming the ones it does.
- */
+/** A corpus's {corpus}.json, a few kB, without the runtime: {corpus, src_tokens, tgt_tokens,
+ * bos_id, eos_id, max_len, n_layers, n_heads, train_src_len, ...}; an unknown corpus rejects. */
 export function loadConfig(corpus) {
+  if (corpus === "trained") {
+    if (cache.has("model:trained")) return cache.get("model:trained").then((m) => m.config);
+    return Promise.reject(new Error("corpus: no model has been trained in this page yet (train one first)"));
+  }
   return once(cache, `config:${corpus}`, async () => {
     const { corpora, models: entries } = await loadIndex();
     if (!corpora.includes(corpus)) {
       throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
     }
-    return fetchJson(new URL(entries[corpus].files.vocab, MODELS_URL));
+    return fetched(new URL(entries[corpus].files.vocab, MODELS_URL));
   });
 }
 
-/**
- * A corpus's model, loaded once: {corpus, config, ort, srcVocab, tgtVocab, encoder, decoder},
- * where encoder and decoder are onnxruntime-web InferenceSessions and config is {corpus}.json.
- */
+/** A corpus's model, loaded once: engine.js's modelFrom, its config being {corpus}.json. */
 export function loadModel(corpus) {
   return once(cache, `model:${corpus}`, async () => {
     const config = await loadConfig(corpus);  // checks the name first
     const files = (await loadIndex()).models[corpus].files;
-    const ort = await loadRuntime();
-    const options = { executionProviders: ["wasm"], graphOptimizationLevel: "all" };
-    const [encoder, decoder] = await Promise.all([files.encoder, files.decoder].map(
-      (name) => ort.InferenceSession.create(new URL(name, MODELS_URL).href, options)));
-    return { corpus, config, ort, encoder, decoder,
-      srcVocab: new Vocab(config.src_tokens), tgtVocab: new Vocab(config.tgt_tokens) };
+    const [jax, bytes] = await Promise.all([loadRuntime(), fetched(new URL(files.model, MODELS_URL), "arrayBuffer")]);
+    return await modelFrom(jax, bytes, corpus, config);
   });
+}
+
+/** The model trained in the page (a page model file's bytes) becomes the corpus "trained". */
+export async function setTrained(bytes, trainSrcLen) {
+  const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  cache.set("model:trained", modelFrom(await loadRuntime(), buffer, "trained", { train_src_len: trainSrcLen }));
 }

@@ -1,26 +1,24 @@
-// onnxruntime-web, loaded on first use only: the site serves it from _vendor/onnxruntime-web/
-// (site/build.mjs copies it from the npm package), never from a CDN. Single-threaded WebAssembly:
-// GitHub Pages cannot send the headers that cross-origin isolation (and so WASM threads) needs.
+// jax-js (@jax-js/jax), loaded on first use only from _vendor/jax-js/ (site/build.mjs copies it
+// from the npm package), never a CDN: 0.6 MB of JavaScript that compiles WebAssembly kernels.
 
 /** Where the runtime's files are served: _vendor/ beside this folder's _illustrated/. */
-export const RUNTIME_URL = new URL("../../_vendor/onnxruntime-web/", import.meta.url);
+export const RUNTIME_URL = new URL("../../_vendor/jax-js/", import.meta.url);
 
-let runtime = null;  // Promise of the ort module, once asked for
+let runtime = null;  // Promise of the jax module, once asked for
 
 /**
- * The onnxruntime-web module, imported once (about 14 MB of WebAssembly, then in the browser's
- * cache); a failed load is forgotten so that a later call tries again.
- * @returns {Promise<object>} the `ort` namespace
+ * The jax-js module, imported and started once (then in the browser's cache); a failed load
+ * is forgotten so that a later call tries again.
+ * @returns {Promise<object>} the `jax` namespace (numpy, nn, jit, valueAndGrad, ...)
  */
 export function loadRuntime() {
-  runtime ??= import(new URL("ort.wasm.min.mjs", RUNTIME_URL).href).then((ort) => {
-    ort.env.wasm.numThreads = 1;
-    ort.env.wasm.proxy = false;
-    ort.env.wasm.wasmPaths = RUNTIME_URL.href;
-    return ort;
+  runtime ??= import(new URL("index.js", RUNTIME_URL).href).then(async (jax) => {
+    await jax.init("wasm");
+    jax.defaultDevice("wasm");
+    return jax;
   }, (error) => {
     runtime = null;
-    throw new Error(`onnxruntime-web could not be loaded from ${RUNTIME_URL.href}: ${error.message}`);
+    throw new Error(`jax-js could not be loaded from ${RUNTIME_URL.href}: ${error.message}`);
   });
   return runtime;
 }

@@ -71,7 +71,8 @@ export function liveWidget(element, api, p, w) {
   function configure(config) {
     if (state.words === config) return;
     state.words = config;
-    about.textContent = `The shipped ${config.corpus} model, run in your browser; it was trained on sentences of ${span(config.train_src_len)} words.`;
+    about.textContent = `${config.corpus === "trained" ? "Your" : "The shipped"} ${config.corpus} model, run in your browser; it was trained ` +
+      `on sentences of ${span(config.train_src_len)} words.`;
     w.configured?.(config);
     suggest(config);
   }

@@ -1,6 +1,6 @@
 // The one way the book's widgets are mounted: every <div data-il-widget=KIND> of the page
 // (src/illustrated/book/interactive.py) is handed to ./KIND.js's mount(element, api).
-const KINDS = new Set(["frames", "translate", "beam", "selfattention", "wholemodel"]);
+const KINDS = new Set(["frames", "translate", "beam", "selfattention", "wholemodel", "train"]);
 
 export function mountWidgets(api) {
   const containers = [...window.document.querySelectorAll("[data-il-widget]:not([data-mounted])")];

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import _safetensors
 from ._args import MAX_ELEMENTS, ArgumentTypeError, check_instance
 from ._atomic import atomic_save, check_writable
 from .config import TransformerConfig
@@ -282,7 +283,10 @@ def _load(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfi
         raise ValueError(f"path: {name!r} is a directory, expected a checkpoint file")
     if not path.is_file():
         raise ValueError(f"path: no checkpoint file at {name!r}")
-    data = _read(path)
+    if _safetensors.is_safetensors(path):  # a model trained in the book's page
+        data = {"format": FORMAT, **_safetensors.read_checkpoint_dict(path)}
+    else:
+        data = _read(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"path: {name!r} is not an illustrated checkpoint "
                          f"(expected format {FORMAT!r})")

@@ -1,7 +1,8 @@
-"""The shipped models as ONNX graphs, so that the book's static pages can translate in the browser.
+"""The shipped models as ONNX graphs, for any ONNX runtime (onnxruntime, onnxruntime-web).
 
-A rendered page has no Python kernel, so its live widgets run the shipped models with
-onnxruntime-web (site/js/). Each corpus gets two graphs, exported with PyTorch's exporter
+The book's pages ran them with onnxruntime-web until they moved to one engine for translating
+and training, jax-js (illustrated.web_export, site/js/engine.js); the export stays a feature
+of the package, tested with onnxruntime. Each corpus gets two graphs, exported with PyTorch's exporter
 (``torch.onnx.export(dynamo=True)``) from the weights that ``il.pretrained`` loads:
 
 * ``{corpus}.encoder.onnx``: ``src`` (1, src_len) int64 -> ``memory`` (1, src_len, d_model),
@@ -11,8 +12,7 @@ onnxruntime-web (site/js/). Each corpus gets two graphs, exported with PyTorch's
   last position (n, tgt_vocab_size), ``cross_attention`` (n_layers, n, n_heads, tgt_len,
   src_len) and ``self_attention`` (n_layers, n, n_heads, tgt_len, tgt_len);
 
-plus ``{corpus}.json`` (both vocabularies, special ids, sizes, ``src_bigrams``: the pairs of
-neighbouring source words of the corpus, and ``train_src_len``: the
+plus ``{corpus}.json`` (both vocabularies, special ids, sizes, and ``train_src_len``: the
 shortest and longest source sentence of the training split, in tokens, outside which the pages
 warn that the model was never trained) and ``index.json`` (the corpora
 and every file's size). The decoding loops (greedy, beam search) stay outside the graphs: the
@@ -166,14 +166,6 @@ def _train_src_len(corpus: str) -> list[int]:
     return [min(lengths), max(lengths)]
 
 
-def _src_bigrams(corpus: str) -> list[str]:
-    """Every pair of neighbouring source tokens of the corpus (both splits), "word word": the
-    widgets note an input that has another (site/js/sentence.js)."""
-    pairs = load_corpus(corpus, "train")[0] + load_corpus(corpus, "test")[0]
-    return sorted({f"{a} {b}" for source, _ in pairs
-                   for a, b in zip(tokenize(source), tokenize(source)[1:])})
-
-
 def export_corpus(corpus: str, out_dir: Path) -> dict:
     """Write ``{corpus}.encoder.onnx``, ``{corpus}.decoder.onnx`` and ``{corpus}.json`` into
     ``out_dir`` from the shipped model; return the corpus's entry of index.json.
@@ -216,7 +208,7 @@ def export_corpus(corpus: str, out_dir: Path) -> dict:
         "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
         "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
         "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
-        "train_src_len": _train_src_len(corpus), "src_bigrams": _src_bigrams(corpus),
+        "train_src_len": _train_src_len(corpus),
     }
     contents = {"encoder": encoder, "decoder": decoder,
                 "vocab": (json.dumps(vocab, ensure_ascii=False) + "\n").encode("utf-8")}

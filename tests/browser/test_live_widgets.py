@@ -29,7 +29,7 @@ import illustrated as il
 from builtbook import html_path, require, toc_pages
 
 TOL = 1e-4
-TIMEOUT = 180  # the first translation of a page compiles onnxruntime-web's WebAssembly
+TIMEOUT = 180  # the first translation of a page loads jax-js and compiles the model
 LIVE = "[data-il-widget=translate], [data-il-widget=beam], [data-il-widget=selfattention]"
 
 
@@ -606,7 +606,7 @@ def test_no_dead_control(browser, server, kind):
 @pytest.mark.parametrize("kind", ["translate", "beam", "selfattention"])
 def test_a_page_with_live_widgets_stays_under_5_mb(site, kind):
     """The page's HTML, the images it links from _images/, and the models of every corpus its
-    live widgets can load (onnxruntime-web, shared by all pages and then cached, is counted in
+    live widgets can load (jax-js, shared by all pages and then cached, is counted in
     test_translate_api.py)."""
     index = json.loads((site / "_illustrated" / "models" / "index.json").read_text("utf-8"))
     for page in pages_with(kind):

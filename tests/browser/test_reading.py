@@ -21,7 +21,7 @@ PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 #: What a page may load before its own content: theme, fonts, MathJax, the book's scripts.
 FIXED_WEIGHT_BYTES = 1_500_000
 #: Not fixed weight: the page's own pictures, and what a live widget loads when it first runs.
-OWN_CONTENT = ("/_images/", "data:", "/_illustrated/models/", "/_vendor/onnxruntime-web/")
+OWN_CONTENT = ("/_images/", "data:", "/_illustrated/models/", "/_vendor/jax-js/")
 
 LIVE_SETTLED = """
 const live = Array.from(document.querySelectorAll('[data-il-widget]'));

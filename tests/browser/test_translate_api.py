@@ -1,5 +1,5 @@
 """window.illustrated in headless Chromium against the package: the shipped models, run by
-onnxruntime-web in the page, translate 20 test sentences of every corpus to the tokens of
+jax-js in the page (site/js/engine.js), translate 20 test sentences of every corpus to the tokens of
 il.greedy_decode (beamSize 1) and il.beam_search, with their scores and attention weights within
 1e-4; config(corpus) gives the vocabulary and the source lengths the model was trained on.
 Also: the runtime and the models are fetched only when a widget first translates, once, and
@@ -76,18 +76,18 @@ def test_every_page_loads_the_api_as_a_module(site):
 
 
 def test_files_stay_within_their_budgets(site):
-    """Each corpus's models under 5 MB (a page uses one or two); the runtime under 25 MB."""
+    """Each corpus's files under 5 MB (a page uses one or two); the runtime under 1 MB."""
     index = json.loads((site / "_illustrated" / "models" / "index.json").read_text("utf-8"))
     for corpus in SHIPPED:
         assert sum(index["models"][corpus]["bytes"].values()) < 5e6, corpus
-    runtime = sum(f.stat().st_size for f in (site / "_vendor" / "onnxruntime-web").iterdir())
-    assert runtime < 25e6, runtime
+    runtime = sum(f.stat().st_size for f in (site / "_vendor" / "jax-js").iterdir())
+    assert runtime < 1e6, runtime
 
 
 def test_nothing_heavy_is_fetched_before_a_translation(page):
     names = [name for name, _ in page.execute_script(RESOURCES)]
     assert any(name.endswith("/_illustrated/models/index.json") for name in names), names
-    heavy = [n for n in names if "onnxruntime-web" in n or n.endswith(".onnx")]
+    heavy = [n for n in names if "/_vendor/jax-js/" in n or n.endswith(".safetensors")]
     assert not heavy, f"fetched on page load: {heavy}"
 
 
@@ -202,20 +202,19 @@ def test_beam_steps_match_python(page):
 
 
 def test_runtime_fetched_once_then_cached(page, server):
-    """After translations with every corpus: one fetch of the WebAssembly and of each model;
-    on the next page the runtime comes from the browser's cache (or a 304), not downloaded."""
+    """After translations with every corpus: one fetch of the runtime and of each model; on
+    the next page the runtime comes from the browser's cache (or a 304), not downloaded."""
     names = [name for name, _ in page.execute_script(RESOURCES)]
-    wasm = [n for n in names if n.endswith(".wasm")]
-    assert len(wasm) == 1 and "/_vendor/onnxruntime-web/" in wasm[0], wasm
+    runtime = [n for n in names if n.endswith("/_vendor/jax-js/index.js")]
+    assert len(runtime) == 1, runtime
     for corpus in SHIPPED:
-        for kind in ("encoder", "decoder"):
-            assert sum(n.endswith(f"/{corpus}.{kind}.onnx") for n in names) == 1, (corpus, kind)
+        assert sum(n.endswith(f"/{corpus}.safetensors") for n in names) == 1, corpus
     page.get(f"{server.base_url}/{toc_pages()[-1]}.html")
     [result] = run(page, [["translate", "copy", _test_sentences("copy")[0], {}]])
     assert "hypotheses" in result, result
     entries = dict(page.execute_script(RESOURCES))
-    [wasm] = [n for n in entries if n.endswith(".wasm")]
-    assert entries[wasm] < 100_000, f"the runtime was downloaded again ({entries[wasm]} bytes)"
+    [runtime] = [n for n in entries if n.endswith("/_vendor/jax-js/index.js")]
+    assert entries[runtime] < 10_000, f"the runtime was downloaded again ({entries[runtime]} bytes)"
 
 
 @pytest.mark.parametrize("call, message", [

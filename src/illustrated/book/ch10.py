@@ -12,7 +12,7 @@ from ..data import CORPORA, load_corpus
 from ..modules import Transformer
 from ..presets import SETTINGS, make_config, pretrained
 from ..tracing import trace
-from ..training import set_seed, train, translate
+from ..training import exact_match, set_seed, train, translate
 from . import interactive as ia
 from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap, narrow, wrap
 
@@ -137,6 +137,89 @@ def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voitu
                    kernel=lambda: _kernel(corpus, sentence),
                    default=lambda width: draw_cross_attention(model, sentence, src_vocab, tgt_vocab,
                                                               width=width))
+
+
+# The training widget's controls: name in the page (site/js/train.js) -> (il.train / config
+# keyword, default from the recipe, limits the page states).
+TRAIN_LIMITS = {"steps": (1, 3000), "lr": (1e-5, 0.05), "warmup": (0, 1000),
+                "labelSmoothing": (0.0, 0.5), "dModel": (8, 128), "nHeads": (1, 8),
+                "nLayers": (1, 4), "seed": (0, 2**32 - 1)}
+
+
+def recipe(corpus: str) -> dict:
+    """A corpus's presets.SETTINGS recipe with train()'s defaults, as the training widget reads it."""
+    cfg = make_config(corpus, *load_corpus(corpus, "train")[1:])
+    t = {"schedule": "constant", "label_smoothing": 0.0, **SETTINGS[corpus]["train"]}
+    return {"steps": t["steps"], "lr": t["lr"], "warmup": t["warmup"], "schedule": t["schedule"],
+            "labelSmoothing": t["label_smoothing"], "dModel": cfg.d_model, "nHeads": cfg.n_heads,
+            "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post", "seed": 0}
+
+
+def train_widget(corpus: str = "fr-en", corpora=CORPORA, **changes):
+    """Train a tiny Transformer in the page (site/js/train.js, jax-js in a Web Worker) with a
+    corpus's recipe or the reader's changes (``changes``: the page's option names, e.g.
+    ``labelSmoothing=0.1``); in Jupyter and Colab the same controls train with PyTorch."""
+    settings = {c: {**recipe(c), **(changes if c == corpus else {})} for c in corpora}
+    params = {"corpus": corpus, "corpora": list(corpora), "settings": settings}
+    return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
+                   "its loss curve, translations every 50 steps and exact match",
+                   kernel=lambda: _train_kernel(corpus, list(corpora), settings))
+
+
+def _train_kernel(corpus: str, corpora: list, settings: dict):
+    """The training widget in a kernel: the same controls, trained with PyTorch (il.train)."""
+    style = {"description_width": "initial"}
+    number = {k: (widgets.BoundedIntText if isinstance(settings[corpus][k], int)
+                  else widgets.BoundedFloatText) for k in TRAIN_LIMITS}
+    controls = {k: number[k](value=settings[corpus][k], min=lo, max=hi, description=k, style=style)
+                for k, (lo, hi) in TRAIN_LIMITS.items()}
+    controls["schedule"] = widgets.Dropdown(options=["constant", "noam", "cosine"],
+                                            value=settings[corpus]["schedule"], description="schedule")
+    controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
+                                             value=settings[corpus]["normFirst"])
+    choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
+    button, out = widgets.Button(description="Train"), widgets.Output()
+
+    def fill(_=None):
+        for key, control in controls.items():
+            control.value = settings[choice.value][key]
+
+    def run(_=None):
+        c, v = choice.value, {k: w.value for k, w in controls.items()}
+        pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
+        test = load_corpus(c, "test")[0]
+        set_seed(v["seed"])
+        model = Transformer(make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"],
+                                        n_heads=v["nHeads"], d_ff=2 * v["dModel"],
+                                        n_layers=v["nLayers"], norm_first=v["normFirst"] == "pre"))
+
+        def callback(step, history):
+            if step % 50 and step != v["steps"]:
+                return
+            with out:
+                out.clear_output(wait=True)
+                seconds = history.seconds[-1]
+                print(f"step {step} of {v['steps']}, loss {history.loss[-1]:.3f}, "
+                      f"{1000 * seconds / step:.0f} ms per step")
+                for (source, _), output in zip(test, translate(model, [s for s, _ in test[:3]],
+                                                               src_vocab, tgt_vocab)):
+                    print(f"  {source} -> {output}")
+        button.disabled = True
+        try:
+            train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
+                  warmup=v["warmup"], schedule=v["schedule"], label_smoothing=v["labelSmoothing"],
+                  seed=v["seed"], callback=callback, progress=False)
+            with out:
+                print(f"exact match on the test split: "
+                      f"{100 * exact_match(model, test, src_vocab, tgt_vocab):.1f} %")
+        finally:
+            button.disabled = False
+
+    choice.observe(fill, names="value")
+    button.on_click(run)
+    return widgets.VBox([choice, widgets.HBox(list(controls.values()),
+                                              layout=widgets.Layout(flex_flow="row wrap")),
+                         button, out])
 
 
 def cli(*args, cwd=None, fails: bool = False) -> None:

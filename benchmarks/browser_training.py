@@ -1,0 +1,282 @@
+"""Training in the page (jax-js, WebAssembly, in a Web Worker) in headless Chromium, side by side
+with PyTorch on one thread on the same recipe (presets.SETTINGS), and the page's one model engine
+(jax-js) against the onnxruntime-web path it replaced, on this machine in one run.
+
+    python benchmarks/browser_training.py [--corpora post copy ...] [--no-onnx] [--quick]
+
+For each corpus: time to the end of the recipe in the page (compilation and the final exact
+match included) and the exact match reached, ms per step (median of the steps after the first)
+beside PyTorch's one-thread step, the Chromium process tree's memory at step 50 and at the end,
+and where a step's time goes (benchmarks/jax_profile.mjs, in Node: kernels and their time).
+For translation (--no-onnx skips the old path): the first translation after navigation,
+ms per translation (greedy, beam 4) and the bytes a reader downloads, for jax-js and for
+onnxruntime-web 1.30 with the ONNX graphs (site/js at commit ONNX_COMMIT, the last one with it).
+Needs `npm ci` in site/ and Debian's chromium + chromium-driver; builds its own small site in a
+temporary folder (no `make book`). Writes benchmarks/results/browser_training.json.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import shutil
+import socketserver
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "site"
+#: The last commit whose pages ran onnxruntime-web (its site/js, for the side-by-side).
+ONNX_COMMIT = "8d616a9"
+TARGETS = {"post": 5, "copy": 20, "reverse": 20, "fr-en": 60, "coreference": 60}  # seconds
+GOALS = {"post": 1.0, "copy": 1.0, "reverse": 1.0, "fr-en": 0.95, "coreference": 0.95}
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-extensions", "--window-size=1280,1000",
+         "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1"]
+
+
+def build_site(out: Path, widgets: str = "") -> Path:
+    """A small site as the book serves it: _vendor/ (site/build.mjs), _illustrated/models/
+    (illustrated.web_export) and page.html loading api.js, with `widgets` (HTML) in it."""
+    subprocess.run(["node", str(SITE / "build.mjs"), str(out / "_vendor")], check=True,
+                   capture_output=True)
+    from illustrated import web_export
+    web_export.export_site(out / "_illustrated" / "models")
+    (out / "chapters").mkdir(exist_ok=True)
+    (out / "chapters" / "page.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="../_static/illustrated.css">'
+        '<script type="module" src="../_illustrated/js/api.js"></script></head>'
+        f'<body><main style="max-width: 46em; margin: auto">{widgets}</main></body></html>',
+        encoding="utf-8")
+    (out / "_static").mkdir(exist_ok=True)
+    shutil.copy(ROOT / "_static" / "illustrated.css", out / "_static")
+    return out
+
+
+def build_onnx_site(out: Path) -> Path:
+    """The same page with the previous engine: site/js at ONNX_COMMIT, onnxruntime-web, ONNX."""
+    js = out / "_illustrated" / "js"
+    js.mkdir(parents=True)
+    names = subprocess.run(["git", "ls-tree", "--name-only", f"{ONNX_COMMIT}:site/js"], cwd=ROOT,
+                           check=True, capture_output=True, text=True).stdout.split()
+    for name in names:
+        (js / name).write_bytes(subprocess.run(["git", "show", f"{ONNX_COMMIT}:site/js/{name}"],
+                                               cwd=ROOT, check=True, capture_output=True).stdout)
+    ort = out / "_vendor" / "onnxruntime-web"
+    ort.mkdir(parents=True)
+    for name in ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"):
+        shutil.copy(SITE / "node_modules" / "onnxruntime-web" / "dist" / name, ort)
+    subprocess.run([sys.executable, "-m", "illustrated.onnx_export", "--out",
+                    str(out / "_illustrated" / "models")], check=True, capture_output=True)
+    (out / "chapters").mkdir()
+    (out / "chapters" / "page.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8">'
+        '<script type="module" src="../_illustrated/js/api.js"></script></head><body></body></html>')
+    return out
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def serve(folder: Path):
+    """(server, base URL) serving folder on 127.0.0.1 from a thread."""
+    class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+    httpd = Server(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def chromium(width: int = 1280):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    for flag in FLAGS:
+        options.add_argument(flag.replace("1280,1000", f"{width},1000"))
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    driver.set_script_timeout(600)
+    return driver
+
+
+#: Starts illustrated.train(options) and keeps its progress and result on window.
+START = """
+const options = arguments[0];
+window.__progress = [];
+window.__result = null;
+window.illustrated.train(options, (r) => window.__progress.push({step: r.step, ms: r.msPerStep,
+  t: performance.now()})).then(
+  (r) => { window.__result = {exactMatch: r.exactMatch, steps: r.steps, msPerStep: r.msPerStep,
+    seconds: r.seconds, losses: r.losses, bytes: r.weights.length, end: performance.now()}; },
+  (e) => { window.__result = {error: String(e.message)}; });
+window.__start = performance.now();
+"""
+
+
+def _rss_mb(driver) -> float:
+    """Resident memory of the Chromium processes under this driver, in MB (the page's worker
+    runs in its renderer process)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [driver.service.process.pid]
+    while todo:
+        p = todo.pop()
+        todo += parents.get(p, [])
+        try:
+            total += int(Path(f"/proc/{p}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+    return total / 1e6
+
+
+def train_in_page(driver, base: str, corpus: str) -> dict:
+    driver.get(f"{base}/chapters/page.html")
+    driver.execute_async_script("window.illustrated.ready.then(arguments[arguments.length - 1])")
+    driver.execute_script(START, {"corpus": corpus})
+    memory, result = {}, None
+    while result is None:
+        time.sleep(0.25)
+        result = driver.execute_script("return window.__result")
+        step = driver.execute_script("return window.__progress.length ? window.__progress.at(-1).step : 0")
+        if step >= 50 and "step_50" not in memory:
+            memory["step_50"] = _rss_mb(driver)
+    memory["end"] = _rss_mb(driver)
+    if "error" in result:
+        raise RuntimeError(f"{corpus}: {result['error']}")
+    progress = driver.execute_script("return window.__progress")
+    start = driver.execute_script("return window.__start")
+    steps = [b["t"] - a["t"] for a, b in zip(progress, progress[1:])]
+    return {"seconds_to_end": round((result["end"] - start) / 1000, 2),
+            "train_seconds": round(result["seconds"], 2),
+            "first_step_ms": round(progress[0]["t"] - start, 1),
+            "ms_per_step_median": round(statistics.median(steps), 2) if steps else None,
+            "exact_match": result["exactMatch"], "steps": result["steps"],
+            "model_bytes": result["bytes"], "memory_mb": {k: round(v, 1) for k, v in memory.items()},
+            "final_loss": round(result["losses"][-1], 4)}
+
+
+def pytorch_step_ms(corpus: str, steps: int = 60) -> float:
+    """Median ms per step of il.train on one thread, the same recipe (after 10 warm-up steps)."""
+    import torch
+
+    import illustrated as il
+    torch.set_num_threads(1)
+    times: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick(step, history):
+        now = time.perf_counter()
+        if step > 10:
+            times.append(1000 * (now - last[0]))
+        last[0] = now
+    il.train_corpus(corpus, steps=steps, callback=tick, progress=False)
+    return round(statistics.median(times), 2)
+
+
+#: The first translation (ms since the navigation started), then each sentence (greedy and
+#: beam 4), and the bytes fetched.
+TRANSLATE = """
+const [corpus, sentences] = arguments, done = arguments[arguments.length - 1];
+(async () => {
+  while (!window.illustrated) await new Promise((r) => setTimeout(r, 10));  // the module's turn
+  await window.illustrated.ready;
+  await window.illustrated.translate(corpus, sentences[0], {});
+  const out = { first_ms: performance.now(), greedy: [], beam_4: [] };  // since navigation
+  for (const s of sentences) {
+    let t = performance.now();
+    await window.illustrated.translate(corpus, s, {});
+    out.greedy.push(performance.now() - t);
+    t = performance.now();
+    await window.illustrated.translate(corpus, s, { beamSize: 4 });
+    out.beam_4.push(performance.now() - t);
+  }
+  out.bytes = performance.getEntriesByType("resource").reduce((n, e) => n + e.encodedBodySize, 0);
+  return out;
+})().then(done, (e) => done({ error: String(e.stack || e) }));
+"""
+
+
+def translate_in_page(driver, base: str, corpus: str, sentences: list[str]) -> dict:
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.clearBrowserCache", {})
+    driver.get(f"{base}/chapters/page.html")
+    out = driver.execute_async_script(TRANSLATE, corpus, sentences)
+    if "error" in out:
+        raise RuntimeError(out["error"])
+    return {"first_translation_ms": round(out["first_ms"], 1),
+            "greedy_median_ms": round(statistics.median(out["greedy"]), 2),
+            "beam_4_median_ms": round(statistics.median(out["beam_4"]), 2),
+            "bytes_downloaded": out["bytes"]}
+
+
+def profile(models: Path, corpus: str) -> dict:
+    """benchmarks/jax_profile.mjs: where one training step's time goes, kernel by kernel."""
+    out = subprocess.run(["node", str(ROOT / "benchmarks" / "jax_profile.mjs"), str(models), corpus],
+                         check=True, capture_output=True, text=True, timeout=600)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", nargs="+", default=list(TARGETS), choices=list(TARGETS))
+    parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime-web side")
+    parser.add_argument("--quick", action="store_true", help="CI: post and copy, no onnx")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/"
+                        "browser_training.json (browser_training_ci.json with --quick)")
+    args = parser.parse_args(argv)
+    args.out = args.out or ROOT / "benchmarks" / "results" / \
+        f"browser_training{'_ci' if args.quick else ''}.json"
+    corpora = ["post", "copy"] if args.quick else args.corpora
+    import illustrated as il
+    results = {"machine": f"{os.cpu_count()} CPUs, headless Chromium, jax-js WebAssembly "
+                          "(no WebGPU: no GPU lent to this run)", "training": {}, "translation": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        site = build_site(Path(tmp) / "jax")
+        httpd, base = serve(site)
+        driver = chromium()
+        try:
+            for corpus in corpora:
+                page = train_in_page(driver, base, corpus)
+                torch_ms = pytorch_step_ms(corpus)
+                page.update(pytorch_one_thread_ms_per_step=torch_ms,
+                            ratio_to_pytorch=round(page["ms_per_step_median"] / torch_ms, 2),
+                            target_seconds=TARGETS[corpus], target_exact_match=GOALS[corpus])
+                results["training"][corpus] = page
+                print(corpus, json.dumps(page), flush=True)
+            results["profile_node_wasm"] = {c: profile(site / "_illustrated" / "models", c)
+                                            for c in corpora}
+            args.out.write_text(json.dumps(results, indent=1) + "\n")  # training, in case
+            sentences = {c: [s for s, _ in il.data.load_corpus(c, "test")[0][:10]] for c in corpora}
+            engines = [("jax-js", base)]
+            if not (args.no_onnx or args.quick):
+                onnx_httpd, onnx_base = serve(build_onnx_site(Path(tmp) / "onnx"))
+                engines.append(("onnxruntime-web", onnx_base))
+            for name, url in engines:
+                results["translation"][name] = {c: translate_in_page(driver, url, c, sentences[c])
+                                                for c in corpora}
+                print(name, json.dumps(results["translation"][name]), flush=True)
+        finally:
+            driver.quit()
+            httpd.shutdown()
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

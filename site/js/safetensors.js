@@ -1,0 +1,38 @@
+// Safetensors, the file of a model trained in the page and of the shipped models (as
+// src/illustrated/_safetensors.py): 8 bytes little-endian header length, a JSON header {name:
+// {dtype: "F32", shape, data_offsets}, __metadata__: {format, config, src_vocab, tgt_vocab}
+// (JSON strings)}, then the float32 data.
+export const FORMAT = "illustrated-safetensors/1";
+
+/** {tensors: {name: {shape, data: Float32Array}}, config, srcTokens, tgtTokens} of a file. */
+export function readModel(buffer) {
+  const size = Number(new DataView(buffer).getBigUint64(0, true)), body = 8 + size;
+  if (!(size > 0 && body <= buffer.byteLength)) throw new Error("model file: truncated header");
+  const { __metadata__: meta = {}, ...header } = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, size)));
+  if (meta.format !== FORMAT) throw new Error(`model file: format ${meta.format}, expected ${FORMAT}`);
+  const tensors = {};
+  for (const [name, { dtype, shape, data_offsets: [start, end] }] of Object.entries(header)) {
+    if (dtype !== "F32" || body + end > buffer.byteLength) throw new Error(`model file: bad tensor ${name}`);
+    tensors[name] = { shape, data: new Float32Array(buffer.slice(body + start, body + end)) };
+  }
+  return { tensors, config: JSON.parse(meta.config), srcTokens: JSON.parse(meta.src_vocab), tgtTokens: JSON.parse(meta.tgt_vocab) };
+}
+
+/** The bytes of a model file: tensors {name: {shape, data: Float32Array}} in that order. */
+export function writeModel(tensors, config, srcTokens, tgtTokens) {
+  const header = { __metadata__: { format: FORMAT, config: JSON.stringify(config),
+    src_vocab: JSON.stringify(srcTokens), tgt_vocab: JSON.stringify(tgtTokens) } };
+  let offset = 0;
+  for (const [name, { shape, data }] of Object.entries(tensors)) {
+    header[name] = { dtype: "F32", shape, data_offsets: [offset, (offset += data.byteLength)] };
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header)), size = Math.ceil(json.length / 8) * 8;
+  const out = new Uint8Array(8 + size + offset).fill(32, 8, 8 + size);  // the header padded with spaces
+  new DataView(out.buffer).setBigUint64(0, BigInt(size), true);
+  out.set(json, 8);
+  Object.values(tensors).reduce((at, { data }) => {
+    out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
+    return at + data.byteLength;
+  }, 8 + size);
+  return out;
+}

@@ -1,0 +1,107 @@
+"""The models as the book's pages read and write them: one safetensors file, config inside.
+
+A model trained in the page (site/js/train.js) downloads as ``{corpus}.safetensors``
+(:mod:`illustrated._safetensors`, which ``il.load_checkpoint`` reads); the shipped models are
+exported in the same form for the page's engine (jax-js, site/js/engine.js).
+
+``python -m illustrated.web_export --out DIR`` writes, per shipped corpus,
+``{corpus}.safetensors`` and ``{corpus}.train.json`` (the corpus as ids, its vocabularies and
+its ``presets.SETTINGS``, for training in the page), ``{corpus}.json`` (vocabularies and sizes,
+read before the runtime loads) and ``index.json`` listing them.
+"""
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from ._atomic import write_bytes, write_text
+from ._safetensors import FORMAT, to_bytes
+from .data import load_corpus, tokenize
+from .presets import SETTINGS, load_shipped, make_config
+from .training import train
+
+__all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
+
+
+def save_model(path, model, vocabs) -> Path:
+    """Write the model as a page model (safetensors, config inside) to ``path`` atomically."""
+    return write_bytes(path, to_bytes(model, vocabs))
+
+
+def _train_json(corpus: str) -> dict:
+    """The corpus for training in the page: ids of both splits, vocabularies, SETTINGS."""
+    pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+    test, _, _ = load_corpus(corpus, "test")
+    cfg = make_config(corpus, src_vocab, tgt_vocab)
+    encode = [lambda s: src_vocab.encode(s), lambda t: tgt_vocab.encode(t)]
+    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()
+                if k in ("steps", "lr", "warmup", "schedule", "label_smoothing", "batch_size")}
+    return {"format": FORMAT, "corpus": corpus, "config": asdict(cfg),
+            "train_settings": {**defaults, **SETTINGS[corpus]["train"]},
+            "src_tokens": list(src_vocab.tokens), "tgt_tokens": list(tgt_vocab.tokens),
+            "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id,
+            "train": [[encode[0](s), encode[1](t)] for s, t in pairs],
+            "test": [[encode[0](s), " ".join(tokenize(t)), s] for s, t in test]}
+
+
+def _src_bigrams(corpus: str) -> list[str]:
+    """Every pair of neighbouring source tokens of the corpus (both splits), "word word": the
+    widgets note an input that has another (site/js/sentence.js)."""
+    pairs = load_corpus(corpus, "train")[0] + load_corpus(corpus, "test")[0]
+    return sorted({f"{a} {b}" for source, _ in pairs
+                   for a, b in zip(tokenize(source), tokenize(source)[1:])})
+
+
+def _vocab_json(corpus: str, model, src_vocab, tgt_vocab) -> dict:
+    """{corpus}.json: what a widget needs before the runtime loads (site/js/models.js)."""
+    cfg, lengths = model.cfg, [len(tokenize(s)) for s, _ in load_corpus(corpus, "train")[0]]
+    return {"src_bigrams": _src_bigrams(corpus), "corpus": corpus, "src_tokens": src_vocab.tokens, "tgt_tokens": tgt_vocab.tokens,
+            "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
+            "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
+            "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
+            "train_src_len": [min(lengths), max(lengths)]}
+
+
+def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
+    """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
+    {corpus}.train.json into ``out_dir``, and ``index.json`` last (the file the pages read
+    first); return the index. Raises ValueError naming a file that cannot be written."""
+    out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for corpus in corpora:
+        model, src_vocab, tgt_vocab = load_shipped(corpus)
+        files = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
+                 "train": f"{corpus}.train.json"}
+        contents = {"model": to_bytes(model, (src_vocab, tgt_vocab))}
+        for key, data in (("vocab", _vocab_json(corpus, model, src_vocab, tgt_vocab)),
+                          ("train", _train_json(corpus))):
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+            contents[key] = text.encode("utf-8")
+        for key, file in files.items():
+            write_bytes(out_dir / file, contents[key], name="--out")
+        index["models"][corpus] = {"files": files, "bytes": {k: len(contents[k]) for k in files}}
+    write_text(out_dir / "index.json", json.dumps(index, indent=1) + "\n", name="--out")
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m illustrated.web_export --out DIR``: 0, or 2 with one line for an error."""
+    parser = argparse.ArgumentParser(prog="python -m illustrated.web_export",
+                                     description="The shipped models for the book's pages.")
+    parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
+    args = parser.parse_args(argv)
+    try:
+        index = export_site(args.out)
+    except (ValueError, OSError) as error:
+        print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(f"web_export: {len(index['corpora'])} corpora into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
