@@ -55,7 +55,8 @@ class PositionalEncoding(nn.Module):
     Raises TypeError (also a ValueError) if a size is not an int or ``x`` not a floating-point
     tensor; ValueError if ``d_model`` is not a positive even integer, ``max_len`` not positive,
     ``layout`` unknown, ``dropout`` not in [0, 1), or ``x`` is not (batch, seq, d_model), is on
-    another device than the module, or has ``seq > max_len``.
+    another device than the module, or has ``seq > max_len`` (``check=False`` skips the checks
+    of ``x``).
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
     """
 
@@ -68,7 +69,8 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_positions("x", x, self.d_model, self.max_len, self.pe)
+    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        if check:  # the Transformer passes check=False: it checked the ids' length
+            check_positions("x", x, self.d_model, self.max_len, self.pe)
         seq = x.shape[1]
         return self.dropout(x + self.pe[:seq].to(x.dtype))  # (batch, seq, d_model)
