@@ -11,13 +11,15 @@ the source padding and the range of the target ids; the causal mask is made, nev
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .._args import (MAX_WEIGHTS, ArgumentTypeError, check_bool, check_choice, check_int,
                      check_real, check_size_limit, describe)
 from ..config import TransformerConfig
 
-__all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "check_size",
+__all__ = ["check_features", "check_mask", "check_token_ids", "check_size",
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
            "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
            "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
@@ -49,18 +51,17 @@ def _check_like(name: str, x: torch.Tensor, like: torch.Tensor | None) -> None:
                          f"got one on {x.device}")
 
 
-def check_features(name: str, x: torch.Tensor, d_model: int,
-                   like: torch.Tensor | None = None) -> None:
-    """Raise unless ``x`` is a float tensor (batch, seq, d_model), batch and seq >= 1.
-
-    With ``like`` (a weight of the module), ``x`` must also have its dtype and device.
-    """
+def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | None = None,
+                   *, any_leading: bool = False) -> None:
+    """Raise unless ``x`` is a float tensor (batch, seq, width), batch and seq >= 1, or with
+    ``any_leading`` (..., width); with ``like`` (a weight of the module), of its dtype and
+    device."""
+    shape = f"(..., {width})" if any_leading else f"(batch, seq, d_model={width})"
     if not isinstance(x, torch.Tensor):
-        raise ArgumentTypeError(f"{name}: expected a tensor of shape (batch, seq, "
-                                f"d_model={d_model}), got {_got(x)}")
-    if x.dim() != 3 or x.shape[-1] != d_model or 0 in x.shape:
-        raise ValueError(f"{name}: expected shape (batch, seq, d_model={d_model}) with batch and "
-                         f"seq at least 1, got {tuple(x.shape)}")
+        raise ArgumentTypeError(f"{name}: expected a tensor of shape {shape}, got {_got(x)}")
+    if x.dim() < 1 or x.shape[-1] != width or not any_leading and (x.dim() != 3 or 0 in x.shape):
+        raise ValueError(f"{name}: expected shape {shape}" + ("" if any_leading else
+                         " with batch and seq at least 1") + f", got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     _check_like(name, x, like)
@@ -87,17 +88,6 @@ def check_positions(name: str, x: torch.Tensor, d_model: int, max_len: int,
     if x.device != table.device:
         raise ValueError(f"{name}: expected a tensor on {table.device} like the module, got one "
                          f"on {x.device}")
-
-
-def check_vectors(name: str, x: torch.Tensor, width: int, like: torch.Tensor) -> None:
-    """Raise unless ``x`` is a float tensor (..., width) with ``like``'s dtype and device."""
-    if not isinstance(x, torch.Tensor):
-        raise ArgumentTypeError(f"{name}: expected a tensor of shape (..., {width}), got {_got(x)}")
-    if x.dim() < 1 or x.shape[-1] != width:
-        raise ValueError(f"{name}: expected shape (..., {width}), got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-    _check_like(name, x, like)
 
 
 def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask",
@@ -166,11 +156,7 @@ def check_sizes(dropout: object = 0.0, **sizes: object) -> None:
     and a dropout rate in [0, 1)."""
     for name, value in sizes.items():
         check_size(name, value)
-    product = 1
-    for value in sizes.values():
-        product *= value
-    last = list(sizes)[-1]
-    check_size_limit(last, product, " x ".join(sizes))
+    check_size_limit(list(sizes)[-1], math.prod(sizes.values()), " x ".join(sizes))
     check_dropout(dropout)
 
 

@@ -42,22 +42,11 @@ def attend_keys_first(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                       mask: torch.Tensor | None = None, dropout_p: float = 0.0) -> torch.Tensor:
     """softmax(Q Kᵀ / sqrt(d_k)) V for every sentence and head, the scores laid out key-first.
 
-    Called as ``torch.nn.functional.scaled_dot_product_attention`` is, with the same result.
-
-    Parameters
-    ----------
-    q : (batch, n_heads, seq_q, d_k) queries.   k, v : (batch, n_heads, seq_k, d_k) keys, values.
-    mask : None, or bool broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend,
-        with no query row all False (the caller checked it).
-    dropout_p : dropout rate on the attention weights (0 outside training).
-
-    Returns
-    -------
-    z : (batch, n_heads, seq_q, d_k).
-
-    References
-    ----------
-    Paper §3.2.1, Eq. 1.
+    Called as ``torch.nn.functional.scaled_dot_product_attention`` is, with the same result:
+    q (batch, n_heads, seq_q, d_k), k and v (batch, n_heads, seq_k, d_k); mask None or bool,
+    broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend, no query row all False
+    (the caller checked it); dropout_p on the weights (0 outside training).
+    Returns z (batch, n_heads, seq_q, d_k). Paper §3.2.1, Eq. 1.
     """
     batch, n_heads, seq_q, d_k = q.shape
     seq_k = k.shape[2]

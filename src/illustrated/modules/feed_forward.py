@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_sizes, check_vectors
+from ._checks import check_features, check_sizes
 
 __all__ = ["FeedForward"]
 
@@ -32,5 +32,5 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
         if check:  # a layer passes check=False: its input is the layer's own
-            check_vectors("x", x, self.linear1.in_features, self.linear1.weight)
+            check_features("x", x, self.linear1.in_features, self.linear1.weight, any_leading=True)
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)

@@ -26,53 +26,28 @@ def batched_kernel(device: torch.device):
 class MultiHeadAttention(nn.Module):
     """Project queries, keys and values once per head, attend in each head, concatenate, apply W_O.
 
-    Parameters
-    ----------
-    d_model : int, model width.
-    n_heads : int, number of heads; must divide ``d_model`` (each head has d_k = d_model / n_heads).
-    dropout : float, dropout on the attention weights.
-    bias : bool, whether the four projections have biases.
+    d_model; n_heads, a divisor of d_model (each head has d_k = d_model / n_heads); dropout on
+    the attention weights; bias of the four projections w_q, w_k, w_v, w_o, each
+    nn.Linear(d_model, d_model): head h uses output rows h*d_k:(h+1)*d_k of w_q/w_k/w_v (the
+    post's W_Q^h, W_K^h, W_V^h stacked).
+    forward(query (batch, seq_q, d_model), key (batch, seq_k, d_model), value (batch, seq_k,
+    d_model), mask broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend)
+    -> out (batch, seq_q, d_model), plus the weights (batch, n_heads, seq_q, seq_k) with
+    ``return_attention=True``.
 
-    Attributes
-    ----------
-    w_q, w_k, w_v, w_o : nn.Linear(d_model, d_model). Head h uses output rows
-        ``h*d_k:(h+1)*d_k`` of ``w_q``/``w_k``/``w_v`` (the post's W_Q^h, W_K^h, W_V^h stacked).
-
-    Shapes
-    ------
-    forward(query (batch, seq_q, d_model), key (batch, seq_k, d_model),
-            value (batch, seq_k, d_model), mask broadcastable to (batch, n_heads, seq_q, seq_k))
-    -> out (batch, seq_q, d_model), and with ``return_attention=True`` also the weights
-       (batch, n_heads, seq_q, seq_k).
-
-    ``forward`` projects with ``w_q``, ``w_k``, ``w_v`` and ``w_o`` called as modules (their
-    hooks run), and picks the kernel between, in this one place:
-
-    * ``return_attention=True``: the book's
-      :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` step by step
-      (scores, -inf where masked, softmax, dropout on the weights, weights times values), which
-      hands the weights back;
-    * otherwise every head and sentence in one batched kernel (:func:`batched_kernel`): laid out
-      for the CPU on a CPU, ``torch.nn.functional.scaled_dot_product_attention`` elsewhere.
-
-    The kernels agree to rounding (tested to 1e-6 in float32 and 1e-12 in float64, gradients
-    too). In train mode with dropout > 0 each drops attention weights at the rate ``dropout``,
-    but each draws its own random numbers, so they drop different weights.
-    ``check=False`` skips the input checks (a layer passes it: the model checked them).
-
-    Raises
-    ------
-    TypeError
-        If a size is not an int, ``bias`` not a bool, an input not a float tensor of the
-        module's dtype, or the mask not a bool tensor (the error is also a ValueError).
-    ValueError
-        If a size is not positive, ``n_heads`` does not divide ``d_model``, ``dropout`` is not a
-        rate in [0, 1), an input has the wrong shape or device, key and value lengths differ,
-        or the mask does not broadcast to (batch, n_heads, seq_q, seq_k) or leaves a query
-        with no key.
-
-    References
-    ----------
+    ``forward`` calls w_q, w_k, w_v and w_o as modules (their hooks run) and picks the kernel
+    between them, here only: with ``return_attention=True`` the book's step-by-step
+    :func:`~illustrated.modules.self_attention.scaled_dot_product_attention`, which hands the
+    weights back; otherwise every head and sentence in one batched kernel
+    (:func:`batched_kernel`: keys-first on a CPU, ``F.scaled_dot_product_attention``
+    elsewhere). They agree to rounding (tested to 1e-6 in float32 and 1e-12 in float64,
+    gradients too); in train mode with dropout > 0 each drops weights at the rate ``dropout``
+    with its own random numbers. ``check=False`` skips the input checks (a layer passes it).
+    Raises TypeError (also a ValueError) if a size is not an int, ``bias`` not a bool, an input
+    not a float tensor of the module's dtype or the mask not bool; ValueError if a size is not
+    positive, ``n_heads`` does not divide ``d_model``, ``dropout`` is not in [0, 1), an input
+    has the wrong shape or device, key and value lengths differ, or the mask does not
+    broadcast to (batch, n_heads, seq_q, seq_k) or leaves a query with no key.
     Post "The Beast With Many Heads"; paper §3.2.2 (MultiHead(Q, K, V) = Concat(head_1..h) W_O).
     """
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_sizes, check_vectors
+from ._checks import check_features, check_sizes
 
 __all__ = ["Generator"]
 
@@ -32,5 +32,5 @@ class Generator(nn.Module):
 
     def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
         if check:  # the Transformer passes check=False: x is its decoder's output
-            check_vectors("x", x, self.proj.in_features, self.proj.weight)
+            check_features("x", x, self.proj.in_features, self.proj.weight, any_leading=True)
         return self.proj(x)  # (batch, tgt_len, vocab_size)

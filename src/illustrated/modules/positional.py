@@ -37,13 +37,11 @@ def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") 
         angles = position * inv_freq  # (n_positions, half)
         table = torch.stack([angles.sin(), angles.cos()], dim=-1)  # (n_positions, half, 2)
         table = table.reshape(n_positions, d_model)  # (n_positions, d_model)
-    elif layout == "concatenated":
+    else:  # "concatenated" (checked above)
         increment = math.log(10000.0) / max(half - 1, 1)
         inv_timescales = torch.exp(-increment * torch.arange(half, dtype=torch.float64))
         angles = position * inv_timescales  # (n_positions, half)
         table = torch.cat([angles.sin(), angles.cos()], dim=-1)  # (n_positions, d_model)
-    else:
-        raise ValueError(f"layout: expected 'interleaved' or 'concatenated', got {layout!r}")
     return table.float()
 
 
