@@ -2,17 +2,14 @@
 
 The book's :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` computes
 softmax(Q Kᵀ / sqrt(d_k)) V step by step, as the post draws it, and hands the weights back.
-Training and inference do not need the weights, and on a CPU PyTorch's softmax over rows as
-short as a sentence is slow on AVX-512 machines (a (256, 10, 10) block: 324 µs along the last
-dimension against 24 µs along a dimension with a long stride), and its fused
-``scaled_dot_product_attention`` kernel is as slow (420 µs; ``benchmarks/throughput.py``,
-issues 14 and 21). So here the scores are laid out key-first, so that the softmax runs over
-keys along a long stride, and the 1/sqrt(d_k) scaling and the mask (an additive bias: 0 where a
-query may attend, -inf where not) enter the scores in one operation that broadcasts the mask
-instead of copying it for every head. The math is the book's; ``tests/modules/test_kernels.py``
+Training and inference need no weights, and on a CPU PyTorch's softmax over rows as short as a
+sentence is slow on AVX-512 machines ((256, 10, 10): 324 µs along the last dimension, 24 µs
+along a long stride; ``F.scaled_dot_product_attention`` takes 420 µs; issues 14 and 21). So
+the scores are laid out key-first, the softmax runs over keys along a long stride, and the
+scaling and the mask (an additive bias: 0 where a query may attend, -inf where not) enter the
+scores in one operation that broadcasts the mask over heads. ``tests/modules/test_kernels.py``
 holds the result and its gradients equal to the step-by-step path (1e-12 in float64).
-
-References: post "Matrix Calculation of Self-Attention"; paper §3.2.1 (Eq. 1).
+Post "Matrix Calculation of Self-Attention"; paper §3.2.1 (Eq. 1).
 """
 from __future__ import annotations
 
@@ -33,7 +30,8 @@ def mask_bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     the softmax gives that key no weight). It holds only the mask's own entries: a padding mask
     (batch, 1, 1, seq_k) is not copied for every head and query.
     """
-    key_first = mask.view((1,) * (2 - mask.dim()) + tuple(mask.shape)).transpose(-2, -1)
+    mask = mask.view((1,) * (2 - mask.dim()) + tuple(mask.shape))  # (..., seq_q or 1, seq_k or 1)
+    key_first = mask.transpose(-2, -1)  # (..., seq_k or 1, seq_q or 1), a view
     bias = torch.full(key_first.shape, float("-inf"), dtype=dtype, device=mask.device)
     return bias.masked_fill_(key_first, 0.0)  # (..., seq_k, seq_q), laid out as the scores
 
@@ -53,7 +51,7 @@ def attend_keys_first(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     q = q.reshape(batch * n_heads, seq_q, d_k)  # (batch * n_heads, seq_q, d_k), a copy
     k = k.reshape(batch * n_heads, seq_k, d_k)  # (batch * n_heads, seq_k, d_k), a copy
     v = v.reshape(batch * n_heads, seq_k, d_k)  # (batch * n_heads, seq_k, d_k), a copy
-    scores = torch.bmm(k, q.transpose(1, 2))  # key-first, not scaled: (batch * n_heads, seq_k, seq_q)
+    scores = torch.bmm(k, q.transpose(1, 2))  # (batch * n_heads, seq_k, seq_q): key-first
     scores = scores.view(batch, n_heads, seq_k, seq_q)  # (batch, n_heads, seq_k, seq_q)
     if mask is None:
         scores = scores.mul_(1.0 / math.sqrt(d_k))  # in place: the product keeps no copy of it
