@@ -168,7 +168,7 @@ class EvalMode:
 
 def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, eos_id: int,
                         max_len: int = 50) -> list[list[int]]:
-    """Greedy decoding of a padded batch of sources at once (the fast path of :func:`exact_match`).
+    """Greedy decoding of a padded batch of sources at once (what :func:`exact_match` uses).
 
     ``src``: (batch, src_len) ids padded with ``model.cfg.pad_id``. Returns one list of
     generated ids per sentence, without <bos>, ending with <eos> when it was produced. Raises

@@ -3,11 +3,12 @@
 Shape, dtype and device checks read tensor metadata only, in plain Python: they cost
 microseconds and never wait for the GPU. Two checks read values: token ids inside the
 vocabulary, and no mask row that forbids every key (a sentence of padding only). They run where
-a tensor enters the model, once: ``Transformer.forward``, ``encode`` and ``decode`` check their
-inputs and call their parts with ``check=False``; a stack calls its layers, and a layer its
+a tensor enters the model: ``Transformer.encode``, ``decode`` and ``forward`` check their inputs
+and call their parts with ``check=False``; a stack calls its layers, and a layer its
 sub-layers, the same way. A module called by a user checks its inputs (``check=True``, the
-default). In a training step the values are read three times: the range of the source ids,
-the source padding and the range of the target ids; the causal mask is made, never read.
+default). A training step reads values four times: the range of the source ids, the source
+padding, the range of the target ids and the source mask (in ``decode``); the causal mask is
+made, never read.
 """
 from __future__ import annotations
 
