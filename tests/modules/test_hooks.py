@@ -91,8 +91,8 @@ def hookable(model: nn.Module) -> list[str]:
 
 
 def test_the_probe_covers_every_kind_of_module():
-    kinds = {type(build(norm_first).get_submodule(name)).__name__
-             for norm_first in (False, True) for name in hookable(build(norm_first))}
+    models = [build(False), build(True)]
+    kinds = {type(model.get_submodule(name)).__name__ for model in models for name in hookable(model)}
     assert {"Linear", "LayerNorm", "Embedding", "Dropout", "MultiHeadAttention", "FeedForward",
             "EncoderLayer", "DecoderLayer", "Encoder", "Decoder", "Embeddings",
             "PositionalEncoding", "Generator", "Identity"} <= kinds
@@ -101,7 +101,7 @@ def test_the_probe_covers_every_kind_of_module():
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
-def test_a_pre_hook_that_changes_the_input_changes_every_paths_output(norm_first):
+def test_a_pre_hook_that_changes_the_input_changes_every_paths_output(norm_first, one_thread):
     model = build(norm_first)
     plain = {path: run(model) for path, run in PATHS.items()}
     missed = []
@@ -117,7 +117,7 @@ def test_a_pre_hook_that_changes_the_input_changes_every_paths_output(norm_first
 
 @pytest.mark.parametrize("name", ["encoder.layers.0.self_attn.w_k",
                                   "decoder.layers.1.cross_attn.w_k"])
-def test_pruning_w_k_takes_effect_on_every_path(name):
+def test_pruning_w_k_takes_effect_on_every_path(name, one_thread):
     """``prune`` sets ``weight`` from ``weight_orig`` and a mask in a forward pre-hook: the
     pruned weights must be what every path multiplies by."""
     model = build(False)

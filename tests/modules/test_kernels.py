@@ -221,7 +221,7 @@ def test_whole_model_batched_kernels_give_the_step_by_step_gradients(kernel, dty
 
 
 @pytest.mark.parametrize("layer", ["encoder", "decoder"])
-def test_batched_gradients_with_dropout_pass_gradcheck(float64, kernel, layer):
+def test_batched_gradients_with_dropout_pass_gradcheck(float64, kernel, layer, one_thread):
     """With dropout acting (train mode, its draws fixed by a seed) the batched kernel gives the
     exact gradient (against finite differences)."""
     cfg = replace(CFG, d_model=8, n_heads=2, d_ff=6, dropout=0.3)
