@@ -1,14 +1,14 @@
 """Throughput of illustrated.modules.Transformer vs torch.nn.Transformer, side by side.
 
 Same sizes (d_model 64, 4 heads, d_ff 128, 2+2 layers, batch 64 of 10 source and 10 target
-tokens, dropout 0), same data, same initialisation; both get our embeddings, positions and final
-linear (``torch_reference.TorchTransformer``). Three measurements, each in alternating rounds
-(ours first in one round, torch's first in the next) so that a neighbour's load falls on both
-alike. Each measurement records wall-clock time and the process's CPU time: on a machine
-shared with other work (ours had 2 cores and a load average near 16) the CPU time is the fair
-clock, since the time a process waits for a core is not its own; with one thread (the default
-here) it is the work done. Medians over rounds are reported, with the ratio of the medians and
-the median of the per-round ratios:
+tokens, dropout 0 unless ``--dropout`` says otherwise), same data, same initialisation; both get
+our embeddings, positions and final linear (``torch_reference.TorchTransformer``). Three
+measurements, each in alternating rounds (ours first in one round, torch's first in the next) so
+that a neighbour's load falls on both alike. Each measurement records wall-clock time and the
+process's CPU time: on a machine shared with other work (ours had 2 cores and a load average
+near 16) the CPU time is the fair clock, since the time a process waits for a core is not its
+own; with one thread (the default here) it is the work done. Medians over rounds are reported,
+with the ratio of the medians and the median of the per-round ratios:
 
 * training: forward, cross-entropy, backward and a fused Adam step (the optimizer ``il.train``
   uses) per batch;
@@ -20,10 +20,15 @@ the median of the per-round ratios:
 Then the training and inference measurements are repeated under ``ATEN_CPU_CAPABILITY=avx2`` and
 ``=default`` (how a machine without AVX-512, or without vector kernels, computes) and with two
 threads, each in a subprocess, and their ratios recorded too (with more than one thread, by the
-wall clock: CPU time counts every thread). Writes benchmarks/results/throughput.json.
+wall clock: CPU time counts every thread). Last, training and inference at each dropout rate of
+``--also-dropouts`` (0.1 by default, as the ``small`` and ``base`` presets train), on one thread,
+under each capability and with each number of threads above. ``torch_reference`` gives torch's
+stacks our embeddings without the dropout on their sum, so at dropout > 0 ours does one dropout
+more per side. Writes benchmarks/results/throughput.json.
 
     python benchmarks/throughput.py [--steps 10] [--rounds 21] [--threads 1] [--device cpu]
-                                    [--also-capabilities avx2 default] [--also-threads 2]
+                                    [--dropout 0] [--also-capabilities avx2 default]
+                                    [--also-threads 2] [--also-dropouts 0.1]
 """
 from __future__ import annotations
 
@@ -136,18 +141,23 @@ def ratios(times: dict, slow: str, fast: str) -> dict:
     return out
 
 
-def rerun(args, threads: int, env: dict) -> dict:
+def rerun(args, threads: int, env: dict, dropout: float | None = None) -> dict:
     """This script's training and inference ratios, rerun in a subprocess with ``threads``
-    threads under the environment ``env`` (the same steps and rounds)."""
+    threads under the environment ``env`` (the same steps and rounds; the same dropout unless
+    ``dropout`` is given), without the optimizer comparison."""
     clock = "wall" if threads > 1 else "cpu"
+    dropout = args.dropout if dropout is None else dropout
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "throughput.json"
         subprocess.run([sys.executable, __file__, "--steps", str(args.steps), "--rounds",
                         str(args.rounds), "--device", args.device, "--threads", str(threads),
-                        "--out", str(path), "--also-capabilities", "--also-threads"],
+                        "--dropout", str(dropout), "--out", str(path), "--no-optimizer",
+                        "--also-capabilities", "--also-threads", "--also-dropouts"],
                        env=dict(os.environ, **env), check=True, capture_output=True)
         run = json.loads(path.read_text())
-    return {"capability": run["machine"]["capability"], "threads": threads, "clock": clock} | {
+    return {"capability": run["machine"]["capability"], "threads": threads, "clock": clock,
+            "dropout": dropout, "load_average_1min_before_after":
+                run["machine"]["load_average_1min_before_after"]} | {
         key: run[key][f"{clock}_ratio_of_medians"]
         for key in ("training_ratio_ours_over_torch", "inference_ratio_ours_over_torch")} | {
         "training_ms_ours_torch": [run["training_ms_per_step"][m][f"median_{clock}_ms"]
@@ -160,6 +170,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21, help="alternating rounds; medians kept")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dropout", type=float, default=0.0, help="the models' dropout rate")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "throughput.json"))
     parser.add_argument("--also-capabilities", nargs="*", default=["avx2", "default"],
                         help="after the run, rerun under these ATEN_CPU_CAPABILITY values (how "
@@ -167,11 +178,16 @@ def main() -> None:
                              "their ratios too")
     parser.add_argument("--also-threads", nargs="*", type=int, default=[2],
                         help="after the run, rerun with these numbers of threads too")
+    parser.add_argument("--also-dropouts", nargs="*", type=float, default=[0.1],
+                        help="after the run, rerun at these dropout rates too (one thread, then "
+                             "each capability and number of threads above)")
+    parser.add_argument("--no-optimizer", action="store_true",
+                        help="skip the comparison of Adam's implementations")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     cfg = replace(il.TINY, src_vocab_size=20, tgt_vocab_size=20, d_model=64, n_heads=4, d_ff=128,
-                  n_layers=2, dropout=0.0)
+                  n_layers=2, dropout=args.dropout)
     g = torch.Generator().manual_seed(0)
     batches = []
     for _ in range(args.steps):
@@ -198,15 +214,18 @@ def main() -> None:
                            for name in models}, args.rounds)
 
     # The optimizer's implementation, on our model (a fresh copy per kind, same weights).
-    copies = {kind: il.modules.Transformer(cfg).to(device) for kind in ("loop", "foreach", "fused")}
-    for m in copies.values():
-        m.load_state_dict(models["ours"].state_dict())
-    kind_opts = {kind: make_optimizer(m, kind) for kind, m in copies.items()}
-    for kind, m in copies.items():
-        train_steps(m, kind_opts[kind], batches[:5], device)
-    optimizer = alternate({kind: (lambda kind=kind: train_steps(copies[kind], kind_opts[kind],
-                                                                batches, device))
-                           for kind in copies}, args.rounds)
+    optimizer = {}
+    if not args.no_optimizer:
+        copies = {kind: il.modules.Transformer(cfg).to(device)
+                  for kind in ("loop", "foreach", "fused")}
+        for m in copies.values():
+            m.load_state_dict(models["ours"].state_dict())
+        kind_opts = {kind: make_optimizer(m, kind) for kind, m in copies.items()}
+        for kind, m in copies.items():
+            train_steps(m, kind_opts[kind], batches[:5], device)
+        optimizer = alternate({kind: (lambda kind=kind: train_steps(copies[kind], kind_opts[kind],
+                                                                    batches, device))
+                               for kind in copies}, args.rounds)
 
     result = {
         "machine": {"cpu": platform.processor() or platform.machine(),
@@ -216,21 +235,32 @@ def main() -> None:
                     "load_average_1min_before_after": [round(load_before[0], 2),
                                                        round(os.getloadavg()[0], 2)]},
         "config": {"batch": 64, "src_len": 10, "tgt_len": 10, "d_model": 64, "n_heads": 4,
-                   "d_ff": 128, "n_layers": 2, "dropout": 0.0, "steps_per_round": args.steps,
+                   "d_ff": 128, "n_layers": 2, "dropout": args.dropout,
+                   "steps_per_round": args.steps,
                    "rounds": args.rounds},
         "training_ratio_ours_over_torch": ratios(training, "torch", "ours"),
         "inference_ratio_ours_over_torch": ratios(inference, "torch", "ours"),
-        "optimizer_speedup_fused_over_loop": ratios(optimizer, "loop", "fused"),
-        "optimizer_speedup_foreach_over_loop": ratios(optimizer, "loop", "foreach"),
         "training_ms_per_step": summary(training),
         "inference_ms_per_batch": summary(inference),
-        "optimizer_ms_per_step_ours": summary(optimizer),
+    }
+    if optimizer:
+        result |= {"optimizer_speedup_fused_over_loop": ratios(optimizer, "loop", "fused"),
+                   "optimizer_speedup_foreach_over_loop": ratios(optimizer, "loop", "foreach"),
+                   "optimizer_ms_per_step_ours": summary(optimizer)}
+    result |= {
         "earlier": EARLIER,
         "other_capabilities": {capability: rerun(args, args.threads,
                                                  {"ATEN_CPU_CAPABILITY": capability})
                                for capability in args.also_capabilities},
         "other_threads": {str(threads): rerun(args, threads, {})
                           for threads in args.also_threads},
+        "other_dropouts": {str(p): {"native": rerun(args, args.threads, {}, p)}
+                           | {capability: rerun(args, args.threads,
+                                                {"ATEN_CPU_CAPABILITY": capability}, p)
+                              for capability in args.also_capabilities}
+                           | {f"{threads} threads": rerun(args, threads, {}, p)
+                              for threads in args.also_threads}
+                           for p in args.also_dropouts},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")

@@ -58,7 +58,7 @@ def test_layer_outputs_equal_each_layers_forward(model_and_vocabs):
     model, src_vocab, tgt_vocab = model_and_vocabs
     t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     # The trace runs the book's step-by-step attention; a layer called without
-    # return_attention runs the batched fast path: the two agree to float32 rounding (~1e-6 at
+    # return_attention runs the batched kernel: the two agree to float32 rounding (~1e-6 at
     # values of a few units), hence 1e-5 here.
     with il.decoding.EvalMode(model):
         x = torch.tensor(t.encoder_input, dtype=torch.float32)[None]

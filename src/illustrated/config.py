@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._args import check_bool, check_choice, check_int, check_real
+
 __all__ = ["TransformerConfig", "PAPER_BASE", "TINY"]
 
 
@@ -37,7 +39,6 @@ class TransformerConfig:
     pe_layout: str = "interleaved"
 
     def __post_init__(self) -> None:
-        from ._args import check_bool, check_choice, check_int, check_real
         fix = object.__setattr__  # frozen: normalise NumPy numbers to Python ones
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "d_ff",
                      "n_layers", "max_len"):

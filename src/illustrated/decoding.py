@@ -17,6 +17,7 @@ from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, ch
                     describe)
 from ._numpy import to_numpy
 from .config import TransformerConfig
+from .modules._checks import check_source_ids
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
@@ -74,17 +75,8 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *,
     outside the source vocabulary or only padding.
     """
     check_model("model", model)
-    src = token_ids(src_ids, name)
-    if src.numel() > model.cfg.max_len:
-        raise ValueError(f"{name}: the sentence has {src.numel()} tokens, more than "
-                         f"max_len={model.cfg.max_len}")
-    bad = src[(src < 0) | (src >= model.cfg.src_vocab_size)]
-    if bad.numel():
-        raise ValueError(f"{name}: token id {int(bad[0])} is outside the source vocabulary "
-                         f"[0, {model.cfg.src_vocab_size})")
-    if bool((src == model.cfg.pad_id).all()):
-        raise ValueError(f"{name}: expected at least one token that is not padding "
-                         f"(pad_id={model.cfg.pad_id}), got only padding")
+    src = token_ids(src_ids, name)  # (src_len,)
+    check_source_ids(name, src, model.cfg, sentence=True)
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
 
 
@@ -174,37 +166,16 @@ class EvalMode:
         self.model.train(self.was_training)
 
 
-def _check_source_batch(model: Transformer, src: object) -> None:
-    """ValueError/TypeError naming ``src`` unless it is a padded (batch, src_len) batch of ids."""
-    if not isinstance(src, torch.Tensor) or src.dtype not in (torch.int64, torch.int32):
-        raise ArgumentTypeError(f"src: expected an int64 tensor of token ids, shape (batch, "
-                                f"src_len), got {describe(src)}")
-    if src.dim() != 2 or 0 in src.shape:
-        raise ValueError(f"src: expected shape (batch, src_len) with both at least 1, got "
-                         f"{tuple(src.shape)}")
-    if src.shape[1] > model.cfg.max_len:
-        raise ValueError(f"src: expected at most max_len={model.cfg.max_len} tokens a sentence, "
-                         f"got {src.shape[1]}")
-    low, high = (int(v) for v in torch.aminmax(src))
-    if low < 0 or high >= model.cfg.src_vocab_size:
-        raise ValueError(f"src: token id {low if low < 0 else high} is outside the source "
-                         f"vocabulary [0, {model.cfg.src_vocab_size})")
-    empty = (src == model.cfg.pad_id).all(dim=1).nonzero()
-    if len(empty):
-        raise ValueError(f"src: row {int(empty[0])} is only padding (pad_id={model.cfg.pad_id}); "
-                         f"expected at least one token in every sentence")
-
-
 def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, eos_id: int,
                         max_len: int = 50) -> list[list[int]]:
-    """Greedy decoding of a padded batch of sources at once (the fast path of :func:`exact_match`).
+    """Greedy decoding of a padded batch of sources at once (what :func:`exact_match` uses).
 
     ``src``: (batch, src_len) ids padded with ``model.cfg.pad_id``. Returns one list of
     generated ids per sentence, without <bos>, ending with <eos> when it was produced. Raises
     as :func:`greedy_decode` (TypeErrors are ValueErrors too), and for a row of padding only.
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
-    _check_source_batch(model, src)
+    check_source_ids("src", src, model.cfg)
     return _greedy(model, src, bos_id, eos_id, max_len)[0]
 
 

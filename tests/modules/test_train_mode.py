@@ -38,13 +38,13 @@ def test_add_and_norm_train_mode_equals_hand_written(float64, norm_first):
 
 
 def attend(attention: MultiHeadAttention, explicit: bool, *args) -> torch.Tensor:
-    """The attention's output on the book's explicit path or on the fast path (batched, on a CPU)."""
+    """The attention's output on the book's explicit path or through the batched kernel."""
     return attention(*args, return_attention=True)[0] if explicit else attention(*args)
 
 
 # explicit: the layer asked for its weights, so the book's path ran (and the reference asks
-# for them too); fast: the batched key-first path ran (on a CPU), with its own dropout draws.
-PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "fast"])
+# for them too); batched: the batched kernel ran (key-first on a CPU), with its own dropout draws.
+PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "batched"])
 
 
 @PATHS

@@ -1,59 +1,31 @@
 """Input checks shared by the modules: clear errors naming the argument, not deep torch tracebacks.
 
 Shape, dtype and device checks read tensor metadata only, in plain Python: they cost
-microseconds and never wait for the GPU. The two checks that must read values (token ids inside
-the vocabulary; no mask row that forbids every key) remember the tensors they passed, by
-identity and version counter, so a mask or an id tensor is read once however many layers it
-goes through; a tensor changed in place is checked again. In a training step of
-``Transformer`` the values are read three times, all at the model's boundary: the range of the
-source ids, the source padding (no sentence of padding only) and the range of the target ids;
-the causal mask is known to be fine without reading it, and the layers find every mask already
-checked.
+microseconds and never wait for the GPU. Two checks read values: token ids inside the
+vocabulary, and no mask row that forbids every key (a sentence of padding only). They run where
+a tensor enters the model: ``Transformer.encode``, ``decode`` and ``forward`` check their inputs
+and call their parts with ``check=False``; a stack calls its layers, and a layer its
+sub-layers, the same way. A module called by a user checks its inputs (``check=True``, the
+default). A training step reads values four times: the range of the source ids, the source
+padding, the range of the target ids and the source mask (in ``decode``); the causal mask is
+made, never read.
 """
 from __future__ import annotations
 
-import weakref
-from typing import Hashable
+import math
 
 import torch
-from torch import nn
-from torch.nn.modules import module as _module
 
-from .._args import ArgumentTypeError, check_int, check_real, check_size_limit, describe
+from .._args import (MAX_WEIGHTS, ArgumentTypeError, check_bool, check_choice, check_int,
+                     check_real, check_size_limit, describe)
+from ..config import TransformerConfig
 
-__all__ = ["check_features", "check_vectors", "check_mask", "check_token_ids", "check_size",
+__all__ = ["check_features", "check_mask", "check_token_ids", "check_size",
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
            "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
            "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
-           "check_source", "check_target", "remember_checked", "param_count", "check_sizes",
-           "has_forward_hooks"]
-
-_CHECKED: dict[int, tuple[weakref.ref, int, Hashable]] = {}
-
-
-def _already_checked(t: torch.Tensor, key: Hashable) -> bool:
-    entry = _CHECKED.get(id(t))
-    if entry is None:
-        return False
-    ref, version, checked_key = entry
-    try:
-        return ref() is t and t._version == version and checked_key == key
-    except RuntimeError:  # inference-mode tensors have no version counter
-        return False
-
-
-def remember_checked(t: torch.Tensor, key: Hashable) -> None:
-    """Record that ``t`` (as it is now) passed the value check named by ``key``."""
-    try:
-        version = t._version
-    except RuntimeError:  # inference-mode tensor: not remembered, checked every time
-        return
-    i = id(t)
-
-    def forget(_ref: weakref.ref, i: int = i) -> None:
-        _CHECKED.pop(i, None)
-
-    _CHECKED[i] = (weakref.ref(t, forget), version, key)
+           "check_source_ids", "check_source", "check_target", "check_pair", "param_count",
+           "check_sizes"]
 
 
 def _broadcasts_to(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
@@ -80,18 +52,17 @@ def _check_like(name: str, x: torch.Tensor, like: torch.Tensor | None) -> None:
                          f"got one on {x.device}")
 
 
-def check_features(name: str, x: torch.Tensor, d_model: int,
-                   like: torch.Tensor | None = None) -> None:
-    """Raise unless ``x`` is a float tensor (batch, seq, d_model), batch and seq >= 1.
-
-    With ``like`` (a weight of the module), ``x`` must also have its dtype and device.
-    """
+def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | None = None,
+                   *, any_leading: bool = False) -> None:
+    """Raise unless ``x`` is a float tensor (batch, seq, width), batch and seq >= 1, or with
+    ``any_leading`` (..., width); with ``like`` (a weight of the module), of its dtype and
+    device."""
+    shape = f"(..., {width})" if any_leading else f"(batch, seq, d_model={width})"
     if not isinstance(x, torch.Tensor):
-        raise ArgumentTypeError(f"{name}: expected a tensor of shape (batch, seq, "
-                                f"d_model={d_model}), got {_got(x)}")
-    if x.dim() != 3 or x.shape[-1] != d_model or 0 in x.shape:
-        raise ValueError(f"{name}: expected shape (batch, seq, d_model={d_model}) with batch and "
-                         f"seq at least 1, got {tuple(x.shape)}")
+        raise ArgumentTypeError(f"{name}: expected a tensor of shape {shape}, got {_got(x)}")
+    if x.dim() < 1 or x.shape[-1] != width or not any_leading and (x.dim() != 3 or 0 in x.shape):
+        raise ValueError(f"{name}: expected shape {shape}" + ("" if any_leading else
+                         " with batch and seq at least 1") + f", got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     _check_like(name, x, like)
@@ -120,17 +91,6 @@ def check_positions(name: str, x: torch.Tensor, d_model: int, max_len: int,
                          f"on {x.device}")
 
 
-def check_vectors(name: str, x: torch.Tensor, width: int, like: torch.Tensor) -> None:
-    """Raise unless ``x`` is a float tensor (..., width) with ``like``'s dtype and device."""
-    if not isinstance(x, torch.Tensor):
-        raise ArgumentTypeError(f"{name}: expected a tensor of shape (..., {width}), got {_got(x)}")
-    if x.dim() < 1 or x.shape[-1] != width:
-        raise ValueError(f"{name}: expected shape (..., {width}), got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-    _check_like(name, x, like)
-
-
 def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask",
                device: torch.device | None = None) -> None:
     """Raise unless ``mask`` is a bool tensor that broadcasts *to* ``expected`` (batch, n_heads,
@@ -153,18 +113,16 @@ def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str =
     if device is not None and mask.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} like the inputs, got one on "
                          f"{mask.device}")
-    if _already_checked(mask, "mask"):
-        return
-    if not bool(mask.any(dim=-1).all()):
+    if not bool(mask.any(dim=-1).all()):  # one read of the values
         raise ValueError(f"{name}: some query position may attend to no key at all "
                          "(a row of the mask is all False); its softmax would be NaN")
-    remember_checked(mask, "mask")
 
 
 def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int, max_len: int | None = None,
-                    device: torch.device | None = None) -> None:
+                    device: torch.device | None = None, vocabulary: str = "vocabulary") -> None:
     """Raise unless ``ids`` is an int64/int32 tensor (batch, seq), both >= 1, values in
-    [0, vocab_size), seq <= ``max_len`` when given, on ``device`` when given."""
+    [0, vocab_size), seq <= ``max_len`` when given, on ``device`` when given. ``vocabulary``
+    names it in the message (e.g. "source vocabulary")."""
     if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32):
         got = (f"shape {tuple(ids.shape)}, dtype {ids.dtype}" if isinstance(ids, torch.Tensor)
                else _got(ids))
@@ -179,14 +137,10 @@ def check_token_ids(name: str, ids: torch.Tensor, vocab_size: int, max_len: int 
     if device is not None and ids.device != device:
         raise ValueError(f"{name}: expected a tensor on {device} like the model's weights, "
                          f"got one on {ids.device}")
-    key = ("ids", vocab_size)
-    if _already_checked(ids, key):
-        return
     low, high = (int(v) for v in torch.aminmax(ids))  # one read of the values
     if low < 0 or high >= vocab_size:
-        raise ValueError(f"{name}: token id {low if low < 0 else high} is outside the vocabulary "
-                         f"[0, {vocab_size})")
-    remember_checked(ids, key)
+        raise ValueError(f"{name}: token id {low if low < 0 else high} is outside the "
+                         f"{vocabulary} [0, {vocab_size})")
 
 
 def check_size(name: str, value: object, *, even: bool = False) -> int:
@@ -203,17 +157,12 @@ def check_sizes(dropout: object = 0.0, **sizes: object) -> None:
     and a dropout rate in [0, 1)."""
     for name, value in sizes.items():
         check_size(name, value)
-    product = 1
-    for value in sizes.values():
-        product *= value
-    last = list(sizes)[-1]
-    check_size_limit(last, product, " x ".join(sizes))
+    check_size_limit(list(sizes)[-1], math.prod(sizes.values()), " x ".join(sizes))
     check_dropout(dropout)
 
 
 def check_layout(layout: object) -> str:
     """``layout`` if it is "interleaved" or "concatenated" (the positional encoding layouts)."""
-    from .._args import check_choice
     return check_choice("layout", layout, ("interleaved", "concatenated"))
 
 
@@ -237,8 +186,6 @@ def param_count(cfg) -> int:
 def check_config(cfg: object, whole_model: bool = False) -> None:
     """Raise TypeError (also a ValueError) unless ``cfg`` is a TransformerConfig; with
     ``whole_model``, ValueError if the model would exceed MAX_WEIGHTS weights."""
-    from .._args import MAX_WEIGHTS
-    from ..config import TransformerConfig
     if not isinstance(cfg, TransformerConfig):
         raise ArgumentTypeError(f"cfg: expected a TransformerConfig, got {_got(cfg)}")
     if whole_model and param_count(cfg) > MAX_WEIGHTS:
@@ -254,7 +201,6 @@ def check_config(cfg: object, whole_model: bool = False) -> None:
 def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
                           bias: object) -> None:
     """The arguments of ``MultiHeadAttention(d_model, n_heads, dropout, bias)``, checked."""
-    from .._args import check_bool
     check_size("d_model", d_model)
     check_size_limit("d_model", d_model * d_model, "d_model x d_model")
     check_size("n_heads", n_heads)
@@ -309,7 +255,6 @@ def check_sdpa_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 def check_residual_args(x: torch.Tensor, sublayer_out: torch.Tensor, norm: object,
                        norm_first: object) -> None:
     """The arguments of :func:`add_and_norm`: two float tensors of one shape, a norm, a bool."""
-    from .._args import check_bool
     for name, t in (("x", x), ("sublayer_out", sublayer_out)):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point():
             got = f"dtype {t.dtype}" if isinstance(t, torch.Tensor) else _got(t)
@@ -345,37 +290,43 @@ def check_decoder_inputs(layer: torch.nn.Module, x: torch.Tensor, memory: torch.
     check_mask(tgt_mask, (batch, heads, tgt_len, tgt_len), "tgt_mask", x.device)
 
 
-def check_source(model: torch.nn.Module, src: torch.Tensor,
-                 src_mask: torch.Tensor | None, queries: int | None = None) -> torch.Tensor:
-    """Check a Transformer's ``src`` ids and ``src_mask``; return the mask to use.
+def check_source_ids(name: str, src: torch.Tensor, cfg: TransformerConfig,
+                     device: torch.device | None = None, *, sentence: bool = False) -> None:
+    """Raise unless ``src`` holds source token ids that the model ``cfg`` can read: a batch
+    (batch, src_len) of int64/int32 ids, or with ``sentence=True`` one sentence (src_len,); at
+    most ``cfg.max_len`` a sentence, inside the source vocabulary, on ``device`` when given,
+    and no sentence of padding only (its every query would attend to no key). Messages name
+    ``name``."""
+    if sentence and src.numel() > cfg.max_len:
+        raise ValueError(f"{name}: the sentence has {src.numel()} tokens, more than "
+                         f"max_len={cfg.max_len}")
+    check_token_ids(name, src[None] if sentence else src, cfg.src_vocab_size, cfg.max_len,
+                    device, "source vocabulary")
+    only_padding = (src == cfg.pad_id).all(dim=-1)  # (batch,), or () for one sentence
+    if bool(only_padding.any()):  # one read of the values
+        if sentence:
+            raise ValueError(f"{name}: expected at least one token that is not padding "
+                             f"(pad_id={cfg.pad_id}), got only padding")
+        raise ValueError(f"{name}: sentence {int(only_padding.nonzero()[0])} is only padding "
+                         f"(pad_id={cfg.pad_id}); expected at least one token that is not")
 
-    When ``src_mask`` is None it is made from the padding of ``src``, and a sentence that is
-    only padding is an error naming ``src``. ``queries`` is the number of query positions that
-    will use the mask (the source length for the encoder, tgt_len for the decoder).
-    """
-    from ..masks import padding_mask
-    cfg, device = model.cfg, model.generator.proj.weight.device
-    check_token_ids("src", src, cfg.src_vocab_size, cfg.max_len, device)
+
+def check_source(model: torch.nn.Module, src: torch.Tensor,
+                 src_mask: torch.Tensor | None) -> None:
+    """Check a Transformer's ``src`` ids and ``src_mask`` (None: the padding mask, which
+    :func:`check_source_ids` vouches for) for the encoder's self-attention."""
+    cfg = model.cfg
+    check_source_ids("src", src, cfg, model.generator.proj.weight.device)
     batch, src_len = src.shape
-    queries = src_len if queries is None else queries
-    if src_mask is not None:
-        check_mask(src_mask, (batch, cfg.n_heads, queries, src_len), "src_mask", device)
-        return src_mask
-    src_mask = padding_mask(src, cfg.pad_id)  # (batch, 1, 1, src_len)
-    if not _already_checked(src_mask, "mask"):
-        if not bool(src_mask.any(dim=-1).all()):  # one read of the values
-            empty = int((~src_mask).all(dim=-1).flatten().nonzero()[0])
-            raise ValueError(f"src: sentence {empty} is only padding (pad_id="
-                             f"{cfg.pad_id}); expected at least one token that is not")
-        remember_checked(src_mask, "mask")
-    return src_mask
+    check_mask(src_mask, (batch, cfg.n_heads, src_len, src_len), "src_mask", src.device)
 
 
 def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Tensor,
                  src_mask: torch.Tensor | None) -> None:
     """Check a Transformer's ``tgt_in`` ids, ``memory`` and ``src_mask`` (for ``decode``)."""
     cfg, weight = model.cfg, model.generator.proj.weight
-    check_token_ids("tgt_in", tgt_in, cfg.tgt_vocab_size, cfg.max_len, weight.device)
+    check_token_ids("tgt_in", tgt_in, cfg.tgt_vocab_size, cfg.max_len, weight.device,
+                    "target vocabulary")
     check_features("memory", memory, cfg.d_model, weight)
     if memory.shape[0] != tgt_in.shape[0]:
         raise ValueError(f"memory: expected batch {tgt_in.shape[0]} like tgt_in, "
@@ -384,10 +335,12 @@ def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Ten
                "src_mask", weight.device)
 
 
-def has_forward_hooks(module: nn.Module) -> bool:
-    """True when a forward hook or pre-hook sits on ``module``, a module inside it, or every
-    module (global): the layers' fast path (``forward_rows``) calls its sub-layers' own
-    functions, not their ``forward``, so it runs only when no hook could miss a call."""
-    if _module._global_forward_hooks or _module._global_forward_pre_hooks:
-        return True
-    return any(m._forward_hooks or m._forward_pre_hooks for m in module.modules())
+def check_pair(model: torch.nn.Module, src: torch.Tensor, tgt_in: torch.Tensor,
+               src_mask: torch.Tensor | None) -> None:
+    """What ``Transformer.forward`` checks before ``encode`` (which it calls with
+    ``check=False``): ``src`` and ``src_mask`` as :func:`check_source`, and a ``tgt_in`` of as
+    many sentences; ``decode`` checks the rest of ``tgt_in``."""
+    check_source(model, src, src_mask)
+    if isinstance(tgt_in, torch.Tensor) and tgt_in.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
+        raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "
+                         f"{tuple(tgt_in.shape)}")

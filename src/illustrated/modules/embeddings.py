@@ -20,7 +20,8 @@ class Embeddings(nn.Module):
     ids (batch, seq) int64 -> (batch, seq, d_model), multiplied by sqrt(d_model) (paper §3.4).
     Raises TypeError (also a ValueError) if a size is not an int or ``ids`` not an int64/int32
     tensor; ValueError if a size is not positive, or ``ids`` is not (batch, seq) with both >= 1,
-    lies on another device than the table, or holds an id outside [0, vocab_size).
+    lies on another device than the table, or holds an id outside [0, vocab_size)
+    (``check=False`` skips the checks of ``ids``).
     Post "Bringing The Tensors Into The Picture"; paper §3.4.
     """
 
@@ -31,6 +32,7 @@ class Embeddings(nn.Module):
         self.d_model = d_model
         self.scale = math.sqrt(d_model)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        check_token_ids("ids", ids, self.lut.num_embeddings, device=self.lut.weight.device)
+    def forward(self, ids: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        if check:  # the Transformer passes check=False: it checked the ids
+            check_token_ids("ids", ids, self.lut.num_embeddings, device=self.lut.weight.device)
         return self.lut(ids) * self.scale  # (batch, seq, d_model)

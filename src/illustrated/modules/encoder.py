@@ -8,10 +8,10 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_encoder_inputs, has_forward_hooks
+from ._checks import check_config, check_encoder_inputs
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
-from .residual import add_and_norm, add_and_norm_unchecked, sublayer_input
+from .residual import add_and_norm, sublayer_input
 
 __all__ = ["EncoderLayer", "Encoder"]
 
@@ -25,7 +25,8 @@ class EncoderLayer(nn.Module):
     -> (batch, seq, d_model), plus the self-attention weights (batch, n_heads, seq, seq) with
     ``return_attention=True``.
     Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` is not a float
-    tensor (batch, seq, d_model) of the layer's dtype and device, or the mask does not fit.
+    tensor (batch, seq, d_model) of the layer's dtype and device, or the mask does not fit
+    (``check=False``: the caller checked them, as :class:`Encoder` does for its layers).
     Post "Now We're Encoding!"; paper §3.1. Equal to ``nn.TransformerEncoderLayer`` with ReLU and
     ``batch_first=True`` (tested).
     """
@@ -42,34 +43,19 @@ class EncoderLayer(nn.Module):
         self.norm_first = cfg.norm_first
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                return_attention: bool = False):
-        check_encoder_inputs(self, x, mask)
-        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
-            batch, seq, d_model = x.shape
-            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
-            return rows.view(batch, seq, d_model)
+                return_attention: bool = False, *, check: bool = True):
+        if check:
+            check_encoder_inputs(self, x, mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
         if return_attention:
-            z, weights = self.self_attn(h, h, h, mask, return_attention=True)
-        else:  # the attention's own fast path (see MultiHeadAttention)
-            z, weights = self.self_attn(h, h, h, mask), None
+            z, weights = self.self_attn(h, h, h, mask, return_attention=True, check=False)
+        else:
+            z, weights = self.self_attn(h, h, h, mask, check=False), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
-        r = self.feed_forward(h)
+        r = self.feed_forward(h, check=False)
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
         return (x, weights) if return_attention else x
-
-    def forward_rows(self, x: torch.Tensor, batch: int,
-                     mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward`` on token rows x (batch * seq, d_model) -> the same shape:
-        no weights, no second check of inputs that ``forward`` or :class:`Encoder` checked, and
-        every matrix product on rows, with no reshape for autograd to undo."""
-        h = self.norm1(x) if self.norm_first else x
-        z = self.self_attn.attend(h, h, h, batch, mask)  # see MultiHeadAttention
-        x = add_and_norm_unchecked(x, z, self.norm1, self.dropout1, self.norm_first)
-        h = self.norm2(x) if self.norm_first else x
-        r = self.feed_forward.forward_unchecked(h)
-        return add_and_norm_unchecked(x, r, self.norm2, self.dropout2, self.norm_first)
 
 
 class Encoder(nn.Module):
@@ -88,25 +74,15 @@ class Encoder(nn.Module):
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                return_attention: bool = False):
-        check_encoder_inputs(self.layers[0], x, mask)
-        if not return_attention and not has_forward_hooks(self):  # the fast path, on token rows
-            batch, seq, d_model = x.shape
-            rows = self.forward_rows(x.reshape(batch * seq, d_model), batch, mask)
-            return rows.view(batch, seq, d_model)
+                return_attention: bool = False, *, check: bool = True):
+        if check:  # once for the stack: every layer is called with check=False
+            check_encoder_inputs(self.layers[0], x, mask)
         attentions = []
         for layer in self.layers:
             if return_attention:
-                x, weights = layer(x, mask, return_attention=True)
+                x, weights = layer(x, mask, return_attention=True, check=False)
                 attentions.append(weights)
             else:
-                x = layer(x, mask)
+                x = layer(x, mask, check=False)
         x = self.norm(x)
         return (x, attentions) if return_attention else x
-
-    def forward_rows(self, x: torch.Tensor, batch: int,
-                     mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The fast path of ``forward`` on token rows (batch * src_len, d_model), inputs checked."""
-        for layer in self.layers:
-            x = layer.forward_rows(x, batch, mask)
-        return self.norm(x)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_sizes, check_vectors
+from ._checks import check_features, check_sizes
 
 __all__ = ["FeedForward"]
 
@@ -18,7 +18,8 @@ class FeedForward(nn.Module):
     ``FFN(x) = max(0, x W_1 + b_1) W_2 + b_2``: linear1 (d_model -> d_ff), dropout after the ReLU,
     linear2 (d_ff -> d_model). x (batch, seq, d_model) -> (batch, seq, d_model).
     Raises TypeError / ValueError for a size that is not a positive int, a dropout outside
-    [0, 1), or an ``x`` that is not a float tensor (..., d_model) of the module's dtype and device.
+    [0, 1), or an ``x`` that is not a float tensor (..., d_model) of the module's dtype and device
+    (``check=False`` skips the check of ``x``).
     Post "Now We're Encoding!"; paper §3.3, Eq. 2.
     """
 
@@ -29,15 +30,7 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_vectors("x", x, self.linear1.in_features, self.linear1.weight)
+    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        if check:  # a layer passes check=False: its input is the layer's own
+            check_features("x", x, self.linear1.in_features, self.linear1.weight, any_leading=True)
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)
-
-    def forward_unchecked(self, x: torch.Tensor) -> torch.Tensor:
-        """``forward`` for the layers' fast path: no checks (the layer checked ``x``), no dropout
-        call at rate 0 or in eval mode, and the ReLU in place on linear1's fresh output (its
-        matrix product keeps no copy of it); x (..., d_model), token rows in the layers."""
-        h = torch.relu_(self.linear1(x))  # (..., d_ff)
-        if self.dropout.training and self.dropout.p > 0:
-            h = self.dropout(h)
-        return self.linear2(h)  # (..., d_model)

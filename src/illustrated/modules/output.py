@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_sizes, check_vectors
+from ._checks import check_features, check_sizes
 
 __all__ = ["Generator"]
 
@@ -19,7 +19,8 @@ class Generator(nn.Module):
     which are more accurate on logits. x (batch, tgt_len, d_model) -> logits (batch, tgt_len,
     vocab_size), through proj = nn.Linear(d_model, vocab_size).
     Raises TypeError / ValueError for a size that is not a positive int, or an ``x`` that is not
-    a float tensor (..., d_model) of the module's dtype and device.
+    a float tensor (..., d_model) of the module's dtype and device (``check=False`` skips the
+    check of ``x``).
     Post "The Final Linear and Softmax Layer"; paper §3.4 ("the usual learned linear
     transformation and softmax function").
     """
@@ -29,6 +30,7 @@ class Generator(nn.Module):
         check_sizes(d_model=d_model, vocab_size=vocab_size)
         self.proj = nn.Linear(d_model, vocab_size)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_vectors("x", x, self.proj.in_features, self.proj.weight)
+    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        if check:  # the Transformer passes check=False: x is its decoder's output
+            check_features("x", x, self.proj.in_features, self.proj.weight, any_leading=True)
         return self.proj(x)  # (batch, tgt_len, vocab_size)

@@ -37,13 +37,11 @@ def sinusoid_table(n_positions: int, d_model: int, layout: str = "interleaved") 
         angles = position * inv_freq  # (n_positions, half)
         table = torch.stack([angles.sin(), angles.cos()], dim=-1)  # (n_positions, half, 2)
         table = table.reshape(n_positions, d_model)  # (n_positions, d_model)
-    elif layout == "concatenated":
+    else:  # "concatenated" (checked above)
         increment = math.log(10000.0) / max(half - 1, 1)
         inv_timescales = torch.exp(-increment * torch.arange(half, dtype=torch.float64))
         angles = position * inv_timescales  # (n_positions, half)
         table = torch.cat([angles.sin(), angles.cos()], dim=-1)  # (n_positions, d_model)
-    else:
-        raise ValueError(f"layout: expected 'interleaved' or 'concatenated', got {layout!r}")
     return table.float()
 
 
@@ -55,7 +53,8 @@ class PositionalEncoding(nn.Module):
     Raises TypeError (also a ValueError) if a size is not an int or ``x`` not a floating-point
     tensor; ValueError if ``d_model`` is not a positive even integer, ``max_len`` not positive,
     ``layout`` unknown, ``dropout`` not in [0, 1), or ``x`` is not (batch, seq, d_model), is on
-    another device than the module, or has ``seq > max_len``.
+    another device than the module, or has ``seq > max_len`` (``check=False`` skips the checks
+    of ``x``).
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
     """
 
@@ -68,7 +67,8 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_positions("x", x, self.d_model, self.max_len, self.pe)
+    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+        if check:  # the Transformer passes check=False: it checked the ids' length
+            check_positions("x", x, self.d_model, self.max_len, self.pe)
         seq = x.shape[1]
         return self.dropout(x + self.pe[:seq].to(x.dtype))  # (batch, seq, d_model)

@@ -13,7 +13,7 @@ from torch import nn
 from .._args import check_bool
 from ._checks import check_residual_args
 
-__all__ = ["sublayer_input", "add_and_norm", "add_and_norm_unchecked"]
+__all__ = ["sublayer_input", "add_and_norm"]
 
 
 def sublayer_input(x: torch.Tensor, norm: nn.LayerNorm, norm_first: bool) -> torch.Tensor:
@@ -41,19 +41,3 @@ def add_and_norm(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm
     if norm_first:
         return x + dropout(sublayer_out)  # (batch, seq, d_model)
     return norm(x + dropout(sublayer_out))  # (batch, seq, d_model)
-
-
-def add_and_norm_unchecked(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm,
-                           dropout: nn.Dropout, norm_first: bool) -> torch.Tensor:
-    """:func:`add_and_norm` for the layers' fast path: no checks (the layer checked its
-    inputs), no dropout call at rate 0 or in eval mode, and the sum written over
-    ``sublayer_out``, a fresh output that nothing else holds (the matrix product that made it
-    keeps no copy for the backward pass), instead of into one more tensor, unless autocast made
-    it of a lower precision than the stream."""
-    if dropout.training and dropout.p > 0:
-        sublayer_out = dropout(sublayer_out)
-    if sublayer_out.dtype == x.dtype:
-        total = sublayer_out.add_(x)  # x + Dropout(Sublayer(x))
-    else:  # autocast: a bfloat16 output joins the float32 stream, which stays float32
-        total = x + sublayer_out
-    return total if norm_first else norm(total)  # (batch * seq, d_model) or (batch, seq, d_model)

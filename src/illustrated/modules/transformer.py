@@ -10,9 +10,8 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ..masks import causal_mask
-from ._checks import (check_config, check_source, check_target, has_forward_hooks,
-                      remember_checked)
+from ..masks import causal_mask, padding_mask
+from ._checks import check_config, check_pair, check_source, check_target
 from .decoder import Decoder
 from .embeddings import Embeddings
 from .encoder import Encoder
@@ -44,7 +43,9 @@ class Transformer(nn.Module):
     src_mask broadcasts to (batch, n_heads, 1, src_len); when None, encode/forward build it
     from the source padding (``cfg.pad_id``); decode applies the causal mask itself.
     ``return_attention=True`` also returns the weights (per-layer lists, or an
-    :class:`Attention` from forward).
+    :class:`Attention` from forward). ``encode`` and ``decode`` check their inputs once and
+    call every part with ``check=False``; ``forward`` checks the source and calls ``encode``
+    with ``check=False``.
     Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig, ids are not an
     int64/int32 tensor, ``memory`` not a float tensor of the model's dtype, or a mask not bool;
     ValueError for ids outside the vocabulary, id tensors not (batch, seq) with both >= 1,
@@ -69,39 +70,35 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(p)
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
-               return_attention: bool = False):
-        src_mask = check_source(self, src, src_mask)  # made from the padding when None
-        x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
-        if not return_attention and not has_forward_hooks(self.encoder):  # checked: token rows
-            batch, src_len, d_model = x.shape
-            rows = self.encoder.forward_rows(x.view(batch * src_len, d_model), batch, src_mask)
-            return rows.view(batch, src_len, d_model)
-        return self.encoder(x, src_mask, return_attention=return_attention)
+               return_attention: bool = False, *, check: bool = True):
+        if check:  # the model's boundary: its parts are called with check=False
+            check_source(self, src, src_mask)
+        if src_mask is None:  # the padding's keys are hidden
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        x = self.src_embed(src, check=False)  # (batch, src_len, d_model)
+        x = self.positional(x, check=False)  # (batch, src_len, d_model)
+        return self.encoder(x, src_mask, return_attention, check=False)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
-               src_mask: torch.Tensor | None = None, return_attention: bool = False):
-        check_target(self, tgt_in, memory, src_mask)
+               src_mask: torch.Tensor | None = None, return_attention: bool = False, *,
+               check: bool = True):
+        if check:  # the model's boundary: its parts are called with check=False
+            check_target(self, tgt_in, memory, src_mask)
         tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
-        remember_checked(tgt_mask, "mask")  # every row attends to itself: nothing to read
-        y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
-        if not return_attention and not has_forward_hooks(self.decoder):  # checked: token rows
-            batch, tgt_len, d_model = y.shape
-            rows = self.decoder.forward_rows(y.view(batch * tgt_len, d_model),
-                                             memory.reshape(-1, d_model), batch, src_mask, tgt_mask)
-            return rows.view(batch, tgt_len, d_model)
-        return self.decoder(y, memory, src_mask, tgt_mask, return_attention=return_attention)
+        y = self.tgt_embed(tgt_in, check=False)  # (batch, tgt_len, d_model)
+        y = self.positional(y, check=False)  # (batch, tgt_len, d_model)
+        return self.decoder(y, memory, src_mask, tgt_mask, return_attention, check=False)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
                 src_mask: torch.Tensor | None = None, return_attention: bool = False):
-        src_mask = check_source(self, src, src_mask)  # made from the padding when None
-        if isinstance(tgt_in, torch.Tensor) and tgt_in.dim() == 2 \
-                and tgt_in.shape[0] != src.shape[0]:
-            raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "
-                             f"{tuple(tgt_in.shape)}")
-        if not return_attention:  # the fast attention path (see MultiHeadAttention)
-            memory = self.encode(src, src_mask)  # (batch, src_len, d_model)
-            return self.generator(self.decode(tgt_in, memory, src_mask))  # (batch, tgt_len, tgt_vocab_size)
-        memory, enc_w = self.encode(src, src_mask, return_attention=True)
+        check_pair(self, src, tgt_in, src_mask)  # decode checks tgt_in itself
+        if src_mask is None:  # the padding's keys are hidden
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        if not return_attention:
+            memory = self.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
+            out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
+            return self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
+        memory, enc_w = self.encode(src, src_mask, return_attention=True, check=False)
         out, self_w, cross_w = self.decode(tgt_in, memory, src_mask, return_attention=True)
-        logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
+        logits = self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
         return logits, Attention(enc_w, self_w, cross_w)
