@@ -12,7 +12,7 @@ import torch
 
 import illustrated as il
 from illustrated import __main__ as cli
-from illustrated.checkpoint import load_training_state
+from illustrated.training_state import load_training_state
 
 
 def run_cli(*args, timeout=300):

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.checkpoint import load_training_state
+from illustrated.training_state import load_training_state
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")

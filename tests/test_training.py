@@ -23,19 +23,19 @@ def post_model(post, **overrides):
 
 
 def test_learning_rate_schedules():
-    assert il.training.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
-    assert il.training.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
     # noam: peak lr at the end of warm-up, then lr * sqrt(warmup / step) (paper Eq. 3, rescaled)
-    assert il.training.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
-    assert il.training.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
     # cosine: from lr at the end of warm-up to 0 at the last step, lr/2 half way
-    assert il.training.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
-    assert il.training.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
-    assert il.training.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
+    assert il.schedules.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
     with pytest.raises(ValueError, match="schedule"):
-        il.training.learning_rate(1, 1e-3, 10, "triangle")
+        il.schedules.learning_rate(1, 1e-3, 10, "triangle")
     with pytest.raises(ValueError, match="total_steps"):
-        il.training.learning_rate(1, 1e-3, 10, "cosine")
+        il.schedules.learning_rate(1, 1e-3, 10, "cosine")
 
 
 def test_post_corpus_learned_exactly(post):
