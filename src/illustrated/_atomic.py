@@ -77,6 +77,10 @@ def _target(path: Any, name: str) -> Path:
     if not isinstance(text, str) or text == "" or text.endswith(("/", os.sep)):
         raise ValueError(f"{name}: expected a file path, got {text!r}")
     target = Path(text)
+    longest, length = _name_max(target.parent), len(os.fsencode(target.name))
+    if length > longest:  # before any stat: the system would refuse the name itself
+        raise ValueError(f"{name}: expected a file name of at most {longest} bytes, got "
+                         f"{length} bytes in {text!r}")
     if target.is_symlink():  # write where the link points; the link itself stays a link
         target = Path(os.path.realpath(text))
         if target.is_symlink():
@@ -138,10 +142,6 @@ def check_writable(path: str | os.PathLike, name: str = "path", *, need_bytes: i
     if not parent.is_dir():
         raise ValueError(f"{name}: expected a path in a directory, but {str(parent)!r} is a "
                          f"file, got {shown!r}")
-    longest, length = _name_max(parent), len(os.fsencode(target.name))
-    if length > longest:
-        raise ValueError(f"{name}: expected a file name of at most {longest} bytes, got "
-                         f"{length} bytes in {shown!r}")
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=_temporary_prefix(target, ".check"),
                                    suffix=".check")
