@@ -8,6 +8,7 @@ deep would otherwise end in a RecursionError). Every refusal is one ValueError n
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -48,10 +49,15 @@ def _open(path: str | os.PathLike, name: str, what: str) -> tuple[int, os.stat_r
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:
-        if os.path.isdir(path):
-            raise ValueError(f"{name}: {shown!r} is a directory, expected {what}") from None
-        if not os.path.lexists(path) or (os.path.islink(path) and not os.path.exists(path)):
-            raise ValueError(f"{name}: no {what} at {shown!r}") from None
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:  # missing, or a link to nothing
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            raise ValueError(f"{name}: {shown!r} is {describe_type(mode)}, expected "
+                             f"{what}") from None
+        if mode is None and error.errno == errno.ENOENT:
+            raise ValueError(f"{name}: no file at {shown!r} (expected {what})") from None
         raise ValueError(f"{name}: cannot read {shown!r} ({error.strerror or error})") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):

@@ -81,10 +81,12 @@ class SetWriter:
         :func:`illustrated._atomic.write_bytes` (one line naming the file)."""
         digest = sha256_bytes(data)
         path = self.directory / hashed_name(member, digest)
-        existed = path.exists()
-        write_bytes(path, data, name=self.name)
-        if not existed:
+        if not path.exists():  # a file of this name holds this content: it stays if we fail
             self.created.append(path)
+        try:
+            write_bytes(path, data, name=self.name)
+        except InterruptedAfterWrite:  # a member in place is not the set in place
+            raise KeyboardInterrupt from None
         return {"file": path.name, "sha256": digest, "bytes": len(data)}
 
     def commit(self, index_bytes: bytes, members: list[str]) -> None:
