@@ -16,7 +16,7 @@ import sys
 import time
 import warnings
 
-from ._interrupt import INTERRUPTED, end_of_start
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 
 __all__ = ["main", "build_parser"]
 
@@ -440,4 +440,4 @@ def _run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

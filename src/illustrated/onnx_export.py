@@ -54,7 +54,7 @@ from ._atomic import InterruptedAfterWrite
 from ._bounded import read_json
 from ._clash import corpus_files, refuse_clashes
 from ._file_set import SetWriter, member
-from ._interrupt import INTERRUPTED, end_of_start
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 from .data import load_corpus, tokenize
 from .modules._checks import remember_checked
 from .modules.transformer import Transformer
@@ -353,4 +353,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -35,7 +35,7 @@ from . import __version__
 from ._atomic import InterruptedAfterWrite
 from ._clash import corpus_files, refuse_clashes
 from ._file_set import SetWriter
-from ._interrupt import INTERRUPTED, end_of_start
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 from .checkpoint import checkpoint_bytes, estimate_bytes
 from .data import load_corpus
 from .presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
@@ -171,4 +171,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())
