@@ -123,6 +123,23 @@ def test_line_and_file_limits_name_the_line(tmp_path, monkeypatch):
     assert read_pairs(path) == [("a", "b"), ("0123456", "89")]
 
 
+def test_sentences_are_bounded_in_tokens_on_either_side(tmp_path):
+    """A sentence of MAX_SENTENCE_TOKENS tokens is read; one more is refused in one line with the
+    limit (the model's positions and its attention's memory are sized for the longest one)."""
+    limit = pairs_file.MAX_SENTENCE_TOKENS
+    assert limit == 256
+    fits = " ".join(["a"] * limit)
+    path = write(tmp_path, f"{fits}\tb\nb\t{fits}\n".encode())
+    assert [len(s.split()) + len(t.split()) for s, t in read_pairs(path)] == [limit + 1] * 2
+    for line, side in ((f"{fits} a\tb", "source"), (f"b\t{fits} .", "target")):
+        path = write(tmp_path, f"x\ty\n{line}\n".encode())
+        with pytest.raises(ValueError) as info:
+            read_pairs(path)
+        assert str(info.value) == (f"{path}:2: expected a {side} of at most {limit} tokens, got "
+                                   f"{limit + 1} (every batch is sized for the longest "
+                                   f"sentence: split or drop this line)")
+
+
 # ------------------------------------------------------------ any bytes: pairs or one clear error
 
 def check_read(path, data: bytes):

@@ -200,10 +200,16 @@ def test_cli_output_cut_short_by_a_closed_pipe_is_not_an_error(tmp_path):
     sentences = ["je suis étudiant"] * 2000  # more output than a pipe's buffer holds
     process = subprocess.Popen([sys.executable, "-m", "illustrated", "translate", "--model", str(out),
                                 *sentences], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdout.read(1)
-    process.stdout.close()
-    stderr = process.stderr.read().decode()
-    assert process.wait(timeout=300) == 0, stderr
+    try:
+        process.stdout.read(1)
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        code = process.wait(timeout=300)
+    finally:  # a failing read must not leave the child behind
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
 
 
