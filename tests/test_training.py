@@ -112,9 +112,11 @@ def test_the_loss_leaves_out_padded_positions(grad_accum_steps):
         logits = model(batch.src, batch.tgt_in)
         keep = batch.tgt_out != tgt.pad_id
         expected = torch.nn.functional.cross_entropy(logits[keep], batch.tgt_out[keep])
+        right = int((logits.argmax(-1) == batch.tgt_out)[keep].sum())
     history = il.train(model, pairs, src, tgt, steps=1, batch_size=4, device="cpu",
                        progress=False, grad_accum_steps=grad_accum_steps)
     assert history.loss[0] == pytest.approx(float(expected), rel=1e-5)
+    assert history.accuracy[0] == right / 14 and 0 < right < 14  # 10 words and 4 <eos>
 
 
 @pytest.mark.parametrize("kwargs, match", [({"lr": -1.0}, "lr"), ({"steps": 0}, "steps"),
