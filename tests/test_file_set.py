@@ -323,3 +323,11 @@ def test_an_export_whose_graph_does_not_match_its_index_is_refused(tmp_path, qui
         onnx_export.read_export(folder)
     assert str(info.value) == (f"--out: the decoder file of 'post' '{decoder}' does not match "
                                f"index.json (another size or sha256: not the set it names)")
+
+
+def test_files_the_set_does_not_own_are_never_removed(folder):
+    (folder / "notes.txt").write_text("mine")
+    (folder / "part-a.unrelated").write_text("not a member's name, but owned by the pattern")
+    write_set(folder, 2)
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert read_set(folder)[0] == "2"
