@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import random
+import stat
 from collections import Counter
 from typing import Iterable, Sequence
 
 from .._args import check_int, check_real
+from .._bounded import describe_type
 from .tokenizer import SPECIALS, normalize, special_token, tokenize, words
 from .vocab import Vocab
 
@@ -56,10 +58,11 @@ def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[t
     Raises
     ------
     OSError
-        If the file cannot be opened (missing, a directory, no permission).
+        If the file cannot be opened (missing, no permission).
     ValueError
-        In one line naming ``path:line``: a line over :data:`MAX_LINE_BYTES` bytes or the
-        file over :data:`MAX_FILE_BYTES` (a huge or endless file such as ``/dev/zero`` stops
+        Naming ``path``, for a directory, a device (``/dev/zero``), a FIFO or a socket, refused
+        by type before anything is read. In one line naming ``path:line``: a line over
+        :data:`MAX_LINE_BYTES` bytes or the file over :data:`MAX_FILE_BYTES` (a huge file stops
         there), a side of more than :data:`MAX_SENTENCE_TOKENS` tokens, a byte that is not
         UTF-8 or is NUL (with its column), no tab or more than one, an empty side, a special
         token as a word (``my.tsv:3: expected no special token, got '<pad>'``); naming the
@@ -69,7 +72,13 @@ def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[t
     name = os.fspath(path)
     pairs: list[tuple[str, str]] = []
     size = 0
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO: no wait for a writer
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"{name}: expected a file of sentence pairs, got "
+                         f"{describe_type(mode)}")
+    with os.fdopen(fd, "rb") as handle:
         for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""),
                                       start=1):
             where = f"{name}:{number}"
