@@ -157,6 +157,18 @@ def test_twenty_steps_equal_ten_then_resume_to_twenty(tmp_path):
     assert states_equal(resumed.state_dict(), straight.state_dict())
 
 
+def test_the_last_step_is_checkpointed_also_off_the_period(tmp_path):
+    """steps=5 with checkpoint_every=2: checkpoints after steps 2, 4 and 5 (the last), so the
+    file always ends as the trained model."""
+    path, seen = tmp_path / "run.pt", []
+    model = fresh()
+    run(model, steps=5, checkpoint_every=2, checkpoint_path=path, callback=lambda step, _: (
+        seen.append(load_training_state(path)[3]["step"] if path.exists() else None)))
+    assert seen == [None, 2, 2, 4, 5]
+    saved, _, _ = il.load_checkpoint(path)
+    assert states_equal(saved.state_dict(), model.state_dict())
+
+
 def test_resume_refuses_another_recipe_or_a_finished_model(tmp_path):
     path = tmp_path / "run.pt"
     run(fresh(), steps=4, checkpoint_every=2, checkpoint_path=path)
