@@ -51,12 +51,19 @@ def trained(tmp_path_factory):
     return out
 
 
+def _ctrl_c_as_in_a_terminal():
+    """In the child: SIGINT's default action, as a terminal gives it. (A test run started in
+    the background by a shell inherits SIGINT ignored, and would pass that on.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def started(*args):
     """``python -m illustrated ARGS`` as a child process, killed on the way out whatever
     happens (a failing assertion must not leave a 1,000,000-step run behind)."""
     process = subprocess.Popen([sys.executable, "-m", "illustrated", *args],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_ctrl_c_as_in_a_terminal)
     try:
         yield process
     finally:
