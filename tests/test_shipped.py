@@ -191,6 +191,9 @@ def test_pretrained_refuses_bad_arguments_by_name_before_any_work(kwargs, error,
     ('{"format": "illustrated-shipped-models/1"}', "'{path}' is damaged (expected format"),
     ('{"format": "illustrated-shipped-models/1", "models": {"post": {"file": "post.pt"}}}',
      "'{path}' is damaged (the entry of 'post' has no file name, sha256 and size)"),
+    ('{"format": "illustrated-shipped-models/1", "models": {"post": {"file": "post.pt", '
+     '"bytes": 3, "sha256": "00"}}}',
+     "'{path}' is damaged (the entry of 'post' has no file name, sha256 and size)"),
     (b"\xff\xfe", "cannot read '{path}' ('utf-8' codec can't decode byte 0xff"),
 ])
 def test_a_damaged_manifest_is_one_value_error_naming_the_file(tmp_path, monkeypatch, content,
