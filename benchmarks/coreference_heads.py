@@ -208,7 +208,7 @@ def run(name: str, seed: int, device: str) -> dict:
     history = il.train(model, pairs, src_vocab, tgt_vocab, device=device, seed=seed,
                        progress=False, **recipe["train"])
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-    predictions = il.training.translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
+    predictions = il.translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
     pronoun_accuracy = statistics.fmean(il.data.pronoun_correct(p, t)
                                         for p, (_, t) in zip(predictions, test_pairs))
     exact = statistics.fmean(p == t for p, (_, t) in zip(predictions, test_pairs))

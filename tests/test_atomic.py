@@ -1,14 +1,17 @@
 """The one writer of every file the package writes (illustrated._atomic): a failed, full or
 interrupted write leaves the earlier file byte for byte and no temporary file, in one line naming
-the file; read-only files are refused, symbolic links are followed, a disk without room for the
-file is refused before anything is written."""
+the file; Ctrl-C once the new file is in place says so (InterruptedAfterWrite); read-only files
+and file systems are refused, each named as what it is; symbolic links are followed; a disk
+without room for the file is refused before anything is written; any legal file name is
+accepted (the temporary name is cut to fit)."""
 import os
 import shutil
+import stat
 
 import pytest
 import torch
 
-from illustrated import _atomic
+from illustrated import _atomic, _bounded
 
 
 def leftovers(directory):
@@ -119,9 +122,10 @@ def test_the_disk_must_have_room_for_the_file(old, monkeypatch, free, ok):
 
 
 @pytest.mark.parametrize("count, text", [(0, "0 bytes"), (999, "999 bytes"), (1000, "1.0 kB"),
-                                         (812_345, "812.3 kB"), (1_234_567, "1.2 MB")])
+                                         (812_345, "812.3 kB"), (1_234_567, "1.2 MB"),
+                                         (4_294_967_296, "4.3 GB")])
 def test_sizes_in_messages(count, text):
-    assert _atomic._size(count) == text
+    assert _bounded.size_text(count) == text
 
 
 @pytest.mark.parametrize("path, match", [
@@ -155,3 +159,87 @@ def test_atomic_save_round_trips(tmp_path):
     path = tmp_path / "t.pt"
     _atomic.atomic_save({"w": torch.arange(5.0)}, path)
     assert torch.equal(torch.load(path, weights_only=True)["w"], torch.arange(5.0))
+
+
+# ---- Ctrl-C once the new file is in place: the message must not say "not written"
+
+def test_ctrl_c_at_the_rename_after_it_happened_says_the_new_file_is_in_place(old, monkeypatch):
+    """The signal arrives while rename(2) runs: Python raises KeyboardInterrupt once it returns."""
+    replace = os.replace
+
+    def rename_then_interrupt(src, dst):
+        replace(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_atomic.os, "replace", rename_then_interrupt)
+    with pytest.raises(_atomic.InterruptedAfterWrite) as info:
+        _atomic.write_bytes(old, b"new bytes")
+    assert isinstance(info.value, KeyboardInterrupt) and info.value.path == old
+    assert old.read_bytes() == b"new bytes" and leftovers(old.parent) == []
+
+
+def test_ctrl_c_at_the_directory_fsync_says_the_new_file_is_in_place(old, monkeypatch):
+    fsync, calls = os.fsync, []
+
+    def second_fsync_interrupted(fd):
+        calls.append(fd)
+        if len(calls) == 2:  # the first flushes the file, the second its directory entry
+            raise KeyboardInterrupt
+        fsync(fd)
+
+    monkeypatch.setattr(_atomic.os, "fsync", second_fsync_interrupted)
+    with pytest.raises(_atomic.InterruptedAfterWrite):
+        _atomic.write_bytes(old, b"new bytes")
+    assert old.read_bytes() == b"new bytes" and leftovers(old.parent) == []
+
+
+def test_ctrl_c_at_the_rename_before_it_happened_leaves_the_old_file(old, monkeypatch):
+    monkeypatch.setattr(_atomic.os, "replace", raiser(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt) as info:
+        _atomic.write_bytes(old, b"new bytes")
+    assert not isinstance(info.value, _atomic.InterruptedAfterWrite)
+    assert old.read_bytes() == b"the earlier file" and leftovers(old.parent) == []
+
+
+# ---- names, file systems, special files
+
+@pytest.mark.parametrize("name", ["a" * 250, "é" * 127, "m" * 255])
+def test_every_legal_file_name_is_accepted(tmp_path, name):
+    """Before: a 250-byte --out was refused as too long: the temporary name was."""
+    path = tmp_path / name
+    _atomic.write_bytes(path, b"x")
+    assert path.read_bytes() == b"x" and leftovers(tmp_path) == []
+    _atomic.write_bytes(path, b"y")  # and replaced
+    assert path.read_bytes() == b"y"
+
+
+def test_a_name_longer_than_the_file_system_takes_is_refused_before_anything(tmp_path):
+    path = tmp_path / ("a" * 256)
+    with pytest.raises(ValueError) as info:
+        _atomic.check_writable(path, "--out")
+    assert str(info.value) == (f"--out: expected a file name of at most 255 bytes, got 256 "
+                               f"bytes in '{path}'")
+
+
+def test_a_read_only_file_system_is_named_as_such_not_as_a_file_mode(old, monkeypatch):
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    monkeypatch.setattr(_atomic.os, "statvfs", lambda path: ReadOnly())
+    monkeypatch.setattr(_atomic.os, "access", lambda path, mode: False)
+    with pytest.raises(ValueError) as info:
+        _atomic.write_bytes(old, b"new", name="--out")
+    assert str(info.value) == (f"--out: '{old}' is on a read-only file system; expected a path "
+                               f"on one that may be written (choose another path)")
+    assert "chmod" not in str(info.value) and old.read_bytes() == b"the earlier file"
+
+
+def test_a_fifo_or_a_device_to_replace_is_named_as_what_it_is(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"^path: expected a regular file to replace, got "
+                                         r"'.*pipe', which is a FIFO \(named pipe\)$"):
+        _atomic.write_bytes(fifo, b"x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    with pytest.raises(ValueError, match=r"which is a character device$"):
+        _atomic.write_bytes("/dev/null", b"x")

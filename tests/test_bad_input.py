@@ -117,8 +117,16 @@ def test_translate_and_exact_match_arguments(model):
     src_vocab = il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "a", "b", "c"])
     tgt_vocab = il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "x", "y"])
     assert il.translate(model, [], src_vocab, tgt_vocab) == []
-    raises(TypeError, r"^sentences: expected a list of str sentences, got str",
-           lambda: il.translate(model, "a b", src_vocab, tgt_vocab))
+    # one sentence as a str gives its translation as a str (a list gives a list)
+    one = il.translate(model, "a b", src_vocab, tgt_vocab)
+    assert isinstance(one, str) and [one] == il.translate(model, ["a b"], src_vocab, tgt_vocab)
+    assert il.translate(model, "a b", src_vocab, tgt_vocab, beam_size=2) == \
+        il.translate(model, ["a b"], src_vocab, tgt_vocab, beam_size=2)[0]
+    for sentences in (b"a b", 3, None):
+        raises(TypeError, r"^sentences: expected a str sentence or a list of them, got ",
+               lambda sentences=sentences: il.translate(model, sentences, src_vocab, tgt_vocab))
+    raises(ValueError, r"^sentences: sentence 0: sentence: got an empty sentence",
+           lambda: il.translate(model, " ", src_vocab, tgt_vocab))
     raises(ValueError, r"^max_len: expected a number of generated tokens in \[1, 8\], got 0",
            lambda: il.translate(model, ["a b"], src_vocab, tgt_vocab, max_len=0))
     raises(ValueError, r"^sentences: sentence 1: sentence: got an empty sentence",
@@ -126,7 +134,7 @@ def test_translate_and_exact_match_arguments(model):
     for typed in ("a <eos> b", "<pad>", "a <UNK>"):  # never the model's own tokens
         raises(ValueError, r"^sentences: sentence 0: sentence: expected no special token, got '<",
                lambda typed=typed: il.translate(model, [typed], src_vocab, tgt_vocab))
-    raises(ValueError, r"^src_vocab: has 4 tokens",
+    raises(ValueError, r"^src_vocab: expected the model's vocabulary of 7 tokens, got 4 tokens",
            lambda: il.translate(model, ["a"], il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>"]),
                                 tgt_vocab))
     assert il.translate(model, ["a b"], src_vocab, tgt_vocab, max_len=CFG.max_len)
@@ -215,7 +223,7 @@ def test_pick_device_refuses_devices_this_machine_lacks():
 def test_set_seed_and_learning_rate_arguments():
     raises(ValueError, r"^seed: ", lambda: il.set_seed(2**32))
     raises(TypeError, r"^seed: ", lambda: il.set_seed(1.5))
-    lr = il.training.learning_rate
+    lr = il.schedules.learning_rate
     raises(ValueError, r"^step: ", lambda: lr(0, 1e-3, 10))
     raises(TypeError, r"^warmup: ", lambda: lr(1, 1e-3, float("nan")))
     raises(ValueError, r"^total_steps: ", lambda: lr(1, 1e-3, 0, "cosine"))

@@ -68,6 +68,23 @@ def test_wide_beam_equals_exhaustive_search(seed, alpha, top_beams):
     assert any(len(h) > 1 for h, _ in expected)  # not all won by <eos> alone
 
 
+# Models where the top_beams-th finished hypothesis decides when the search may stop: with the
+# best finished one instead (a stop bound compared with the wrong hypothesis), the search stops
+# before a hypothesis that belongs among the top_beams is found.
+KTH_DECIDES = [(5, 0.6, 2), (8, 0.0, 3), (9, 2.0, 2), (9, 0.0, 3)]
+
+
+@pytest.mark.parametrize("seed, alpha, top_beams", KTH_DECIDES)
+def test_the_top_beams_th_finished_hypothesis_decides_the_early_stop(seed, alpha, top_beams):
+    model = tiny_model(seed)
+    expected = exhaustive(model, SRC, alpha)[:top_beams]
+    got = il.beam_search(model, SRC, bos_id=BOS, eos_id=EOS, beam_size=128,
+                         top_beams=top_beams, max_len=MAX_LEN, alpha=alpha)
+    assert [h for h, _ in got] == [h for h, _ in expected]
+    assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-5)
+    assert len({len(h) for h, _ in expected}) > 1  # hypotheses of several lengths compete
+
+
 def test_length_penalty_reorders_hypotheses():
     """The cases above are ones where alpha matters: the best sequence changes with it."""
     model = tiny_model(5)

@@ -279,3 +279,91 @@ def test_huge_config_sizes_are_refused_without_allocating(tmp_path, good):
         il.load_checkpoint(path)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
     assert checkpoint.MAX_POSITION_TABLE == 1 << 25
+
+
+# ---- bounded reading: the file's type and size are checked before anything reads it
+
+@pytest.mark.parametrize("target", ["/dev/zero", "link"])
+def test_a_device_is_refused_by_type_without_reading_it(tmp_path, target):
+    """/dev/zero (or a link to it) would be read until the machine runs out of memory."""
+    path = tmp_path / "zero.pt"
+    path.symlink_to("/dev/zero")
+    shown = "/dev/zero" if target == "/dev/zero" else str(path)
+    with pytest.raises(ValueError) as info:
+        il.load_checkpoint(shown)
+    assert str(info.value) == (f"path: '{shown}' is a character device, expected a checkpoint "
+                               f"file")
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "model.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"is a FIFO \(named pipe\), expected a checkpoint file"):
+        il.load_checkpoint(fifo)  # before: open() waited for a writer forever
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read(good, monkeypatch):
+    monkeypatch.setattr(checkpoint, "MAX_CHECKPOINT_BYTES", 1000)
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("read"))
+    with pytest.raises(ValueError) as info:
+        il.load_checkpoint(good)
+    assert str(info.value) == (f"path: '{good}' is {good.stat().st_size / 1e3:.1f} kB, more "
+                               f"than the 1.0 kB such a file may have")
+
+
+def test_the_size_limit_holds_the_largest_model_with_its_training_state():
+    """4 GiB: the largest model (2**28 float32 weights) and Adam's two moments are 3 GiB."""
+    assert checkpoint.MAX_CHECKPOINT_BYTES == 1 << 32
+    assert 3 * 4 * il._args.MAX_WEIGHTS < checkpoint.MAX_CHECKPOINT_BYTES
+
+
+def test_extra_fields_may_not_replace_the_models_own(tmp_path, post):
+    model, vocabs, cfg = post
+    with pytest.raises(ValueError, match=r"^extra: expected a dict of fields other than"):
+        il.save_checkpoint(tmp_path / "m.pt", model, vocabs, cfg, extra={"config": {}})
+    assert not (tmp_path / "m.pt").exists()
+
+
+# ---- an older checkpoint whose vocabulary spells a word in two Unicode forms
+
+def older_checkpoint_with_both_forms(tmp_path, good):
+    """As a version before the vocabulary was normalised wrote it: 'é' precomposed (NFC) at one
+    id, 'e' + combining acute (NFD) at another."""
+    data = torch.load(good, weights_only=True)
+    tokens = data["src_vocab"]
+    nfc, nfd = "\u00e9t\u00e9", "e\u0301te\u0301"
+    tokens[-2], tokens[-1] = nfd, nfc  # two words of the file replaced, ids kept
+    path = tmp_path / "older.pt"
+    torch.save(data, path)
+    return path, len(tokens) - 2, len(tokens) - 1
+
+
+def test_an_older_checkpoint_with_a_word_in_both_unicode_forms_loads_with_one_warning(tmp_path,
+                                                                                    good):
+    """The README promises that older checkpoints load; before, 'got 'été' twice' refused it."""
+    path, first, second = older_checkpoint_with_both_forms(tmp_path, good)
+    with pytest.warns(checkpoint.VocabularyFormsWarning) as caught:
+        model, (src_vocab, _), _ = il.load_checkpoint(path)
+    [warning] = caught
+    assert str(warning.message) == (
+        f"'{path}': its source vocabulary spells 'été' in two Unicode forms (ids {first}, "
+        f"{second}); typed words read as id {first} (written before tokens were normalised)")
+    assert len(src_vocab) == model.cfg.src_vocab_size  # every id kept: the model fits
+    assert src_vocab.encode("été") == [first] and src_vocab.encode("e\u0301te\u0301") == [first]
+    assert src_vocab.decode([first, second]) == "été été"
+    assert src_vocab.merged == {"été": [first, second]}
+
+
+def test_the_command_line_shows_that_warning_in_one_line(tmp_path, good, capsys):
+    from illustrated import __main__ as cli
+    path, first, _ = older_checkpoint_with_both_forms(tmp_path, good)
+    assert cli.main(["translate", "--model", str(path), "été"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: ") and err.count("\n") == 1 and "two Unicode forms" in err
+
+
+def test_a_vocabulary_built_now_still_refuses_a_word_twice():
+    with pytest.raises(ValueError, match=r"^tokens: got 'été' twice \(positions 4 and 5\)"):
+        il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "e\u0301te\u0301", "\u00e9t\u00e9"])
+    with pytest.raises(ValueError, match=r"^tokens: got '<pad>' twice"):  # never a special
+        il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "<pad>"], merge_forms=True)

@@ -1,6 +1,9 @@
-"""The command line under faults: --out checked before training, Ctrl-C exits 130 with one line
-and leaves the previous checkpoint as it was, bad input is one line, never a traceback."""
+"""The command line under faults: --out checked before training (never one of the inputs), Ctrl-C
+at any moment exits 130 with one line that says what is on disk, bad input is one line, never a
+traceback, and every process a test starts is ended in a `finally`."""
+import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -12,7 +15,8 @@ import torch
 
 import illustrated as il
 from illustrated import __main__ as cli
-from illustrated.checkpoint import load_training_state
+from illustrated.data.pairs_file import MAX_LINE_BYTES
+from illustrated.training_state import load_training_state
 
 
 def run_cli(*args, timeout=300):
@@ -47,22 +51,89 @@ def trained(tmp_path_factory):
     return out
 
 
+def _ctrl_c_as_in_a_terminal():
+    """In the child: SIGINT's default action, as a terminal gives it. (A test run started in
+    the background by a shell inherits SIGINT ignored, and would pass that on.)"""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def started(*args):
+    """``python -m illustrated ARGS`` as a child process, killed on the way out whatever
+    happens (a failing assertion must not leave a 1,000,000-step run behind)."""
+    process = subprocess.Popen([sys.executable, "-m", "illustrated", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_ctrl_c_as_in_a_terminal)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=60)
+
+
 def test_ctrl_c_during_training_exits_130_with_one_line_and_keeps_the_old_file(trained):
     before = trained.read_bytes()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "illustrated", "train", "--corpus", "fr-en", "--steps", "1000000",
-         "--device", "cpu", "--out", str(trained)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = process.stdout.readline()  # printed, flushed, just before training starts
-    assert first.startswith("training fr-en"), first + process.stderr.read()
-    time.sleep(1.0)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=120)
-    assert process.returncode == 130
-    assert stderr.splitlines() == [f"interrupted: training stopped; {trained} was not written "
-                                   "(any previous file is unchanged)"]
+    with started("train", "--corpus", "fr-en", "--steps", "1000000", "--device", "cpu",
+                 "--out", str(trained)) as process:
+        first = process.stdout.readline()  # printed, flushed, just before training starts
+        assert first.startswith("training fr-en"), first
+        warning = process.stderr.readline()  # a million steps: the run is announced as long
+        assert warning.startswith("warning: this run would take about "), warning
+        time.sleep(1.0)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert [line for line in stderr.splitlines() if not line.startswith("warning: ")] == [
+        f"interrupted: training stopped; {trained} was not written (any previous file is "
+        f"unchanged)"], stderr
     assert "Traceback" not in stdout
     assert trained.read_bytes() == before
+
+
+def test_a_failing_test_leaves_no_child_running():
+    """The helper above kills its child when the block fails."""
+    with pytest.raises(AssertionError):
+        with started("train", "--corpus", "fr-en", "--steps", "1000000", "--device", "cpu",
+                     "--out", os.devnull + ".pt") as process:
+            raise AssertionError("a failing check")
+    assert process.poll() is not None  # ended, not left behind
+
+
+def _wait_until_loaded(process, library, timeout=60.0):
+    """Wait until the child has mapped ``library`` (it is importing it, or has): then its
+    import of the package, NumPy or torch is under way."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{process.pid}/maps") as maps:
+                if library in maps.read():
+                    return
+        except OSError:
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"{library} was not loaded within {timeout} s")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc/PID/maps")
+@pytest.mark.parametrize("library, delay", [("numpy", 0.0), ("libtorch", 0.0),
+                                            ("libtorch", 0.3), ("libtorch", 0.8),
+                                            ("libtorch", 1.5)])
+def test_ctrl_c_at_any_moment_exits_130_with_one_line(tmp_path, library, delay):
+    """While the package, NumPy or torch is imported, torch.optim's start-up, the measured step
+    or training. Before: a traceback from the import machinery, or exit code -2 (CPython
+    believed a KeyboardInterrupt raised under torch's C++ unhandled)."""
+    with started("train", "--corpus", "fr-en", "--steps", "1000000", "--device", "cpu",
+                 "--out", str(tmp_path / "m.pt")) as process:
+        _wait_until_loaded(process, library)
+        time.sleep(delay)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if not line.startswith("warning: this run")]
+    assert len(lines) == 1 and lines[0].startswith("interrupted"), stderr
+    assert "Traceback" not in stderr + stdout
+    assert not (tmp_path / "m.pt").exists()
 
 
 def test_ctrl_c_during_the_save_keeps_the_old_file(trained, monkeypatch, capsys):
@@ -213,7 +284,7 @@ def test_a_disk_without_room_for_the_model_is_refused_before_training(main, tmp_
     """Before: 0 bytes free passed the check, fr-en trained 400 steps, and the model was lost."""
     monkeypatch.setattr(_atomic.shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(10**9, 10**9, 0))
-    monkeypatch.setattr(il.training, "_loop", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     out = tmp_path / "m.pt"
     result = main("train", "--corpus", "fr-en", "--device", "cpu", "--out", str(out), *extra)
     assert result.returncode == 2
@@ -270,3 +341,214 @@ def test_ctrl_c_while_testing_says_the_model_was_saved(main, tmp_path, monkeypat
     assert result.returncode == 130
     assert result.stderr == f"interrupted: testing stopped; the trained model was saved to {out}\n"
     il.load_checkpoint(out)
+
+
+# ---- an input is never an output
+
+PAIRS_TEXT = "".join(f"{s} {v} .\t{t} {w} .\n" for s, t in (("je", "i"), ("il", "he"))
+                     for v, w in (("mange", "eat"), ("voit", "see"), ("dort", "sleep")))
+
+
+@pytest.fixture
+def pairs_file(tmp_path):
+    path = tmp_path / "data.tsv"
+    path.write_text(PAIRS_TEXT, encoding="utf-8")
+    return path
+
+
+def _out_forms(pairs_file):
+    """The same file as --pairs, named five ways."""
+    folder = pairs_file.parent
+    (folder / "link.tsv").symlink_to(pairs_file)
+    os.link(pairs_file, folder / "hard.tsv")
+    (folder / "sub").mkdir()
+    return {"same path": str(pairs_file), "symbolic link": str(folder / "link.tsv"),
+            "hard link": str(folder / "hard.tsv"),
+            "another spelling": str(folder / "sub" / ".." / "data.tsv")}
+
+
+@pytest.mark.parametrize("form", ["same path", "symbolic link", "hard link", "another spelling"])
+@pytest.mark.parametrize("extra", [(), ("--checkpoint-every", "1")], ids=["final save",
+                                                                            "first checkpoint"])
+def test_the_pairs_file_is_never_replaced_by_the_model(main, pairs_file, monkeypatch, form,
+                                                       extra):
+    """Before: `train --pairs data.tsv --out data.tsv` trained, replaced the corpus with the
+    checkpoint and exited 0 (also through a link, and at the first --checkpoint-every save)."""
+    out = _out_forms(pairs_file)[form]
+    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    result = main("train", "--pairs", str(pairs_file), "--steps", "2", "--device", "cpu",
+                  "--out", out, *extra)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"error: --out: expected a file other than --pairs "
+                             f"'{pairs_file}', got '{out}', the same file (it would be "
+                             f"replaced)\n")
+    assert pairs_file.read_text(encoding="utf-8") == PAIRS_TEXT
+
+
+def test_a_corpus_file_is_never_replaced_by_the_model(main, monkeypatch):
+    from illustrated._clash import corpus_files
+    corpus = corpus_files(["post"])[0][1]
+    before = corpus.read_bytes()
+    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    result = main("train", "--corpus", "post", "--device", "cpu", "--out", str(corpus))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --out: expected a file other than --corpus '{corpus}', got "
+                             f"'{corpus}', the same file (it would be replaced)\n")
+    assert corpus.read_bytes() == before
+
+
+@pytest.fixture
+def run_to_resume(tmp_path, pairs_file, main):
+    out = tmp_path / "run.pt"
+    result = main("train", "--pairs", str(pairs_file), "--steps", "2", "--batch-size", "4",
+                  "--device", "cpu", "--checkpoint-every", "1", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_resume_into_its_own_file_needs_checkpoint_every(main, pairs_file, run_to_resume):
+    """Without --checkpoint-every the finished model would replace the state to resume from;
+    with it, the run goes on in place (the README's recipe)."""
+    before = run_to_resume.read_bytes()
+    link = run_to_resume.parent / "same.pt"
+    link.symlink_to(run_to_resume)
+    common = ("train", "--pairs", str(pairs_file), "--steps", "4", "--batch-size", "4",
+              "--device", "cpu", "--resume", str(run_to_resume))
+    result = main(*common, "--out", str(link))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --out: expected a file other than --resume "
+                             f"'{run_to_resume}', got '{link}', the same file (the finished "
+                             f"model would replace the state to resume from; add "
+                             f"--checkpoint-every N to go on in place)\n")
+    assert run_to_resume.read_bytes() == before
+    result = main(*common, "--out", str(run_to_resume), "--checkpoint-every", "2")
+    assert result.returncode == 0, result.stderr
+    assert load_training_state(run_to_resume)[3]["step"] == 4
+
+
+# ---- Ctrl-C once the model is in place: the message says so
+
+def test_ctrl_c_at_the_final_rename_says_the_model_was_saved(main, tmp_path, monkeypatch):
+    replace = os.replace
+
+    def rename_then_interrupt(src, dst):
+        replace(src, dst)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_atomic.os, "replace", rename_then_interrupt)
+    out = tmp_path / "m.pt"
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 130
+    assert result.stderr == f"interrupted: the trained model was saved to {out}\n"
+    il.load_checkpoint(out)  # true: the model is there, whole
+
+
+def test_ctrl_c_at_a_checkpoints_directory_fsync_says_the_checkpoint_is_there(main, tmp_path,
+                                                                             monkeypatch):
+    fsync, calls = os.fsync, []
+
+    def interrupted_at_the_directory(fd):
+        calls.append(fd)
+        if len(calls) == 2:  # the first checkpoint's file, then its directory entry
+            raise KeyboardInterrupt
+        fsync(fd)
+
+    monkeypatch.setattr(_atomic.os, "fsync", interrupted_at_the_directory)
+    out = tmp_path / "run.pt"
+    result = main("train", "--corpus", "post", "--steps", "3", "--device", "cpu",
+                  "--checkpoint-every", "1", "--out", str(out))
+    assert result.returncode == 130
+    assert result.stderr == (f"interrupted: training stopped; {out} holds the checkpoint just "
+                             f"written (go on with --resume)\n")
+    assert load_training_state(out)[3]["step"] == 1
+
+
+# ---- names, file systems
+
+def test_a_legal_250_byte_out_name_is_accepted(main, tmp_path):
+    """Before: refused as too long (the temporary name was, not the name)."""
+    out = tmp_path / ("m" * 247 + ".pt")
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 0, result.stderr
+    il.load_checkpoint(out)
+
+
+def test_a_read_only_file_system_is_named_as_such(main, tmp_path, monkeypatch):
+    out = tmp_path / "m.pt"
+    out.write_bytes(b"an earlier model")
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    monkeypatch.setattr(_atomic.os, "statvfs", lambda path: ReadOnly())
+    monkeypatch.setattr(_atomic.os, "access", lambda path, mode: False)
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(out))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: --out: '{out}' is on a read-only file system; expected a "
+                             f"path on one that may be written (choose another path)\n")
+
+
+# ---- a run that would take more than a few minutes says so first
+
+def test_a_long_run_is_announced_with_an_estimate_before_it_starts(main, pairs_file, tmp_path,
+                                                                   monkeypatch):
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(il.training, "train", stop)  # what matters is said before it
+    result = main("train", "--pairs", str(pairs_file), "--preset", "small", "--steps",
+                  "1000000", "--device", "cpu", "--out", str(tmp_path / "m.pt"))
+    assert result.returncode == 130
+    warning, interrupted = result.stderr.splitlines()
+    step = float(re.search(r"\(1000000 steps of (\S+) s, one step measured\)", warning).group(1))
+    assert step > 0 and warning.startswith("warning: this run would take about ")
+    assert warning.endswith("; Ctrl-C stops it, fewer --steps or a smaller model take less")
+    assert interrupted.startswith("interrupted: training stopped")
+
+
+def test_a_short_run_is_not_announced(main, tmp_path):
+    result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
+                  str(tmp_path / "m.pt"))
+    assert result.returncode == 0 and result.stderr == ""
+
+
+@pytest.mark.parametrize("seconds, text", [(200, "3 min"), (3 * 3600, "3.0 h"),
+                                           (5 * 86400, "5.0 days")])
+def test_durations_in_the_announcement(seconds, text):
+    assert cli._duration(seconds) == text
+
+
+def test_the_measured_step_leaves_the_callers_random_state(post_vocabs=None):
+    pairs, src, tgt = il.data.load_corpus("post")
+    cfg = il.presets.make_config("post", src, tgt)
+    torch.manual_seed(3)
+    state = torch.get_rng_state()
+    seconds = il.training.seconds_per_step(cfg, pairs, src, tgt, batch_size=2, device="cpu")
+    assert seconds > 0 and torch.equal(torch.get_rng_state(), state)
+
+
+# ---- a pairs file's lines are bounded in tokens before any tensor is made
+
+@pytest.mark.parametrize("words, side", [(4995, "source"), (1000, "source"), (300, "target")])
+def test_a_line_of_too_many_tokens_is_refused_in_one_line_before_training(main, tmp_path,
+                                                                          monkeypatch, words,
+                                                                          side):
+    """Before: a line of exactly the reader's 10,000-byte limit, of one-letter words, ended in
+    torch's allocator asking 14.8 GB; a 1,000-word line made `--steps 2` take 17 minutes."""
+    long, short = " ".join(["a"] * words), "x" * 10
+    line = f"{long}\t{short}" if side == "source" else f"{short}\t{long}"
+    if words == 4995:
+        assert len(line.encode()) == MAX_LINE_BYTES  # exactly the limit
+    lines = PAIRS_TEXT + line + "\n"
+    path = tmp_path / "long.tsv"
+    path.write_text(lines, encoding="utf-8")
+    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    result = main("train", "--pairs", str(path), "--steps", "2", "--device", "cpu", "--out",
+                  str(tmp_path / "m.pt"))
+    assert result.returncode == 2
+    assert result.stderr == (f"error: {path}:7: expected a {side} of at most 256 tokens, got "
+                             f"{words} (every batch is sized for the longest sentence: split or "
+                             f"drop this line)\n")

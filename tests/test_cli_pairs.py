@@ -8,7 +8,7 @@ import torch
 from illustrated import __main__ as cli
 from illustrated.checkpoint import load_checkpoint
 from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
-from illustrated.training import exact_match, reference, translate
+from illustrated.inference import exact_match, expected_translation, translate
 
 SUBJECTS = {"je": "i", "il": "he", "elle": "she", "nous": "we"}
 VERBS = {"mange": "eat", "voit": "see", "aime": "like"}
@@ -47,7 +47,7 @@ def test_train_pairs_reports_and_saves_a_checkpoint_translate_uses(corpus, tmp_p
     assert (cfg.d_model, cfg.n_layers, cfg.src_vocab_size) == (32, 2, len(src_vocab))
     match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
     predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
-    score = bleu(predictions, [reference(t) for _, t in test_pairs])
+    score = bleu(predictions, [expected_translation(t) for _, t in test_pairs])
     assert f"test (9 pairs): exact match {100 * match:.1f} %, BLEU {score:.2f}" in stdout
     loss = float(re.search(r"final loss (\S+)", stdout).group(1))
     assert loss < 1.5  # from ln(19) = 2.9 at the start
@@ -200,8 +200,8 @@ def test_exact_match_compares_with_the_real_reference(monkeypatch):
     model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
                                            tgt_vocab_size=len(tgt)))
     # a model that writes 'x' (and <unk>, which translate drops) for every source
-    monkeypatch.setattr(il.training, "translate", lambda m, sentences, *a, **k:
+    monkeypatch.setattr(il.inference, "translate", lambda m, sentences, *a, **k:
                         ["x"] * len(sentences))
     assert exact_match(model, [("a b", "x")], src, tgt) == 1.0
     assert exact_match(model, [("a b", "x y"), ("a", "X")], src, tgt) == 0.5  # before: 1.0
-    assert reference("X  Y.") == "x y."
+    assert expected_translation("X  Y.") == "x y."

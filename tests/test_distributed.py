@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.checkpoint import load_training_state
+from illustrated.training_state import load_training_state
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")
@@ -145,15 +145,16 @@ def test_a_frozen_process_stops_the_run_after_timeout_not_30_minutes(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     ranks = []
-    for rank in (0, 1):
-        env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
-               "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
-               "LOCAL_WORLD_SIZE": "2", "OMP_NUM_THREADS": "1"}
-        ranks.append(subprocess.Popen(
-            [sys.executable, "-m", "illustrated", "train", "--pairs", str(pairs), "--steps",
-             "1000000", "--device", "cpu", "--timeout", "5", "--out", str(tmp_path / "m.pt")],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    try:
+    try:  # both ranks are ended in `finally`, whatever fails (their start included)
+        for rank in (0, 1):
+            env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                   "RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": "2",
+                   "LOCAL_WORLD_SIZE": "2", "OMP_NUM_THREADS": "1"}
+            ranks.append(subprocess.Popen(
+                [sys.executable, "-m", "illustrated", "train", "--pairs", str(pairs), "--steps",
+                 "1000000", "--device", "cpu", "--timeout", "5", "--out",
+                 str(tmp_path / "m.pt")],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         first = ranks[0].stdout.readline()  # rank 0 prints this just before training
         assert first.startswith(f"{pairs}: 12 pairs"), first + ranks[0].stderr.read()
         time.sleep(1.0)
@@ -198,7 +199,7 @@ def test_more_processes_than_training_pairs_names_the_pairs(tmp_path, monkeypatc
     path.write_text("je suis\ti am\nmerci\tthanks\n", encoding="utf-8")
     monkeypatch.setattr(distributed, "launched_by_torchrun", lambda: True)
     monkeypatch.setattr(distributed, "init", lambda device, timeout: torch.device("cpu"))
-    monkeypatch.setattr(il.training, "_process_group", lambda distributed: (0, 2, True))
+    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
     code = cli.main(["train", "--pairs", str(path), "--device", "cpu", "--out",
                      str(tmp_path / "m.pt")])
     assert code == 2

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.onnx_export import FORMAT, main
+from illustrated.onnx_export import FORMAT, main, read_export
 from illustrated.shipped import SHIPPED
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is pinned in requirements.txt")
@@ -51,8 +51,9 @@ def _session(path):
 
 @pytest.fixture(scope="session")
 def sessions(exported):
-    return {corpus: (_session(exported / f"{corpus}.encoder.onnx"),
-                     _session(exported / f"{corpus}.decoder.onnx")) for corpus in SHIPPED}
+    files = {corpus: entry["files"] for corpus, entry in read_export(exported)["models"].items()}
+    return {corpus: (_session(exported / files[corpus]["encoder"]),
+                     _session(exported / files[corpus]["decoder"])) for corpus in SHIPPED}
 
 
 def _close(name: str, got: np.ndarray, want: torch.Tensor, tol: float = TOL) -> None:
@@ -68,12 +69,17 @@ def _sources(corpus: str, src_vocab, count: int = 5) -> list[list[int]]:
 
 
 def test_index_and_vocabularies(exported):
-    index = json.loads((exported / "index.json").read_text(encoding="utf-8"))
+    index = read_export(exported)  # every file checked against its size and sha256
+    assert index == json.loads((exported / "index.json").read_text(encoding="utf-8"))
     assert index["format"] == FORMAT and index["corpora"] == list(SHIPPED)
+    # the export's files, and no other: one set, named by its index
+    named = {name for entry in index["models"].values() for name in entry["files"].values()}
+    assert {p.name for p in exported.iterdir()} == named | {"index.json"}
     for corpus in SHIPPED:
         entry = index["models"][corpus]
         for kind, name in entry["files"].items():
             assert (exported / name).stat().st_size == entry["bytes"][kind]
+            assert name.startswith(f"{corpus}.") and entry["sha256"][kind][:16] in name
         model, src_vocab, tgt_vocab = il.pretrained(corpus)
         vocab = json.loads((exported / entry["files"]["vocab"]).read_text(encoding="utf-8"))
         assert vocab["src_tokens"] == src_vocab.tokens and vocab["tgt_tokens"] == tgt_vocab.tokens
@@ -173,19 +179,9 @@ def test_graphs_take_the_longest_sentence(sessions):
 
 
 # ---- error paths of `python -m illustrated.onnx_export`: one line, exit 2 (130 for Ctrl-C),
-# every earlier file byte for byte as it was (the graphs are written by the atomic writer)
+# the earlier export whole (tests/test_file_set.py injects faults at every write point)
 
 from illustrated import _atomic, onnx_export  # noqa: E402
-
-
-@pytest.fixture
-def earlier(tmp_path):
-    """A folder holding an earlier export (made-up bytes: only their survival is checked)."""
-    out = tmp_path / "models"
-    out.mkdir()
-    for name in ("post.encoder.onnx", "post.decoder.onnx", "post.json", "index.json"):
-        (out / name).write_bytes(f"earlier {name}".encode())
-    return out
 
 
 def files_of(folder):
@@ -199,24 +195,36 @@ def quick_export(monkeypatch):
                         name.encode())
 
 
-def test_a_full_disk_leaves_the_earlier_export_whole(earlier, quick_export, monkeypatch, capsys):
+@pytest.fixture
+def earlier(tmp_path, quick_export):
+    """A folder holding an earlier export of 'post'."""
+    out = tmp_path / "models"
+    assert main(["--out", str(out), "--corpus", "post"]) == 0
+    return out
+
+
+def test_a_full_disk_leaves_the_earlier_export_whole(earlier, monkeypatch, capsys):
     before = files_of(earlier)
+    capsys.readouterr()
+    monkeypatch.setattr(onnx_export, "_export", lambda graph, args, name, *rest: b"new graph")
 
     def no_space(fd):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(_atomic.os, "fsync", no_space)
     assert main(["--out", str(earlier), "--corpus", "post"]) == 2
-    assert capsys.readouterr().err == (
-        f"error: --out: could not write '{earlier / 'post.encoder.onnx'}' (No space left on "
-        f"device); any previous file there is unchanged\n")
-    assert files_of(earlier) == before  # no truncated post.encoder.onnx, no temporary file
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out: could not write '{earlier}/post.encoder.")
+    assert err.endswith("(No space left on device); any previous file there is unchanged\n")
+    assert files_of(earlier) == before  # no new graph beside the old index, no temporary file
+    read_export(earlier)
 
 
 @pytest.mark.parametrize("where", ["export", "write"])
-def test_ctrl_c_exits_130_with_one_line_and_the_earlier_files_whole(earlier, quick_export,
-                                                                    monkeypatch, capsys, where):
+def test_ctrl_c_exits_130_with_one_line_and_the_earlier_export_whole(earlier, monkeypatch, capsys,
+                                                                     where):
     before = files_of(earlier)
+    capsys.readouterr()
 
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
@@ -224,16 +232,17 @@ def test_ctrl_c_exits_130_with_one_line_and_the_earlier_files_whole(earlier, qui
     monkeypatch.setattr(*((onnx_export, "_export") if where == "export" else
                           (_atomic.os, "fsync")), interrupt)
     assert main(["--out", str(earlier), "--corpus", "post"]) == 130
-    assert capsys.readouterr().err == ("interrupted: the files written so far are complete, "
-                                       "the others unchanged\n")
+    assert capsys.readouterr().err == (f"interrupted: nothing changed; {earlier} holds the "
+                                       f"earlier export, whole\n")
     assert files_of(earlier) == before
 
 
-def test_the_written_files_are_the_exported_bytes(earlier, quick_export, capsys):
-    assert main(["--out", str(earlier), "--corpus", "post"]) == 0
-    files = files_of(earlier)
-    assert files["post.encoder.onnx"] == b"graph post.encoder.onnx"
-    index = json.loads(files["index.json"])
+def test_the_written_files_are_the_exported_bytes(tmp_path, quick_export, capsys):
+    assert main(["--out", str(tmp_path), "--corpus", "post"]) == 0
+    index = read_export(tmp_path)
+    files = files_of(tmp_path)
+    encoder = index["models"]["post"]["files"]["encoder"]
+    assert files[encoder] == b"graph post.encoder.onnx"
     assert index["models"]["post"]["bytes"]["encoder"] == len(b"graph post.encoder.onnx")
     assert "onnx_export: 1 corpora" in capsys.readouterr().out
 
@@ -242,21 +251,17 @@ def test_the_written_files_are_the_exported_bytes(earlier, quick_export, capsys)
     ("", "error: --out: expected a directory path, got ''"),
     ("{file}", "error: --out: expected a directory, got '{file}', which is a file"),
     ("{file}/sub", "error: --out: cannot create the directory '{file}/sub' (Not a directory)"),
-    ("{dir}", None),  # a folder where a graph goes: the writer refuses it
+    ("{dir}", "error: --out: expected a file path, got the directory '{dir}/index.json'"),
 ])
 def test_bad_out_is_one_line_and_exit_code_2(tmp_path, quick_export, capsys, out, message):
     afile = tmp_path / "afile"
     afile.write_text("x")
     target = tmp_path / "models"
-    (target / "post.encoder.onnx").mkdir(parents=True)
+    (target / "index.json").mkdir(parents=True)  # a folder where the index goes
     out = out.format(file=afile, dir=target)
     assert main(["--out", out, "--corpus", "post"]) == 2
-    err = capsys.readouterr().err
-    if message is None:
-        message = (f"error: --out: expected a file path, got the directory "
-                   f"'{target / 'post.encoder.onnx'}'")
-    assert err == message.format(file=afile) + "\n"
-    assert afile.read_text() == "x"
+    assert capsys.readouterr().err == message.format(file=afile, dir=target) + "\n"
+    assert afile.read_text() == "x" and sorted(p.name for p in target.iterdir()) == ["index.json"]
 
 
 def test_a_directory_that_refuses_files_is_one_line(tmp_path, quick_export, monkeypatch, capsys):
@@ -267,7 +272,21 @@ def test_a_directory_that_refuses_files_is_one_line(tmp_path, quick_export, monk
     monkeypatch.setattr(_atomic.tempfile, "mkstemp", refuse)
     assert main(["--out", str(tmp_path), "--corpus", "post"]) == 2
     assert capsys.readouterr().err == (f"error: --out: cannot write in '{tmp_path}' (Permission "
-                                       f"denied), got '{tmp_path / 'post.encoder.onnx'}'\n")
+                                       f"denied), got '{tmp_path / 'index.json'}'\n")
+
+
+def test_an_index_that_is_one_of_the_shipped_files_is_refused(tmp_path, quick_export, capsys):
+    """--out whose index.json is a link to the shipped manifest: the export would replace it."""
+    manifest = il.shipped.weights_path("post").parent / "manifest.json"
+    before = manifest.read_bytes()
+    out = tmp_path / "models"
+    out.mkdir()
+    (out / "index.json").symlink_to(manifest)
+    assert main(["--out", str(out), "--corpus", "post"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out: expected a file other than the shipped weights '{manifest}', got "
+        f"'{out / 'index.json'}', the same file (it would be replaced)\n")
+    assert manifest.read_bytes() == before
 
 
 def test_without_onnx_the_message_says_what_to_install(tmp_path, monkeypatch, capsys):

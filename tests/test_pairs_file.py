@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from illustrated.data import Vocab, pairs_file, tokenize
-from illustrated.data.pairs_file import MAX_LINE_BYTES, bleu, build_vocab, read_pairs, split_pairs
+from illustrated.data.pairs_file import bleu, build_vocab, read_pairs, split_pairs
 
 SETTINGS = settings(max_examples=int(os.environ.get("ILLUSTRATED_HYPOTHESIS_EXAMPLES", 150)),
                     deadline=None, database=None,
@@ -103,10 +103,25 @@ def test_pairs_are_read_in_nfc(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
-def test_an_endless_file_stops_at_the_line_limit():
-    with pytest.raises(ValueError, match=rf"^/dev/zero:1: expected a line of at most "
-                                         rf"{MAX_LINE_BYTES} bytes, got more"):
+def test_an_endless_device_is_refused_by_type_before_reading(tmp_path):
+    with pytest.raises(ValueError, match=r"^/dev/zero: expected a file of sentence pairs, got a "
+                                         r"character device$"):
         read_pairs("/dev/zero")
+    link = tmp_path / "link.tsv"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(ValueError, match=r"link.tsv: expected a file of sentence pairs, got a "
+                                         r"character device$"):
+        read_pairs(link)
+
+
+def test_a_fifo_or_a_directory_is_refused_without_waiting(tmp_path):
+    fifo = tmp_path / "pairs.tsv"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"pairs.tsv: expected a file of sentence pairs, got a "
+                                         r"FIFO \(named pipe\)$"):
+        read_pairs(fifo)  # before: open() waited for a writer forever
+    with pytest.raises(ValueError, match=r"expected a file of sentence pairs, got a directory$"):
+        read_pairs(tmp_path)
 
 
 def test_line_and_file_limits_name_the_line(tmp_path, monkeypatch):
@@ -121,6 +136,23 @@ def test_line_and_file_limits_name_the_line(tmp_path, monkeypatch):
     monkeypatch.setattr(pairs_file, "MAX_FILE_BYTES", 15)
     path = write(tmp_path, b"a\tb\n0123456\t89\n")  # exactly 15 bytes
     assert read_pairs(path) == [("a", "b"), ("0123456", "89")]
+
+
+def test_sentences_are_bounded_in_tokens_on_either_side(tmp_path):
+    """A sentence of MAX_SENTENCE_TOKENS tokens is read; one more is refused in one line with the
+    limit (the model's positions and its attention's memory are sized for the longest one)."""
+    limit = pairs_file.MAX_SENTENCE_TOKENS
+    assert limit == 256
+    fits = " ".join(["a"] * limit)
+    path = write(tmp_path, f"{fits}\tb\nb\t{fits}\n".encode())
+    assert [len(s.split()) + len(t.split()) for s, t in read_pairs(path)] == [limit + 1] * 2
+    for line, side in ((f"{fits} a\tb", "source"), (f"b\t{fits} .", "target")):
+        path = write(tmp_path, f"x\ty\n{line}\n".encode())
+        with pytest.raises(ValueError) as info:
+            read_pairs(path)
+        assert str(info.value) == (f"{path}:2: expected a {side} of at most {limit} tokens, got "
+                                   f"{limit + 1} (every batch is sized for the longest "
+                                   f"sentence: split or drop this line)")
 
 
 # ------------------------------------------------------------ any bytes: pairs or one clear error

@@ -1,10 +1,11 @@
 """Resuming checks what it resumes: every training checkpoint carries the sha256 of its data
-(the pairs as ids and both vocabularies) and of each of its fields; `--resume` refuses other
-data, another recipe, or a field changed after the file was written, each by name and file, and
-a hand-made state that does not fit (a bad step, batch order, RNG state, history or optimizer
-state) is one ValueError naming the file and the field, never an IndexError or a RuntimeError
-from torch or NumPy. Hypothesis tampers at random: the run then either goes on exactly as the
-uninterrupted run did, or stops with one such ValueError."""
+(each side's sentences as ids and each vocabulary) and of each of its fields; `--resume` refuses
+another config, other data or another recipe, field by field, or a field changed after the file
+was written, each by name and file; a hand-made state that does not fit (a bad step, recipe,
+batch order, RNG state, history or optimizer state) is one ValueError naming the file and the
+field, never an IndexError or a RuntimeError from torch or NumPy. Hypothesis tampers at random:
+the run then either goes on exactly as the uninterrupted run did, or stops with one such
+ValueError."""
 import math
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 import illustrated as il
 from illustrated import __main__ as cli
-from illustrated import checkpoint
+from illustrated import training_state
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")
@@ -78,7 +79,7 @@ def rewrite(source, target, change, *, recompute=True):
     change(training)
     if recompute:
         body = {k: v for k, v in training.items() if k != "digest"}
-        training["digest"] = checkpoint._digests(body, data["state_dict"])
+        training["digest"] = training_state.digests(body, data["state_dict"])
     torch.save(data, target)
     return target
 
@@ -94,19 +95,111 @@ def test_other_data_of_the_same_vocabulary_is_refused_by_name_and_file(saved):
     for other in (PAIRS[:7], PAIRS[::-1]):  # fewer pairs, the same pairs in another order
         with pytest.raises(ValueError) as info:
             resume(saved, pairs=other)
-        message = str(info.value)
-        assert message.startswith(f"resume: '{saved}' was trained on other data: its training "
-                                  f"pairs and vocabularies have the sha256 ")
-        assert message.endswith("(the same pairs, min count, test split and seed?)")
+        assert str(info.value) == (f"resume: '{saved}' was trained on other data: its source "
+                                   f"sentences and target sentences differ from these (the same "
+                                   f"pairs, min count, test split and seed?)")
 
 
-def test_another_recipe_is_refused_by_name_and_file(saved):
-    with pytest.raises(ValueError, match=rf"^label_smoothing: expected 0.1 as in the run being "
-                                         rf"resumed \('{saved}'\), got 0.2$"):
-        resume(saved, label_smoothing=0.2)
+def _other_target(pairs):
+    """The pairs with one target word changed ("cat" for "apple" in the first pair)."""
+    (source, target), *rest = pairs
+    return [(source, target.replace("apple", "cat")), *rest]
 
 
-@pytest.mark.parametrize("field", checkpoint.TRAINING_KEYS)
+def _other_source(pairs):
+    (source, target), *rest = pairs
+    return [(source.replace("la pomme", "le chat"), target), *rest]
+
+
+def _swapped(vocab, a, b):
+    """The vocabulary with the words ``a`` and ``b`` swapped: same size, other ids."""
+    tokens = list(vocab.tokens)
+    i, j = tokens.index(a), tokens.index(b)
+    tokens[i], tokens[j] = tokens[j], tokens[i]
+    return il.data.Vocab(tokens)
+
+
+# Either side of the data, on its own: (what changes, pairs, src_vocab, tgt_vocab, the parts named)
+DATA_CHANGES = [
+    ("a source sentence", _other_source(PAIRS), SRC, TGT, "source sentences"),
+    ("a target sentence", _other_target(PAIRS), SRC, TGT, "target sentences"),
+    ("the source vocabulary's order", PAIRS, _swapped(SRC, "je", "il"), TGT,
+     "source sentences and source vocabulary"),
+    ("the target vocabulary's order", PAIRS, SRC, _swapped(TGT, "he", "we"),
+     "target sentences and target vocabulary"),
+]
+
+
+@pytest.mark.parametrize("what, pairs, src, tgt, parts", DATA_CHANGES,
+                         ids=[c[0] for c in DATA_CHANGES])
+def test_either_side_of_the_data_is_compared_on_its_own(saved, what, pairs, src, tgt, parts):
+    with pytest.raises(ValueError) as info:
+        resume(saved, pairs=pairs, src=src, tgt=tgt)
+    assert str(info.value) == (f"resume: '{saved}' was trained on other data: its {parts} "
+                               f"differ from these (the same pairs, min count, test split and "
+                               f"seed?)")
+
+
+# The saved run's recipe, and one keyword of it changed at a time, as a caller would pass it.
+SAVED_RECIPE = {"lr": 3e-3, "warmup": 2, "schedule": "cosine", "label_smoothing": 0.1,
+                "batch_size": 5, "clip_grad": 1.0, "seed": 3, "grad_accum_steps": 1,
+                "precision": "fp32"}
+RECIPE_CHANGES = {"lr": 1e-3, "warmup": 3, "schedule": "noam", "label_smoothing": 0.2,
+                  "batch_size": 4, "clip_grad": 0.5, "seed": 4, "grad_accum_steps": 2,
+                  "precision": "bf16"}
+
+
+@pytest.mark.parametrize("key", RECIPE_CHANGES)
+def test_another_recipe_is_refused_field_by_field(saved, key):
+    value = RECIPE_CHANGES[key]
+    with pytest.raises(ValueError) as info:
+        resume(saved, **{key: value})
+    assert str(info.value) == (f"{key}: expected {SAVED_RECIPE[key]!r} as in the run being "
+                               f"resumed ('{saved}'), got {value!r}")
+
+
+def test_a_run_of_another_number_of_processes_is_refused(saved, monkeypatch):
+    """The recipe's last field: the checkpoint of one process, resumed under two."""
+    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
+    monkeypatch.setattr(torch.distributed, "get_backend", lambda: "gloo", raising=False)
+    with pytest.raises(ValueError) as info:
+        resume(saved)
+    assert str(info.value) == (f"processes: expected 1 as in the run being resumed ('{saved}'), "
+                               f"got 2")
+
+
+def _config_change(field):
+    """A model whose config differs from the checkpoint's in ``field`` only, with the pairs and
+    vocabularies that fit it (a vocabulary size or pad id needs vocabularies of its own)."""
+    base = fresh().cfg
+    src, tgt = SRC, TGT
+    if field == "src_vocab_size":
+        src = il.data.Vocab([*SRC.tokens, "zzz"])
+    elif field == "tgt_vocab_size":
+        tgt = il.data.Vocab([*TGT.tokens, "zzz"])
+    elif field == "pad_id":
+        src = _swapped(SRC, "<pad>", "je")
+    elif field == "tgt_pad_id":
+        tgt = _swapped(TGT, "<pad>", "he")
+    other = {"d_model": 64, "n_heads": 2, "d_ff": 32, "n_layers": 1, "dropout": 0.2,
+             "max_len": 32, "norm_first": True, "pe_layout": "concatenated",
+             "src_vocab_size": len(src), "tgt_vocab_size": len(tgt), "pad_id": src.pad_id,
+             "tgt_pad_id": tgt.pad_id}
+    il.set_seed(0)
+    return il.modules.Transformer(replace(base, **{field: other[field]})), src, tgt, \
+        getattr(base, field), other[field]
+
+
+@pytest.mark.parametrize("field", [f.name for f in __import__("dataclasses").fields(il.TINY)])
+def test_another_config_is_refused_field_by_field(saved, field):
+    model, src, tgt, was, now = _config_change(field)
+    with pytest.raises(ValueError) as info:
+        il.train(model, PAIRS, src, tgt, **RECIPE, resume=saved)
+    assert str(info.value) == (f"resume: '{saved}' holds a model of another config: "
+                               f"{field}={was!r} (model: {now!r})")
+
+
+@pytest.mark.parametrize("field", training_state.TRAINING_KEYS)
 def test_a_field_changed_after_writing_is_refused_by_name(saved, tmp_path, field):
     def change(training):
         value = training[field]
@@ -201,6 +294,19 @@ HAND_MADE = [
     ("recipe without a key", set_in(["recipe"], lambda r: {k: v for k, v in r.items()
                                                            if k != "seed"}),
      "recipe", "has no 'seed'"),
+    # a recipe il.train would refuse is a damaged file, not a value the user should pass
+    ("recipe lr -1", set_in(["recipe", "lr"], -1.0), "recipe",
+     "lr: expected a learning rate > 0.0, got -1.0"),
+    ("recipe lr NaN", set_in(["recipe", "lr"], math.nan), "recipe",
+     "lr: expected a finite learning rate > 0.0, got nan"),
+    ("recipe batch_size 0", set_in(["recipe", "batch_size"], 0), "recipe",
+     "batch_size: expected an integer >= 1, got 0"),
+    ("recipe schedule unknown", set_in(["recipe", "schedule"], "triangle"), "recipe",
+     "schedule: expected one of ('constant', 'noam', 'cosine'), got 'triangle'"),
+    ("recipe with an unknown key", set_in(["recipe"], lambda r: {**r, "momentum": 0.9}),
+     "recipe", "expected the keywords"),
+    ("data of the wrong shape", set_in(["data"], {"sources": "0" * 64}), "data",
+     "expected the sha256 in hex of source sentences"),
 ]
 
 
@@ -279,9 +385,9 @@ def test_random_tampering_gives_the_uninterrupted_run_or_one_value_error(saved, 
         shutil.copy(saved, path)
         original = torch.load(saved, weights_only=True)["training"]
         rewrite(saved, path, lambda t: TAMPERINGS[kind](t, n), recompute=recompute)
-        changed = checkpoint._digests(
+        changed = training_state.digests(
             {k: v for k, v in torch.load(path, weights_only=True)["training"].items()
-             if k != "digest"}, {}) != checkpoint._digests(
+             if k != "digest"}, {}) != training_state.digests(
             {k: v for k, v in original.items() if k != "digest"}, {})
         try:
             history, state = resume(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,15 +94,68 @@ def test_unknown_corpus_is_a_clear_error():
         il.pretrained("de-en")
 
 
-def test_weights_that_do_not_match_the_manifest_are_refused(tmp_path, monkeypatch):
-    broken = tmp_path / "copy.pt"
-    data = bytearray(shipped.weights_path("copy").read_bytes())
-    data[-100] ^= 0xFF
+@pytest.fixture
+def weights_copy(tmp_path, monkeypatch):
+    """A copy of the shipped weights folder, which il.pretrained reads instead."""
+    folder = tmp_path / "weights"
+    shutil.copytree(shipped.weights_path("post").parent, folder)
+    monkeypatch.setattr(il.presets, "_weights_dir", lambda: folder)
+    return folder
+
+
+@pytest.mark.parametrize("damage", ["a byte", "cut short", "another model's file"])
+def test_weights_that_do_not_match_the_manifest_are_refused(weights_copy, damage):
+    """A new weights file beside the old manifest (a `make models` that stopped half-way, before
+    the set was one transaction) is refused in one line."""
+    broken = weights_copy / MANIFEST["models"]["copy"]["file"]
+    data = bytearray(broken.read_bytes())
+    if damage == "a byte":
+        data[-100] ^= 0xFF
+    elif damage == "cut short":
+        data = data[:-100]
+    else:
+        data = bytearray((weights_copy / MANIFEST["models"]["reverse"]["file"]).read_bytes())
     broken.write_bytes(bytes(data))
-    monkeypatch.setattr(il.presets, "weights_path", lambda corpus: broken)
-    with pytest.raises(ValueError, match=rf"^corpus: the shipped weights '{broken}' do not "
-                                         r"match the manifest's sha256"):
+    with pytest.raises(ValueError) as info:
         il.pretrained("copy")
+    assert str(info.value) == (f"corpus: the shipped weights '{broken}' does not match the "
+                               f"manifest (another size or sha256: not the set it names) (run "
+                               f"`make models` again)")
+    il.pretrained("post")  # the others still load
+
+
+def test_a_manifest_nested_100000_deep_or_a_link_to_dev_zero_is_one_line(weights_copy):
+    path = weights_copy / "manifest.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)  # before: RecursionError
+    with pytest.raises(ValueError) as info:
+        il.pretrained("post")
+    assert str(info.value) == (f"manifest: '{path}' is nested more than 32 levels deep, "
+                               f"expected a manifest of shipped models; reinstall the package "
+                               f"or run `make models`")
+    path.unlink()
+    path.symlink_to("/dev/zero")  # before: read until the machine ran out of memory
+    with pytest.raises(ValueError) as info:
+        il.pretrained("post")
+    assert str(info.value) == (f"manifest: '{path}' is a character device, expected a manifest "
+                               f"of shipped models; reinstall the package or run `make models`")
+
+
+def test_a_manifest_over_its_size_limit_is_refused_before_reading(weights_copy):
+    path = weights_copy / "manifest.json"
+    path.write_text(json.dumps({"padding": "x" * il.presets.MAX_MANIFEST_BYTES}))
+    with pytest.raises(ValueError, match=r"^manifest: '.*manifest.json' is 1.0 MB, more than "
+                                         r"the 1.0 MB such a file may have; reinstall"):
+        il.pretrained("post")
+
+
+def test_a_manifest_entry_must_be_a_plain_file_name_in_the_folder(weights_copy):
+    path = weights_copy / "manifest.json"
+    data = json.loads(path.read_text())
+    data["models"]["post"]["file"] = "../../etc/passwd"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"^corpus: the manifest's entry of the shipped weights "
+                                         r"is malformed"):
+        il.pretrained("post")
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -136,7 +190,10 @@ def test_pretrained_refuses_bad_arguments_by_name_before_any_work(kwargs, error,
            "models)"),
     ('{"format": "illustrated-shipped-models/1"}', "'{path}' is damaged (expected format"),
     ('{"format": "illustrated-shipped-models/1", "models": {"post": {"file": "post.pt"}}}',
-     "'{path}' is damaged (the entry of 'post' has no file name and sha256)"),
+     "'{path}' is damaged (the entry of 'post' has no file name, sha256 and size)"),
+    ('{"format": "illustrated-shipped-models/1", "models": {"post": {"file": "post.pt", '
+     '"bytes": 3, "sha256": "00"}}}',
+     "'{path}' is damaged (the entry of 'post' has no file name, sha256 and size)"),
     (b"\xff\xfe", "cannot read '{path}' ('utf-8' codec can't decode byte 0xff"),
 ])
 def test_a_damaged_manifest_is_one_value_error_naming_the_file(tmp_path, monkeypatch, content,
@@ -175,10 +232,27 @@ def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monke
     monkeypatch.setattr(_atomic.os, "fsync", no_space)
     assert shipped.main(["--corpora", "post", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"error: path: could not write '{out / 'post.pt'}' (No space left on device); "
-                   f"any previous file there is unchanged\n")
+    assert re.fullmatch(rf"error: path: could not write '{out}/post\.[0-9a-f]{{16}}\.pt' \(No "
+                        rf"space left on device\); any previous file there is unchanged\n", err)
     assert (out / "post.pt").read_bytes() == b"the earlier weights"
     assert sorted(p.name for p in out.iterdir()) == ["post.pt"]
+
+
+def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypatch, capsys):
+    """--out whose manifest.json is a link to a corpus file training reads: refused before any
+    work, naming both flags (the corpus would have become the manifest)."""
+    from illustrated._clash import corpus_files
+    out = tmp_path / "weights"
+    out.mkdir()
+    corpus = corpus_files(["post"])[0][1]
+    (out / "manifest.json").symlink_to(corpus)
+    before = corpus.read_bytes()
+    monkeypatch.setattr(il.presets, "train", lambda *a, **k: pytest.fail("trained"))
+    assert shipped.main(["--corpora", "post", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out: expected a file other than --corpora '{corpus}', got "
+        f"'{out / 'manifest.json'}', the same file (it would be replaced)\n")
+    assert corpus.read_bytes() == before
 
 
 def test_python_m_illustrated_shipped_refuses_a_disk_without_room_before_training(

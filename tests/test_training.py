@@ -23,19 +23,19 @@ def post_model(post, **overrides):
 
 
 def test_learning_rate_schedules():
-    assert il.training.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
-    assert il.training.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
     # noam: peak lr at the end of warm-up, then lr * sqrt(warmup / step) (paper Eq. 3, rescaled)
-    assert il.training.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
-    assert il.training.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
     # cosine: from lr at the end of warm-up to 0 at the last step, lr/2 half way
-    assert il.training.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
-    assert il.training.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
-    assert il.training.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
+    assert il.schedules.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
+    assert il.schedules.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
+    assert il.schedules.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
     with pytest.raises(ValueError, match="schedule"):
-        il.training.learning_rate(1, 1e-3, 10, "triangle")
+        il.schedules.learning_rate(1, 1e-3, 10, "triangle")
     with pytest.raises(ValueError, match="total_steps"):
-        il.training.learning_rate(1, 1e-3, 10, "cosine")
+        il.schedules.learning_rate(1, 1e-3, 10, "cosine")
 
 
 def test_post_corpus_learned_exactly(post):
@@ -112,9 +112,11 @@ def test_the_loss_leaves_out_padded_positions(grad_accum_steps):
         logits = model(batch.src, batch.tgt_in)
         keep = batch.tgt_out != tgt.pad_id
         expected = torch.nn.functional.cross_entropy(logits[keep], batch.tgt_out[keep])
+        right = int((logits.argmax(-1) == batch.tgt_out)[keep].sum())
     history = il.train(model, pairs, src, tgt, steps=1, batch_size=4, device="cpu",
                        progress=False, grad_accum_steps=grad_accum_steps)
     assert history.loss[0] == pytest.approx(float(expected), rel=1e-5)
+    assert history.accuracy[0] == right / 14 and 0 < right < 14  # 10 words and 4 <eos>
 
 
 @pytest.mark.parametrize("kwargs, match", [({"lr": -1.0}, "lr"), ({"steps": 0}, "steps"),
@@ -200,10 +202,16 @@ def test_cli_output_cut_short_by_a_closed_pipe_is_not_an_error(tmp_path):
     sentences = ["je suis étudiant"] * 2000  # more output than a pipe's buffer holds
     process = subprocess.Popen([sys.executable, "-m", "illustrated", "translate", "--model", str(out),
                                 *sentences], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    process.stdout.read(1)
-    process.stdout.close()
-    stderr = process.stderr.read().decode()
-    assert process.wait(timeout=300) == 0, stderr
+    try:
+        process.stdout.read(1)
+        process.stdout.close()
+        stderr = process.stderr.read().decode()
+        code = process.wait(timeout=300)
+    finally:  # a failing read must not leave the child behind
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import illustrated as il
-from illustrated.checkpoint import load_training_state
+from illustrated.training_state import load_training_state
 from illustrated.data import collate, encode_pairs
 from illustrated.data.pairs_file import build_vocab
 
@@ -155,6 +155,18 @@ def test_twenty_steps_equal_ten_then_resume_to_twenty(tmp_path):
     continued = run(resumed, steps=20, seed=1, resume=path)
     assert continued.loss == history.loss
     assert states_equal(resumed.state_dict(), straight.state_dict())
+
+
+def test_the_last_step_is_checkpointed_also_off_the_period(tmp_path):
+    """steps=5 with checkpoint_every=2: checkpoints after steps 2, 4 and 5 (the last), so the
+    file always ends as the trained model."""
+    path, seen = tmp_path / "run.pt", []
+    model = fresh()
+    run(model, steps=5, checkpoint_every=2, checkpoint_path=path, callback=lambda step, _: (
+        seen.append(load_training_state(path)[3]["step"] if path.exists() else None)))
+    assert seen == [None, 2, 2, 4, 5]
+    saved, _, _ = il.load_checkpoint(path)
+    assert states_equal(saved.state_dict(), model.state_dict())
 
 
 def test_resume_refuses_another_recipe_or_a_finished_model(tmp_path):

@@ -3,15 +3,21 @@
 ``import illustrated as il`` gives the names the chapters use; see docs/ARCHITECTURE.md for the contract.
 The NumPy parts (``il.reference``, ``il.data``'s corpora and vocabularies, ``il.display``, the
 configuration) import no torch: the names that need it are imported on first use (PEP 562), so
-``import illustrated.reference`` stays light.
+``import illustrated.reference`` stays light. Run as a command (``python -m illustrated...``),
+a Ctrl-C while it is still importing is one line and exit code 130 (:mod:`._interrupt`).
 """
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
 
-from . import data, display, reference
-from .config import PAPER_BASE, TINY, TransformerConfig
+from . import _interrupt
+
+if _interrupt.run_as_command():
+    _interrupt.guard_start()
+
+from . import data, display, reference  # noqa: E402 - after the guard
+from .config import PAPER_BASE, TINY, TransformerConfig  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -22,14 +28,14 @@ _LAZY_NAMES = {
     "causal_mask": "masks", "padding_mask": "masks",
     "SETTINGS": "presets", "evaluate": "presets", "pretrained": "presets",
     "train_corpus": "presets",
-    "History": "training", "TrainingDiverged": "training", "exact_match": "training",
+    "History": "training", "TrainingDiverged": "training", "exact_match": "inference",
     "pick_device": "training", "set_seed": "training", "train": "training",
-    "translate": "training",
+    "translate": "inference",
     "Trace": "tracing", "trace": "tracing",
 }
 # submodules reachable as attributes (``il.presets.make_config``) before anything imported them
-_LAZY_MODULES = {"checkpoint", "decoding", "masks", "modules", "parity", "presets", "shipped",
-                 "tracing", "training"}
+_LAZY_MODULES = {"checkpoint", "decoding", "inference", "masks", "modules", "parity", "presets",
+                 "schedules", "shipped", "tracing", "training", "training_state"}
 
 __all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",

@@ -1,15 +1,27 @@
-"""The command line: ``python -m illustrated train ...`` and ``python -m illustrated translate ...``."""
+"""The command line: ``python -m illustrated train ...`` and ``python -m illustrated translate ...``.
+
+Before any work a command checks its files: no output is one of its inputs (``--out`` is not
+``--pairs``, nor a corpus file, nor ``--resume`` unless ``--checkpoint-every`` continues that run
+in place), and ``--out`` can be written with room for the model. A run that would take more than
+a few minutes here says so, with an estimate from one measured step, before it starts. The
+package is imported inside :func:`main` (torch takes a second), so Ctrl-C at any moment is one
+line and exit code 130 (:mod:`illustrated._interrupt`).
+"""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
+import warnings
+
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 
 __all__ = ["main", "build_parser"]
 
-#: Exit code after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2).
-INTERRUPTED = 130
+#: A run expected to take longer than this many seconds here is announced, with its estimate.
+LONG_RUN = 180.0
 
 #: ``il.train``'s names of the loop options the command line passes, and the options they come
 #: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
@@ -26,8 +38,6 @@ TIMEOUT = 300
 def _number(kind: str, low: float | None = None, high: float | None = None,
             low_open: bool = False, high_open: bool = False):
     """An argparse ``type=``: the option's value as an int or a finite float within a range."""
-    import math
-
     def parse(text: str):
         try:
             value = int(text) if kind == "int" else float(text)
@@ -141,6 +151,7 @@ def _train_pairs(args: argparse.Namespace) -> None:
     from .config import TINY
     from .data import tokenize
     from .data.pairs_file import build_vocab, read_pairs, split_pairs
+    _refuse_clashes(args, [("--pairs", args.pairs)])
     args.min_count = 1 if args.min_count is None else args.min_count
     args.test_fraction = 0.1 if args.test_fraction is None else args.test_fraction
     pairs = read_pairs(args.pairs)
@@ -187,12 +198,47 @@ def _loop_options(args: argparse.Namespace) -> dict:
     return options
 
 
+def _refuse_clashes(args: argparse.Namespace, inputs: list) -> None:
+    """No output is an input: --out is not one of ``inputs`` (--pairs, the corpus files), nor
+    --resume, unless --checkpoint-every continues that run in the same file."""
+    from ._clash import refuse_clashes, same_file
+    if args.resume is not None and args.checkpoint_every is None \
+            and same_file(args.resume, args.out):
+        raise ValueError(f"--out: expected a file other than --resume {args.resume!r}, got "
+                         f"{args.out!r}, the same file (the finished model would replace the "
+                         f"state to resume from; add --checkpoint-every N to go on in place)")
+    refuse_clashes(inputs, [("--out", args.out)])
+
+
 def _check_out(args: argparse.Namespace, cfg, steps: int, pairs: int) -> None:
     """--out writable, with room for the checkpoint, before any training."""
     from ._atomic import check_writable
     from .checkpoint import estimate_bytes
     check_writable(args.out, "--out", need_bytes=estimate_bytes(
         cfg, training=args.checkpoint_every is not None, steps=steps, pairs=pairs))
+
+
+def _announce_long_run(cfg, pairs, src_vocab, tgt_vocab, recipe: dict, steps: int,
+                       device) -> None:
+    """A line on stderr before a run that would take more than LONG_RUN seconds here, with the
+    estimate from one measured step (of a model of its own: nothing of the run is changed)."""
+    from .training import seconds_per_step
+    step = seconds_per_step(cfg, pairs, src_vocab, tgt_vocab,
+                            batch_size=recipe.get("batch_size", 64), device=device,
+                            grad_accum_steps=recipe.get("grad_accum_steps", 1),
+                            precision=recipe.get("precision", "fp32"))
+    total = step * steps
+    if total > LONG_RUN:
+        print(f"warning: this run would take about {_duration(total)} here ({steps} steps of "
+              f"{step:.2f} s, one step measured); Ctrl-C stops it, fewer --steps or a smaller "
+              f"model take less", file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    """'4 min', '2.5 h', '3.1 days'."""
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 2 * 86400 else f"{seconds / 86400:.1f} days"
 
 
 def _bleu(predictions: list[str], references: list[str]) -> str:
@@ -209,8 +255,9 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     """Train, save, then test; under torchrun every rank trains and only rank 0 prints and saves."""
     from .checkpoint import save_checkpoint
     from .distributed import is_main
+    from .inference import exact_match, expected_translation, translate
     from .modules.transformer import Transformer
-    from .training import exact_match, preload_optimizer, reference, set_seed, train, translate
+    from .training import preload_optimizer, set_seed, train
     main = is_main()
     if main:
         _check_out(args, cfg, recipe.get("steps", 300), len(train_pairs))
@@ -219,6 +266,9 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
               f"{len(test_pairs)} held out; vocabularies {len(src_vocab)} source and "
               f"{len(tgt_vocab)} target tokens (min count {args.min_count}); model d_model="
               f"{cfg.d_model}, {cfg.n_layers}+{cfg.n_layers} layers", flush=True)
+        if not several:
+            _announce_long_run(cfg, train_pairs, src_vocab, tgt_vocab, recipe,
+                               recipe.get("steps", 300), device)
     set_seed(args.seed)
     model = Transformer(cfg)
     start = time.perf_counter()
@@ -238,7 +288,7 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     args.saved = True
     print(f"saved {args.out}", flush=True)
     predictions = translate(model, [s for s, _ in test_pairs], src_vocab, tgt_vocab)
-    references = [reference(t) for _, t in test_pairs]  # every word, also those out of vocabulary
+    references = [expected_translation(t) for _, t in test_pairs]  # every word, even unknown ones
     match = exact_match(model, test_pairs, src_vocab, tgt_vocab)
     print(f"test ({len(test_pairs)} pairs): exact match {100 * match:.1f} %, "
           f"{_bleu(predictions, references)}")
@@ -259,10 +309,13 @@ def _train(args: argparse.Namespace) -> None:
         if value is not None:
             raise ValueError(f"{flag}: expected only with --pairs, got {value!r} with --corpus "
                              f"(a corpus has its own vocabularies and test split)")
+    from ._clash import corpus_files
     from .checkpoint import save_checkpoint
     from .data import load_corpus
+    from .inference import translate
     from .presets import SETTINGS, evaluate, make_config, train_corpus
-    from .training import preload_optimizer, translate
+    from .training import preload_optimizer
+    _refuse_clashes(args, corpus_files([args.corpus], "--corpus"))
     model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
                                          ("n_layers", args.n_layers)) if v is not None}
     train_overrides = {k: v for k, v in (("steps", args.steps), ("lr", args.lr),
@@ -274,9 +327,11 @@ def _train(args: argparse.Namespace) -> None:
     train_pairs, src_vocab, tgt_vocab = load_corpus(args.corpus, "train")
     steps = train_overrides.get("steps", SETTINGS[args.corpus]["train"]["steps"])
     # before training, not after: nothing trained is lost for want of a file or of disk space
-    _check_out(args, make_config(args.corpus, src_vocab, tgt_vocab, **model_overrides), steps,
-               len(train_pairs))
+    cfg = make_config(args.corpus, src_vocab, tgt_vocab, **model_overrides)
+    _check_out(args, cfg, steps, len(train_pairs))
     import_seconds = preload_optimizer()
+    _announce_long_run(cfg, train_pairs, src_vocab, tgt_vocab,
+                       {**SETTINGS[args.corpus]["train"], **train_overrides}, steps, args.device)
     print(f"training {args.corpus}; the checkpoint goes to {args.out} (Ctrl-C stops without "
           f"touching it)", flush=True)
     start = time.perf_counter()
@@ -327,14 +382,39 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code.
 
     0 on success (also when the output pipe is closed early, e.g. by ``head``); 2 with a
-    one-line message on bad input (argparse's own usage errors included); 1 with a one-line
-    message when the system refuses (e.g. a file that cannot be read); 130 with one line after
-    Ctrl-C, with any existing ``--out`` file left as it was (saving is atomic).
+    one-line message on bad input (argparse's own usage errors included), among them an output
+    that is one of the inputs; 1 with a one-line message when the system refuses (e.g. a file
+    that cannot be read); 130 with one line after Ctrl-C at any moment, saying what is on disk:
+    an existing ``--out`` left as it was (saving is atomic), or the new model, when Ctrl-C came
+    once it was in place. Warnings are one line each (``warning: ...``).
     """
-    args = build_parser().parse_args(argv)
+    try:
+        end_of_start()
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _run(args)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """:func:`main` once the arguments are parsed."""
+    from ._atomic import InterruptedAfterWrite
     try:
         _train(args) if args.command == "train" else _translate(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
+    except InterruptedAfterWrite as interrupt:
+        what = (f"the trained model was saved to {args.out}" if not args.checkpoint_every else
+                f"training stopped; {args.out} holds the checkpoint just written (go on with "
+                f"--resume)") if args.command == "train" else f"{interrupt.path} was written"
+        print(f"interrupted: {what}", file=sys.stderr)
+        return INTERRUPTED
     except KeyboardInterrupt:
         what = ("translation stopped" if args.command != "train" else
                 f"testing stopped; the trained model was saved to {args.out}"
@@ -360,8 +440,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C while Python was still importing or parsing
-        print("interrupted", file=sys.stderr)
-        sys.exit(INTERRUPTED)
+    exit_with(main())

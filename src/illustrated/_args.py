@@ -18,7 +18,10 @@ MAX_ELEMENTS = 1 << 25
 #: Largest model (in weights) ``Transformer(cfg)`` builds: 2**28, 1 GiB of float32.
 MAX_WEIGHTS = 1 << 28
 
-__all__ = ["MAX_ELEMENTS", "MAX_WEIGHTS", "check_size_limit", "ArgumentTypeError", "describe",
+#: Seeds NumPy accepts: integers in [0, 2**32 - 1].
+MAX_SEED = 2**32 - 1
+
+__all__ = ["MAX_ELEMENTS", "MAX_WEIGHTS", "MAX_SEED", "check_size_limit", "ArgumentTypeError", "describe",
            "check_int", "check_real", "check_bool",
            "check_choice", "check_instance"]
 

@@ -3,8 +3,12 @@
 The bytes go to a temporary file in the target's own directory, which is flushed and fsynced,
 then renamed over the target with :func:`os.replace` (atomic on POSIX and Windows within one
 file system). Until that rename the old file is untouched; after it the new file is complete.
-A full disk, a refused permission or Ctrl-C at any moment leaves the old file byte for byte as
-it was and removes the temporary file; a failed write is one ValueError naming the file.
+A full disk, a refused permission or Ctrl-C at any moment before the rename leaves the old file
+byte for byte as it was and removes the temporary file; a failed write is one ValueError naming
+the file. A Ctrl-C that comes once the rename is done (during it, or while the directory entry
+is flushed) raises :class:`InterruptedAfterWrite`, a KeyboardInterrupt that says the new file is
+in place, so that no message claims it was not written. Several files that must agree are
+written as one transaction by :mod:`illustrated._file_set`.
 """
 from __future__ import annotations
 
@@ -17,13 +21,55 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-__all__ = ["check_writable", "atomic_write", "write_bytes", "write_text", "atomic_save",
-           "serialize"]
+from ._args import ArgumentTypeError
+from ._bounded import describe_type, size_text
+
+__all__ = ["InterruptedAfterWrite", "NAME_MAX", "check_writable", "atomic_write", "write_bytes",
+           "write_text", "atomic_save", "serialize"]
+
+#: Longest file name, in bytes, that POSIX file systems take (``NAME_MAX``); the directory's
+#: own limit when it reports one.
+NAME_MAX = 255
+
+#: Characters that ``tempfile.mkstemp`` adds to a temporary file's prefix and suffix.
+_RANDOM_PART = 8
+
+
+class InterruptedAfterWrite(KeyboardInterrupt):
+    """Ctrl-C that came once the new file was in place (at the rename or the directory's fsync):
+    the file named by ``path`` holds the new content, whole."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"interrupted after {str(path)!r} was written")
+        self.path = path
+
+
+def _name_max(directory: Path) -> int:
+    """The longest file name (in bytes) the directory's file system takes."""
+    try:
+        return os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return NAME_MAX
+
+
+def _temporary_prefix(target: Path, suffix: str) -> str:
+    """``.NAME.`` for a temporary file beside ``target``, NAME cut so that the whole temporary
+    name (with mkstemp's random part and ``suffix``) fits the file system's name limit."""
+    room = _name_max(target.parent) - len(suffix) - _RANDOM_PART - 2
+    name = os.fsencode(target.name)[:max(room, 0)]
+    return f".{name.decode('utf-8', 'ignore')}."  # a character cut in two is dropped
+
+
+def _read_only_mount(directory: Path) -> bool:
+    """True if the directory's file system is mounted read-only (POSIX statvfs ST_RDONLY)."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def _target(path: Any, name: str) -> Path:
     """The file ``path`` names, a symbolic link followed to the file it points to."""
-    from ._args import ArgumentTypeError
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise ArgumentTypeError(f"{name}: expected a file path (str or os.PathLike), "
                                 f"got {type(path).__name__}")
@@ -31,6 +77,10 @@ def _target(path: Any, name: str) -> Path:
     if not isinstance(text, str) or text == "" or text.endswith(("/", os.sep)):
         raise ValueError(f"{name}: expected a file path, got {text!r}")
     target = Path(text)
+    longest, length = _name_max(target.parent), len(os.fsencode(target.name))
+    if length > longest:  # before any stat: the system would refuse the name itself
+        raise ValueError(f"{name}: expected a file name of at most {longest} bytes, got "
+                         f"{length} bytes in {text!r}")
     if target.is_symlink():  # write where the link points; the link itself stays a link
         target = Path(os.path.realpath(text))
         if target.is_symlink():
@@ -63,10 +113,11 @@ def check_writable(path: str | os.PathLike, name: str = "path", *, need_bytes: i
     TypeError
         If ``path`` is not a str or os.PathLike (the error is also a ValueError).
     ValueError
-        Naming ``name`` and the path: empty, a directory, a read-only file (no write permission
-        bit: refused even for root, who could replace it), a link that cannot be followed, a
-        missing or non-directory parent, a directory that refuses new files, or too little
-        free space.
+        Naming ``name`` and the path: empty, a directory, a device or FIFO (named as such), a
+        file on a read-only file system, a read-only file (no write permission bit: refused
+        even for root, who could replace it), a link that cannot be followed, a name longer
+        than the file system takes (NAME_MAX, 255 bytes), a missing or non-directory parent,
+        a directory that refuses new files, or too little free space.
     """
     target = _target(path, name)
     shown = os.fspath(path)
@@ -77,7 +128,10 @@ def check_writable(path: str | os.PathLike, name: str = "path", *, need_bytes: i
         mode = target.stat().st_mode
         if not stat.S_ISREG(mode):
             raise ValueError(f"{name}: expected a regular file to replace, got {shown!r}, "
-                             f"which is not one")
+                             f"which is {describe_type(mode)}")
+        if _read_only_mount(parent):
+            raise ValueError(f"{name}: {shown!r} is on a read-only file system; expected a path "
+                             f"on one that may be written (choose another path)")
         if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
             raise ValueError(f"{name}: {shown!r} is read-only (mode {stat.S_IMODE(mode):o}); "
                              f"expected a file that may be replaced (chmod u+w, or choose "
@@ -89,25 +143,21 @@ def check_writable(path: str | os.PathLike, name: str = "path", *, need_bytes: i
         raise ValueError(f"{name}: expected a path in a directory, but {str(parent)!r} is a "
                          f"file, got {shown!r}")
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".check")
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=_temporary_prefix(target, ".check"),
+                                   suffix=".check")
     except OSError as error:
-        raise ValueError(f"{name}: cannot write in {str(parent)!r} "
-                         f"({error.strerror or error}), got {shown!r}") from None
+        reason = "a read-only file system" if _read_only_mount(parent) else \
+            error.strerror or error
+        raise ValueError(f"{name}: cannot write in {str(parent)!r} ({reason}), "
+                         f"got {shown!r}") from None
     os.close(fd)
     os.unlink(tmp)
     if need_bytes > 0:
         free = shutil.disk_usage(parent).free
         if free < need_bytes:
-            raise ValueError(f"{name}: expected {_size(need_bytes)} free for {shown!r}, but "
-                             f"{str(parent)!r} has {_size(free)} free")
+            raise ValueError(f"{name}: expected {size_text(need_bytes)} free for {shown!r}, but "
+                             f"{str(parent)!r} has {size_text(free)} free")
     return target
-
-
-def _size(count: int) -> str:
-    """A byte count for a message: '0 bytes', '812.3 kB', '1.2 MB'."""
-    if count < 1000:
-        return f"{count} bytes"
-    return f"{count / 1e3:.1f} kB" if count < 1_000_000 else f"{count / 1e6:.1f} MB"
 
 
 def _default_mode() -> int:
@@ -152,6 +202,8 @@ def atomic_write(path: str | os.PathLike, mode: str = "wb", *, name: str = "path
         For a bad ``mode``, a ``path`` that cannot be written (see :func:`check_writable`), or
         a write, flush, fsync or rename that fails (disk full, permission): one line naming
         the file; the earlier file is then byte for byte as it was.
+    InterruptedAfterWrite (a KeyboardInterrupt)
+        After Ctrl-C at the rename or the directory's fsync: ``path`` holds the new content.
     Whatever the block raises (KeyboardInterrupt included) propagates after the temporary
     file is removed; ``path`` is untouched.
     """
@@ -167,10 +219,11 @@ def _replacing(target: Path, shown: str, name: str, mode: str, open_kwargs: dict
                ) -> Iterator[IO]:
     """:func:`atomic_write` for a ``target`` already checked by :func:`check_writable`."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=_temporary_prefix(target, ".tmp"),
+                                   suffix=".tmp")
     except OSError as error:
         raise _failed(name, shown, error) from error
-    done = False
+    done, written = False, None
     try:
         # mkstemp makes the file private (0600); give it the mode a plain open() would have.
         with contextlib.suppress(OSError):
@@ -180,15 +233,35 @@ def _replacing(target: Path, shown: str, name: str, mode: str, open_kwargs: dict
                 yield file
                 file.flush()
                 os.fsync(file.fileno())
+                written = os.fstat(file.fileno())  # to know the file again after a rename
             os.replace(tmp, target)
         except OSError as error:
             raise _failed(name, shown, error) from error
+        except KeyboardInterrupt:
+            if _in_place(tmp, target, written):
+                done = True
+                raise InterruptedAfterWrite(target) from None
+            raise
         done = True
-        _fsync_directory(target.parent)
+        try:
+            _fsync_directory(target.parent)
+        except KeyboardInterrupt:
+            raise InterruptedAfterWrite(target) from None
     finally:
         if not done:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _in_place(tmp: str, target: Path, written: os.stat_result | None) -> bool:
+    """True if the rename of ``tmp`` over ``target`` happened (Ctrl-C came during or after it)."""
+    if written is None or os.path.lexists(tmp):
+        return False
+    try:
+        now = target.stat()
+    except OSError:
+        return False
+    return (now.st_ino, now.st_dev) == (written.st_ino, written.st_dev)
 
 
 def _failed(name: str, shown: str, error: OSError) -> ValueError:

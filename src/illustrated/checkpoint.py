@@ -1,37 +1,50 @@
 """Saving and loading a trained model with its vocabularies and configuration.
 
 Checkpoints hold only tensors, strings, numbers and lists, so they load with
-``torch.load(weights_only=True)``: no arbitrary object is ever unpickled. Saving is atomic
-(a temporary file in the same directory, then ``os.replace``), so a failed or interrupted save
-leaves the previous file as it was. Loading checks everything before it builds the model: a
-file that is not a checkpoint, truncated, or inconsistent is one ValueError naming the file.
+``torch.load(weights_only=True)``: no arbitrary object is ever unpickled. A checkpoint is one
+file, saved atomically (a temporary file in the same directory, then ``os.replace``), so a
+failed or interrupted save leaves the previous file as it was. Loading checks the file's type and
+size before it reads it, and everything in it before it builds the model: a file that is not a
+checkpoint, truncated, oversized or inconsistent is one ValueError naming the file.
+
+The state of a run that ``il.train(resume=...)`` continues is stored beside the model in the same
+file, and written and checked by :mod:`illustrated.training_state`.
 """
 from __future__ import annotations
 
-import hashlib
-import math
 import os
-import random
+import warnings
 import zipfile
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from . import _safetensors
-from ._args import MAX_ELEMENTS, ArgumentTypeError, check_instance
-from ._atomic import atomic_save, check_writable
+from ._args import MAX_ELEMENTS, MAX_WEIGHTS, ArgumentTypeError, check_instance
+from ._atomic import check_writable, serialize, write_bytes
+from ._bounded import regular_file_size
 from .config import TransformerConfig
 from .data import Vocab
+from .data.vocab import check_vocab_fits
 from .modules._checks import param_count
 from .modules.transformer import Transformer
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_training_state", "FORMAT",
-           "MAX_POSITION_TABLE", "TRAINING_KEYS"]
+__all__ = ["save_checkpoint", "checkpoint_bytes", "load_checkpoint", "read_checkpoint",
+           "estimate_bytes", "FORMAT",
+           "MAX_POSITION_TABLE", "MAX_CHECKPOINT_BYTES", "VocabularyFormsWarning"]
 
 FORMAT = "illustrated-transformer-checkpoint/1"
+
+#: Largest checkpoint file read: the largest model (MAX_WEIGHTS float32 weights) with Adam's two
+#: moments is 3 GiB; 4 GiB leaves room for the rest. Bigger files are refused before reading.
+MAX_CHECKPOINT_BYTES = 16 * MAX_WEIGHTS
+
+
+class VocabularyFormsWarning(UserWarning):
+    """An older checkpoint's vocabulary spells a word in two Unicode forms: both ids are kept,
+    the word reads as the first (see :class:`illustrated.data.Vocab`, ``merge_forms``)."""
 
 #: Largest positional table (``max_len * d_model`` numbers) a loaded config may ask for: the
 #: table is not stored in the file, so without a bound a damaged ``max_len`` could make
@@ -39,24 +52,36 @@ FORMAT = "illustrated-transformer-checkpoint/1"
 MAX_POSITION_TABLE = MAX_ELEMENTS
 
 
-def _vocab(tokens: Any, what: str) -> Vocab:
+def _vocab(tokens: Any, what: str, name: str) -> Vocab:
+    """The vocabulary ``tokens`` of the file ``name``; a word in two Unicode forms (a file
+    written before tokens were normalised) is kept under both ids with one warning line."""
     if not isinstance(tokens, list):
         raise ValueError(f"holds no {what} (expected a list of tokens, got "
                          f"{type(tokens).__name__})")
     try:
-        return Vocab(tokens)
+        vocab = Vocab(tokens, merge_forms=True)
     except ValueError as error:
         raise ValueError(f"has an invalid {what} ({error})") from None
+    if vocab.merged:
+        word, ids = next(iter(vocab.merged.items()))
+        more = f" (and {len(vocab.merged) - 1} more words)" if len(vocab.merged) > 1 else ""
+        warnings.warn(f"{name!r}: its {what} spells {word!r} in two Unicode forms (ids "
+                      f"{', '.join(map(str, ids))}){more}; typed words read as id {ids[0]} "
+                      f"(written before tokens were normalised)", VocabularyFormsWarning,
+                      stacklevel=4)
+    return vocab
 
 
 def _check_fit(cfg: TransformerConfig, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
     """ValueError (message without a subject) if the vocabularies and the config disagree."""
     for side, vocab, size, pad in (("source", src_vocab, cfg.src_vocab_size, cfg.pad_id),
                                    ("target", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)):
-        if len(vocab) != size or vocab.pad_id != pad:
-            raise ValueError(f"has a {side} vocabulary and a config that disagree: "
-                             f"{len(vocab)} tokens with <pad> = {vocab.pad_id}, the config says "
-                             f"{size} tokens with pad id {pad}")
+        try:
+            check_vocab_fits(f"{side} vocabulary", vocab, size, pad)
+        except ValueError as error:
+            reason = str(error).partition(": ")[2].replace("the model's vocabulary", "its config's")
+            raise ValueError(f"has a {side} vocabulary and a config that disagree "
+                             f"({reason})") from None
     if cfg.max_len * cfg.d_model > MAX_POSITION_TABLE:
         raise ValueError(f"has sizes out of range: max_len={cfg.max_len} x d_model={cfg.d_model} "
                          f"positions table exceeds {MAX_POSITION_TABLE} numbers")
@@ -93,16 +118,6 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
             raise ValueError(f"has non-finite weights: {key!r} holds NaN or infinity")
 
 
-#: What a checkpoint written during training (``il.train(checkpoint_every=...)``) holds besides
-#: the model, under the key "training": see :func:`load_training_state`. The file also holds
-#: "digest", the sha256 of each of these fields and of the weights, written by
-#: :func:`save_checkpoint`: a field changed afterwards is refused by name.
-TRAINING_KEYS = ("step", "recipe", "data", "optimizer", "generator", "order", "rng", "history")
-
-#: The lists of ``training["history"]``, one number per step done.
-HISTORY_KEYS = ("loss", "lr", "accuracy", "seconds")
-
-
 def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int = 0,
                    pairs: int = 0) -> int:
     """An upper estimate of the size in bytes of a checkpoint of a ``Transformer(cfg)``.
@@ -121,38 +136,8 @@ def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int
     return size
 
 
-def _digest(value: Any) -> str:
-    """sha256 of a nest of dicts, lists, tensors, numbers and strings (a canonical walk)."""
-    h = hashlib.sha256()
-
-    def walk(v: Any) -> None:
-        if isinstance(v, torch.Tensor):
-            t = v.detach().cpu().contiguous().reshape(-1)
-            h.update(f"T{v.dtype}{tuple(v.shape)}".encode())
-            h.update(t.view(torch.uint8).numpy() if t.numel() else b"")  # no copy
-        elif isinstance(v, dict):
-            h.update(f"D{len(v)}".encode())
-            for key in sorted(v, key=repr):
-                walk(key)
-                walk(v[key])
-        elif isinstance(v, (list, tuple)):
-            h.update(f"L{len(v)}".encode())
-            for item in v:
-                walk(item)
-        else:
-            h.update(f"{type(v).__name__}:{v!r};".encode())
-
-    walk(value)
-    return h.hexdigest()
-
-
-def _digests(training: dict, state: dict) -> dict:
-    """The "digest" of a training state: sha256 of each field and of the weights."""
-    return {**{key: _digest(training[key]) for key in TRAINING_KEYS}, "weights": _digest(state)}
-
-
 def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[Vocab, Vocab],
-                    cfg: TransformerConfig, *, training: dict | None = None) -> None:
+                    cfg: TransformerConfig, *, extra: dict | None = None) -> None:
     """Write the model's weights, both vocabularies and the configuration to ``path``, atomically.
 
     The file is first written in full to a temporary file beside ``path``, then renamed over
@@ -163,28 +148,41 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
     ----------
     path : file to write (its directory must exist).   model : Transformer.
     vocabs : (src_vocab, tgt_vocab).   cfg : the model's TransformerConfig (``model.cfg``).
-    training : dict or None, the state that lets ``il.train(resume=path)`` continue the run
-        (written by ``il.train`` itself; keys :data:`TRAINING_KEYS`; tensors, numbers, strings
-        and lists only); saved with the sha256 of each field. :func:`load_checkpoint` ignores it.
+    extra : dict or None, more fields stored beside the model (tensors, numbers, strings and
+        lists only; not "format", "config", "src_vocab", "tgt_vocab" or "state_dict"):
+        :mod:`illustrated.training_state` stores the state of a run under "training".
+        :func:`load_checkpoint` ignores them.
 
     Raises
     ------
     TypeError
         If an argument has the wrong type (the error is also a ValueError).
     ValueError
-        If ``path`` cannot be written (missing or read-only directory, a read-only file, a
-        directory itself), if ``cfg`` is not the model's config, the vocabularies do not fit
-        the config, or a weight is NaN or infinite: nothing that :func:`load_checkpoint` would
-        refuse is ever written. Also, in one line naming the file, if writing fails part-way
-        (e.g. disk full); ``path`` is then unchanged.
+        If ``path`` cannot be written (missing or read-only directory, a read-only file or file
+        system, a directory itself), if ``cfg`` is not the model's config, the vocabularies do
+        not fit the config, or a weight is NaN or infinite: nothing that
+        :func:`load_checkpoint` would refuse is ever written. Also, in one line naming the
+        file, if writing fails part-way (e.g. disk full); ``path`` is then unchanged.
     KeyboardInterrupt
-        After Ctrl-C during the save; ``path`` is then unchanged.
+        After Ctrl-C during the save; ``path`` is then unchanged
+        (:class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new file was in
+        place: ``path`` then holds the new checkpoint, whole).
 
     References
     ----------
     ``torch.save``; atomic replacement: POSIX ``rename(2)`` / ``os.replace``.
     """
     check_writable(path, "path")
+    write_bytes(path, checkpoint_bytes(model, vocabs, cfg, extra=extra), name="path")
+
+
+def checkpoint_bytes(model: Transformer, vocabs: tuple[Vocab, Vocab], cfg: TransformerConfig, *,
+                     extra: dict | None = None) -> bytes:
+    """The bytes of the checkpoint :func:`save_checkpoint` writes, made in memory and checked as
+    it checks them (for writers of several files at once, :mod:`illustrated._file_set`).
+
+    Raises TypeError or ValueError as :func:`save_checkpoint`; KeyboardInterrupt after Ctrl-C.
+    """
     check_instance("model", model, Transformer, "an illustrated Transformer")
     if not isinstance(vocabs, (tuple, list)) or len(vocabs) != 2 \
             or not all(isinstance(v, Vocab) for v in vocabs):
@@ -208,24 +206,17 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
         raise ValueError(f"model: {str(error).removeprefix('has ')}") from None
     data = {"format": FORMAT, "config": asdict(cfg), "src_vocab": list(src_vocab.tokens),
             "tgt_vocab": list(tgt_vocab.tokens), "state_dict": state}
-    if training is not None:
-        if not isinstance(training, dict) or sorted(training) != sorted(TRAINING_KEYS):
-            raise ValueError(f"training: expected a dict with the keys {TRAINING_KEYS}, got "
-                             f"{sorted(training) if isinstance(training, dict) else training!r}")
-        data["training"] = {**training, "digest": _digests(training, state)}
-    atomic_save(data, path, name="path")
+    if extra is not None:
+        if not isinstance(extra, dict) or set(extra) & set(data):
+            raise ValueError(f"extra: expected a dict of fields other than {sorted(data)}, got "
+                             f"{sorted(extra) if isinstance(extra, dict) else extra!r:.80}")
+        data.update(extra)
+    return serialize(data)
 
 
-def _read(path: Path) -> Any:
+def _read_torch(path: Path, head: bytes) -> Any:
     """torch.load(weights_only=True), every failure turned into a ValueError naming the file."""
     name = str(path)
-    try:
-        with open(path, "rb") as file:
-            head = file.read(4)
-    except OSError as error:
-        raise ValueError(f"path: cannot read {name!r} ({error.strerror or error})") from None
-    if not head:
-        raise ValueError(f"path: {name!r} is empty, not an illustrated checkpoint")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except (MemoryError, Exception) as error:  # noqa: BLE001 - every failure, one message
@@ -245,14 +236,36 @@ def _read(path: Path) -> Any:
                      f"torch.save; {reason[:200]})") from None
 
 
+def _read_data(path: Path) -> Any:
+    """What the file ``path`` holds, read by the reader of its format, after checking that it is
+    a regular file of at most MAX_CHECKPOINT_BYTES: torch.save's zip, or safetensors with the
+    config inside (a model trained in the book's page), as the same dict: "format", "config",
+    "src_vocab", "tgt_vocab", "state_dict"."""
+    name = str(path)
+    size = regular_file_size(path, "path", "a checkpoint file", limit=MAX_CHECKPOINT_BYTES)
+    if size == 0:
+        raise ValueError(f"path: {name!r} is empty, not an illustrated checkpoint")
+    try:
+        with open(path, "rb") as file:
+            head = file.read(8)
+    except OSError as error:
+        raise ValueError(f"path: cannot read {name!r} ({error.strerror or error})") from None
+    if _safetensors.is_safetensors(path):  # a model trained in the book's page
+        return {"format": FORMAT, **_safetensors.read_checkpoint_dict(path)}
+    return _read_torch(path, head[:4])
+
+
 def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
                                                       TransformerConfig]:
     """Read a checkpoint written by :func:`save_checkpoint`; the model comes back in eval mode on
     the CPU.
 
-    Everything is checked before the model is built (``torch.load(weights_only=True)``: no
-    arbitrary object is ever unpickled): the format, the config's fields and sizes, both
-    vocabularies against the config, and every weight's name, shape, type and finiteness.
+    The file is checked before it is read (a regular file, not a device, FIFO or directory, of
+    at most :data:`MAX_CHECKPOINT_BYTES`), and everything in it before the model is built
+    (``torch.load(weights_only=True)``: no arbitrary object is ever unpickled): the format, the
+    config's fields and sizes, both vocabularies against the config, and every weight's name,
+    shape, type and finiteness. A vocabulary written before tokens were normalised may spell a
+    word in two Unicode forms: it loads, with a :class:`VocabularyFormsWarning` (one line).
 
     Returns
     -------
@@ -264,29 +277,27 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
         If ``path`` is not a str or os.PathLike (the error is also a ValueError).
     ValueError
         One error, whose message names the file and what is wrong with it: missing, a
-        directory, empty, not a checkpoint, truncated or damaged, an invalid config, config and
-        weights that disagree, vocabularies and config that disagree, non-finite weights, or
-        sizes out of range (a positional table above :data:`MAX_POSITION_TABLE` numbers).
+        directory, a device or FIFO, too big, empty, not a checkpoint, truncated or damaged, an
+        invalid config, config and weights that disagree, vocabularies and config that
+        disagree, non-finite weights, or sizes out of range (a positional table above
+        :data:`MAX_POSITION_TABLE` numbers).
     """
-    model, vocabs, cfg, _ = _load(path)
+    model, vocabs, cfg, _ = read_checkpoint(path)
     return model, vocabs, cfg
 
 
-def _load(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfig, dict]:
-    """:func:`load_checkpoint`'s work; also returns the whole dict read from the file."""
+def read_checkpoint(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfig,
+                                        dict]:
+    """:func:`load_checkpoint`, also returning the whole dict read from the file (its extra
+    fields, e.g. a run's state for :mod:`illustrated.training_state`)."""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise ArgumentTypeError(f"path: expected a file path (str or os.PathLike), "
                                 f"got {type(path).__name__}")
     path = Path(path)
     name = str(path)
-    if path.is_dir():
-        raise ValueError(f"path: {name!r} is a directory, expected a checkpoint file")
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise ValueError(f"path: no checkpoint file at {name!r}")
-    if _safetensors.is_safetensors(path):  # a model trained in the book's page
-        data = {"format": FORMAT, **_safetensors.read_checkpoint_dict(path)}
-    else:
-        data = _read(path)
+    data = _read_data(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"path: {name!r} is not an illustrated checkpoint "
                          f"(expected format {FORMAT!r})")
@@ -302,8 +313,8 @@ def _load(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfi
             cfg = TransformerConfig(**config)
         except (TypeError, ValueError) as error:
             raise ValueError(f"has an invalid config ({error})") from None
-        src_vocab = _vocab(data.get("src_vocab"), "source vocabulary")
-        tgt_vocab = _vocab(data.get("tgt_vocab"), "target vocabulary")
+        src_vocab = _vocab(data.get("src_vocab"), "source vocabulary", name)
+        tgt_vocab = _vocab(data.get("tgt_vocab"), "target vocabulary", name)
         _check_fit(cfg, src_vocab, tgt_vocab)
         state = data.get("state_dict")
         _check_weights(cfg, state, None)  # bounds the model's size before it is built
@@ -314,159 +325,3 @@ def _load(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfi
     model.load_state_dict(state)
     model.eval()
     return model, (src_vocab, tgt_vocab), cfg, data
-
-
-def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
-                                                          TransformerConfig, dict]:
-    """Read a checkpoint written during training, for ``il.train(resume=path)``.
-
-    Every field is checked against the sha256 that :func:`save_checkpoint` wrote beside it, then
-    for its type and range, before anything uses it: a file changed after it was written is
-    one ValueError naming the file and the field, never an IndexError or a RuntimeError from
-    torch or NumPy when the run goes on.
-
-    Returns
-    -------
-    (model, (src_vocab, tgt_vocab), cfg, training): as :func:`load_checkpoint`, plus the dict
-    of :data:`TRAINING_KEYS`: ``step`` (int, steps done), ``recipe`` (the training keywords
-    that must stay the same), ``data`` (sha256 of the training pairs and vocabularies),
-    ``optimizer`` (Adam's state_dict), ``generator`` (the shuffling generator's state),
-    ``order`` (pair indices left in the current epoch), ``rng`` (the global RNG states: torch
-    CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy, seconds per step so far).
-
-    Raises
-    ------
-    TypeError
-        If ``path`` is not a str or os.PathLike (the error is also a ValueError).
-    ValueError
-        As :func:`load_checkpoint`, and if the file holds no training state (a checkpoint saved
-        after training, e.g. by ``save_checkpoint`` alone), one written before training states
-        carried checksums, or one whose field (named in the message) was changed or is
-        malformed: a step below 1, an order that is not a list of distinct pair indices, an RNG
-        or generator state torch, Python or NumPy would refuse, a history of the wrong length
-        or with a non-finite number, an optimizer state that does not fit the model.
-    """
-    model, vocabs, cfg, data = _load(path)
-    name = str(path)
-    training = data.get("training")
-    if training is None:
-        raise ValueError(f"path: {name!r} holds no training state (it is a finished model; "
-                         f"resume needs a checkpoint written with checkpoint_every / "
-                         f"--checkpoint-every)")
-    if not isinstance(training, dict) or not isinstance(training.get("digest"), dict) \
-            or "data" not in training:
-        raise ValueError(f"path: {name!r} has a training state without checksums or data "
-                         f"fingerprint (written by an older version, or not by il.train): "
-                         f"train again with checkpoint_every / --checkpoint-every")
-    if sorted(training) != sorted((*TRAINING_KEYS, "digest")):
-        raise ValueError(f"path: {name!r} has a malformed training state (expected the keys "
-                         f"{TRAINING_KEYS}, got {sorted(map(str, training))})")
-    digest = training["digest"]
-    for key, value in [*((k, training[k]) for k in TRAINING_KEYS),
-                       ("weights", data["state_dict"])]:
-        if digest.get(key) != _digest(value):
-            what = "the model's weights were" if key == "weights" else f"field {key!r} was"
-            raise ValueError(f"path: {name!r} has a damaged training state: {what} changed "
-                             f"after the checkpoint was written (its sha256 does not match)")
-    try:
-        _check_training(training, model)
-    except ValueError as error:
-        raise ValueError(f"path: {name!r} has a malformed training state: {error}") from None
-    return model, vocabs, cfg, training
-
-
-def _check_training(training: dict, model: Transformer) -> None:
-    """ValueError "field 'NAME': what is wrong" unless every field can be used as it is."""
-    def bad(field: str, what: str) -> ValueError:
-        return ValueError(f"field {field!r}: {what}")
-
-    step = training["step"]
-    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
-        raise bad("step", f"expected an integer >= 1, got {step!r:.40}")
-    if not isinstance(training["recipe"], dict):
-        raise bad("recipe", "expected a dict of training keywords")
-    if not isinstance(training["data"], str) or len(training["data"]) != 64:
-        raise bad("data", "expected a sha256 in hex")
-    history = training["history"]
-    if not isinstance(history, dict) or sorted(history) != sorted(HISTORY_KEYS):
-        raise bad("history", f"expected a dict with the lists {HISTORY_KEYS}")
-    for key in HISTORY_KEYS:
-        values = history[key]
-        if not isinstance(values, list) or len(values) != step:
-            raise bad("history", f"expected {step} numbers in {key!r} (one per step done)")
-        for i, value in enumerate(values):
-            if not isinstance(value, (int, float)) or isinstance(value, bool) \
-                    or not math.isfinite(value):
-                raise bad("history", f"expected finite numbers in {key!r}, got {value!r:.40} "
-                                     f"at step {i + 1}")
-    order = training["order"]
-    if not isinstance(order, list) or not all(type(i) is int and i >= 0 for i in order) \
-            or len(set(order)) != len(order):
-        raise bad("order", "expected a list of distinct pair indices >= 0")
-    _check_generator("generator", training["generator"])
-    rng = training["rng"]
-    if not isinstance(rng, dict) or sorted(rng) != ["cuda", "numpy", "python", "torch"]:
-        raise bad("rng", "expected a dict of the states 'torch', 'cuda', 'python', 'numpy'")
-    _check_generator("rng", rng["torch"])
-    if rng["cuda"] is not None and (not isinstance(rng["cuda"], torch.Tensor)
-                                    or rng["cuda"].dtype != torch.uint8):
-        raise bad("rng", "expected None or a uint8 tensor for 'cuda'")
-    try:
-        version, keys, gauss = rng["python"]
-        random.Random().setstate((version, tuple(keys), gauss))
-        kind, mt, pos, has_gauss, cached = rng["numpy"]
-        if not isinstance(mt, torch.Tensor) or mt.dtype != torch.int64 or mt.dim() != 1 \
-                or bool((mt < 0).any()) or bool((mt >= 2**32).any()):
-            raise ValueError("the NumPy key is not 32-bit words")
-        if not isinstance(pos, int) or not 0 <= pos <= 624:
-            raise ValueError(f"the NumPy position {pos!r:.20} is not in [0, 624]")
-        np.random.RandomState().set_state((kind, mt.numpy().astype(np.uint32), pos, has_gauss,
-                                           cached))
-    except (TypeError, ValueError, OverflowError, IndexError) as error:
-        raise bad("rng", f"a Python or NumPy state that cannot be restored ({error})") from None
-    _check_optimizer(training["optimizer"], model)
-
-
-def _check_generator(field: str, state: Any) -> None:
-    """ValueError unless ``state`` is a state torch's CPU generator takes."""
-    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 or state.dim() != 1:
-        raise ValueError(f"field {field!r}: expected a generator state (a uint8 tensor)")
-    try:
-        torch.Generator().set_state(state)
-    except RuntimeError as error:
-        raise ValueError(f"field {field!r}: a generator state torch refuses "
-                         f"({str(error).splitlines()[0][:120]})") from None
-
-
-def _check_optimizer(state: Any, model: Transformer) -> None:
-    """ValueError unless ``state`` is an Adam state_dict of the model's parameters."""
-    params = list(model.parameters())
-    problem = None
-    if not isinstance(state, dict) or sorted(state) != ["param_groups", "state"] \
-            or not isinstance(state["param_groups"], list) or len(state["param_groups"]) != 1 \
-            or not isinstance(state["param_groups"][0], dict) \
-            or state["param_groups"][0].get("params") != list(range(len(params))) \
-            or not isinstance(state["state"], dict):
-        problem = f"expected Adam's state of the model's {len(params)} parameters"
-    else:
-        for index, entry in state["state"].items():
-            if not isinstance(index, int) or not 0 <= index < len(params) \
-                    or not isinstance(entry, dict) \
-                    or sorted(entry) != ["exp_avg", "exp_avg_sq", "step"]:
-                problem = f"expected Adam's moments and step for parameter indices, got {index!r}"
-                break
-            for key in ("exp_avg", "exp_avg_sq"):
-                value = entry[key]
-                if not isinstance(value, torch.Tensor) or value.shape != params[index].shape \
-                        or not value.is_floating_point() or not bool(value.isfinite().all()):
-                    problem = (f"{key!r} of parameter {index} is not a finite tensor of "
-                               f"shape {tuple(params[index].shape)}")
-                    break
-            step = entry["step"]
-            if problem is None and (not isinstance(step, torch.Tensor) or step.numel() != 1
-                                    or not math.isfinite(float(step)) or float(step) < 0):
-                problem = f"'step' of parameter {index} is not a count"
-            if problem:
-                break
-    if problem:
-        raise ValueError(f"field 'optimizer': {problem}")

@@ -17,13 +17,17 @@ Training" (DDP); paper §5.2 (8 GPUs, batches of about 25000 tokens).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "lost_peer", "leave"]
+from ._args import check_bool, check_real
+
+__all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "lost_peer", "leave",
+           "process_group", "rank_device", "wrap", "synced_at", "sum_over_processes"]
 
 #: Seconds a process waits for the others in a collective before it gives up: 5 minutes, not
 #: the 30 of gloo's and NCCL's own default (a stopped or hung rank then ends the run soon).
@@ -53,7 +57,6 @@ def init(device: str = "auto", *, timeout: float = TIMEOUT) -> torch.device:
         If ``device`` is not "auto", "cpu" or "cuda", or is "cuda" without a GPU, or
         ``timeout`` is not a positive finite number of seconds.
     """
-    from ._args import check_real
     check_real("timeout", timeout, low=0.0, low_open=True, what="a number of seconds")
     if device not in ("auto", "cpu", "cuda"):
         raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda' under torchrun, got {device!r}")
@@ -92,3 +95,52 @@ def leave() -> None:
     """Leave the process group, if one is running."""
     if dist.is_available() and dist.is_initialized():
         dist.destroy_process_group()
+
+
+# ---- what il.train asks of the process group
+
+def process_group(distributed: bool | None) -> tuple[int, int, bool]:
+    """(rank, world_size, True) under a running process group, (0, 1, False) when alone.
+
+    ``distributed``: None uses the group when one is running, True requires one, False trains
+    alone even so. Raises ValueError for True without a running group (TypeError, also a
+    ValueError, for a non-bool).
+    """
+    if distributed is not None:
+        check_bool("distributed", distributed)
+    running = dist.is_available() and dist.is_initialized()
+    if distributed and not running:
+        raise ValueError("distributed: expected a running process group (launch with torchrun "
+                         "and call illustrated.distributed.init() first), got none")
+    if running and distributed is not False:
+        return dist.get_rank(), dist.get_world_size(), True
+    return 0, 1, False
+
+
+def rank_device() -> torch.device:
+    """This rank's device under a running group: its GPU with NCCL, the CPU with gloo."""
+    return torch.device("cuda", torch.cuda.current_device()) \
+        if dist.get_backend() == "nccl" else torch.device("cpu")
+
+
+def wrap(model: torch.nn.Module, device: torch.device, several: bool) -> torch.nn.Module:
+    """The model in ``DistributedDataParallel`` under a process group, the model itself alone."""
+    if not several:
+        return model
+    return torch.nn.parallel.DistributedDataParallel(
+        model, device_ids=[device.index] if device.type == "cuda" else None)
+
+
+def synced_at(net: torch.nn.Module, last: bool):
+    """Context of one micro-batch's backward: DDP all-reduces the gradients only at the ``last``
+    micro-batch of a step (``no_sync`` before it); nothing at all for an unwrapped model."""
+    if last or not isinstance(net, torch.nn.parallel.DistributedDataParallel):
+        return contextlib.nullcontext()
+    return net.no_sync()
+
+
+def sum_over_processes(totals: torch.Tensor, several: bool) -> torch.Tensor:
+    """``totals`` summed over every process (all-reduce) under a group; as it is alone."""
+    if several:
+        dist.all_reduce(totals)
+    return totals

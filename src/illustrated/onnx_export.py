@@ -14,9 +14,16 @@ of the package, tested with onnxruntime. Each corpus gets two graphs, exported w
 
 plus ``{corpus}.json`` (both vocabularies, special ids, sizes, and ``train_src_len``: the
 shortest and longest source sentence of the training split, in tokens, outside which the pages
-warn that the model was never trained) and ``index.json`` (the corpora
-and every file's size). The decoding loops (greedy, beam search) stay outside the graphs: the
+warn that the model was never trained) and ``index.json`` (the corpora, and every file's name,
+size and sha256). The decoding loops (greedy, beam search) stay outside the graphs: the
 browser runs them in JavaScript, line by line as :mod:`illustrated.decoding` does.
+
+The files are one set: a new graph beside an old one would translate nonsense without a word.
+Each is written under a name that holds its sha256 (``post.encoder.3f2a9c1e0b7d4a65.onnx``),
+beside the earlier set, and ``index.json``, written last, switches to the new set in one rename
+(:mod:`illustrated._file_set`); the pages read the names from it. Interrupted or failed at any
+point, the folder holds the earlier set whole, or the new one; :func:`read_export` checks every
+file against the index.
 
 The graphs take one unpadded source sentence (no source mask is needed: every position may be
 attended to), which is how :func:`~illustrated.decoding.greedy_decode` and
@@ -25,8 +32,7 @@ graphs against ``model.encode``/``model.decode`` with onnxruntime (within 1e-5).
 
 Usage: ``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``
 writes them to ``_build/site-assets/_illustrated/models/``). It needs onnx and onnxscript (the
-``illustrated[onnx]`` extra), imported only here. Each graph is built in memory and written with
-the package's atomic writer: a full disk or Ctrl-C leaves every earlier file whole.
+``illustrated[onnx]`` extra), imported only here.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ import io
 import json
 import logging
 import os
+import re
 import sys
 import time
 import warnings
@@ -44,20 +51,32 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ._atomic import write_bytes, write_text
+from ._atomic import InterruptedAfterWrite
+from ._bounded import read_json
+from ._clash import corpus_files, refuse_clashes
+from ._file_set import SetWriter, member
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 from .data import load_corpus, tokenize
 from .modules._checks import remember_checked
 from .modules.transformer import Transformer
+from .presets import MANIFEST, weights_path
 from .shipped import SHIPPED, load_shipped
 
-__all__ = ["FORMAT", "OPSET", "EncoderGraph", "DecoderStepGraph", "export_corpus", "export_all",
-           "main"]
+__all__ = ["FORMAT", "OPSET", "INDEX", "EncoderGraph", "DecoderStepGraph", "corpus_files_of",
+           "export_all", "read_export", "main"]
 
 #: Written into index.json; site/js/ refuses another format.
 FORMAT = "illustrated-onnx/1"
 
 #: ONNX opset of the graphs (onnxruntime-web 1.30 runs opsets up to 23).
 OPSET = 18
+
+#: The index of an export, written last: the file the pages read first.
+INDEX = "index.json"
+
+#: The kinds of file each corpus has, and the name each is written under (before its sha256).
+KINDS = {"encoder": "{corpus}.encoder.onnx", "decoder": "{corpus}.decoder.onnx",
+         "vocab": "{corpus}.json"}
 
 
 class EncoderGraph(nn.Module):
@@ -166,18 +185,14 @@ def _train_src_len(corpus: str) -> list[int]:
     return [min(lengths), max(lengths)]
 
 
-def export_corpus(corpus: str, out_dir: Path) -> dict:
-    """Write ``{corpus}.encoder.onnx``, ``{corpus}.decoder.onnx`` and ``{corpus}.json`` into
-    ``out_dir`` from the shipped model; return the corpus's entry of index.json.
-
-    Both graphs are exported in memory before the first file is written, and each file is
-    written atomically.
+def corpus_files_of(corpus: str) -> dict[str, tuple[str, bytes]]:
+    """The files of ``corpus``'s export, made in memory from the shipped model:
+    ``{kind: (name, bytes)}`` for the kinds of :data:`KINDS` (encoder, decoder, vocab).
 
     Raises
     ------
     ValueError
-        For a corpus without a shipped model (see :func:`illustrated.presets.load_shipped`), or
-        a file that cannot be written (one line naming it; the earlier file is unchanged).
+        For a corpus without a shipped model (see :func:`illustrated.presets.load_shipped`).
     ImportError
         Without onnx and onnxscript.
     RuntimeError
@@ -185,22 +200,20 @@ def export_corpus(corpus: str, out_dir: Path) -> dict:
     """
     model, src_vocab, tgt_vocab = load_shipped(corpus)
     cfg = model.cfg
-    out_dir = Path(out_dir)
     # Example inputs of length >= 2: torch.export specialises sizes 0 and 1.
     src = torch.tensor([[4, 5, 6]])  # (1, 3)
     src = src.clamp(max=cfg.src_vocab_size - 1)
     src_len = torch.export.Dim("src_len", min=1, max=cfg.max_len)
     tgt_len = torch.export.Dim("tgt_len", min=1, max=cfg.max_len)
     n = torch.export.Dim("n", min=1, max=1024)
-    files = {"encoder": f"{corpus}.encoder.onnx", "decoder": f"{corpus}.decoder.onnx",
-             "vocab": f"{corpus}.json"}
-    encoder = _export(EncoderGraph(model), (src,), files["encoder"], ({1: src_len},),
+    names = {kind: pattern.format(corpus=corpus) for kind, pattern in KINDS.items()}
+    encoder = _export(EncoderGraph(model), (src,), names["encoder"], ({1: src_len},),
                       ["src"], ["memory", "encoder_attention"])
     with torch.no_grad():
         memory = model.encode(src)  # (1, 3, d_model)
     tgt_in = torch.tensor([[tgt_vocab.bos_id, 4, 5], [tgt_vocab.bos_id, 5, 4]])  # (2, 3)
     tgt_in = tgt_in.clamp(max=cfg.tgt_vocab_size - 1)
-    decoder = _export(DecoderStepGraph(model), (tgt_in, memory), files["decoder"],
+    decoder = _export(DecoderStepGraph(model), (tgt_in, memory), names["decoder"],
                       ({0: n, 1: tgt_len}, {1: src_len}), ["tgt_in", "memory"],
                       ["logits", "log_probs", "cross_attention", "self_attention"])
     vocab = {
@@ -212,20 +225,71 @@ def export_corpus(corpus: str, out_dir: Path) -> dict:
     }
     contents = {"encoder": encoder, "decoder": decoder,
                 "vocab": (json.dumps(vocab, ensure_ascii=False) + "\n").encode("utf-8")}
-    for key, file in files.items():
-        write_bytes(out_dir / file, contents[key], name="--out")
-    return {"files": files, "bytes": {k: len(contents[k]) for k in files}}
+    return {kind: (names[kind], contents[kind]) for kind in KINDS}
+
+
+def _owned(name: str) -> bool:
+    """Whether a file name in the export's folder is one of an export's graphs or vocabularies."""
+    corpora = "|".join(map(re.escape, SHIPPED))
+    return re.fullmatch(rf"(?:{corpora})(?:\.encoder|\.decoder)?(?:\.[0-9a-f]{{16}})?"
+                        rf"\.(?:onnx|json)", name) is not None
 
 
 def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
-    """Export every corpus of ``corpora`` into ``out_dir`` and write ``index.json`` last (the
-    file the pages read first); return the index. Raises as :func:`export_corpus`."""
+    """Export every corpus of ``corpora`` into ``out_dir`` as one set, ``index.json`` last;
+    return the index (``{"format", "opset", "torch", "corpora", "models": {corpus: {"files",
+    "bytes", "sha256"}}}``).
+
+    Each corpus's graphs are exported in memory, then written under their hashed names; the
+    index replaces the earlier one only once every file is written; files of earlier exports
+    that the new index does not name are then removed.
+
+    Raises
+    ------
+    ValueError
+        For a corpus without a shipped model, or a file that cannot be written (one line naming
+        it; the earlier set is then whole and the new files are removed).
+    ImportError, RuntimeError
+        As :func:`corpus_files_of`.
+    KeyboardInterrupt
+        After Ctrl-C; :class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new
+        index was in place (the new set is then whole).
+    """
     out_dir = Path(out_dir)
     index = {"format": FORMAT, "opset": OPSET, "torch": torch.__version__,
              "corpora": list(corpora), "models": {}}
-    for corpus in corpora:
-        index["models"][corpus] = export_corpus(corpus, out_dir)
-    write_text(out_dir / "index.json", json.dumps(index, indent=1) + "\n", name="--out")
+    with SetWriter(out_dir, INDEX, owned=_owned, name="--out") as writer:
+        for corpus in corpora:
+            entries = {kind: writer.add(name, data)
+                       for kind, (name, data) in corpus_files_of(corpus).items()}
+            index["models"][corpus] = {key: {kind: entry[field] for kind, entry in entries.items()}
+                                       for key, field in (("files", "file"), ("bytes", "bytes"),
+                                                          ("sha256", "sha256"))}
+        writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
+                      [f for m in index["models"].values() for f in m["files"].values()])
+    return index
+
+
+def read_export(out_dir: str | os.PathLike) -> dict:
+    """The index of an export in ``out_dir``, after checking every file it names: present, a
+    regular file, of the size and sha256 the index gives (the set the index names, whole).
+
+    Raises ValueError in one line naming the file: a missing or damaged index, another format,
+    or a file that does not match it.
+    """
+    path = Path(out_dir) / INDEX
+    index = read_json(path, "--out", "an export's index")
+    if not isinstance(index, dict) or index.get("format") != FORMAT \
+            or not isinstance(index.get("models"), dict):
+        raise ValueError(f"--out: {str(path)!r} is not an index of format {FORMAT!r}")
+    for corpus, entry in index["models"].items():
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), dict)
+                                                  for k in ("files", "bytes", "sha256")):
+            raise ValueError(f"--out: {str(path)!r} has a malformed entry for {corpus!r}")
+        for kind in KINDS:
+            member(out_dir, {"file": entry["files"].get(kind), "bytes": entry["bytes"].get(kind),
+                             "sha256": entry["sha256"].get(kind)}, "--out",
+                   f"the {kind} file of {corpus!r}", index=INDEX)
     return index
 
 
@@ -250,9 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]``.
 
     Returns 0; 2 with one line for a bad ``--out`` (empty, a file, a directory that cannot be
-    made or written), missing onnx packages, or a file that cannot be written (a full disk:
-    every earlier file is left whole); 130 with one line after Ctrl-C.
+    made or written, an index that is one of the shipped files it reads), missing onnx
+    packages, or a file that cannot be written (a full disk: the earlier set is left whole);
+    130 with one line after Ctrl-C, which says whether the new set was in place.
     """
+    end_of_start()
     parser = argparse.ArgumentParser(prog="python -m illustrated.onnx_export",
                                      description="Export the shipped models to ONNX for the "
                                                  "book's pages.")
@@ -260,15 +326,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", choices=SHIPPED,
                         help="a corpus to export (repeatable; default: every shipped corpus)")
     args = parser.parse_args(argv)
+    corpora = tuple(args.corpus or SHIPPED)
     start = time.perf_counter()
     try:
+        inputs = [*corpus_files(corpora), ("the shipped weights",
+                                           weights_path(corpora[0]).parent / MANIFEST),
+                  *(("the shipped weights", weights_path(c)) for c in corpora)]
+        refuse_clashes(inputs, [("--out", Path(args.out) / INDEX)])
         out = _out_dir(args.out)
         _onnx()
-        index = export_all(out, tuple(args.corpus or SHIPPED))
+        index = export_all(out, corpora)
+    except InterruptedAfterWrite:
+        print(f"interrupted: the new export was already in place in {args.out} ({INDEX} and "
+              f"every file it names)", file=sys.stderr)
+        return INTERRUPTED
     except KeyboardInterrupt:
-        print("interrupted: the files written so far are complete, the others unchanged",
+        print(f"interrupted: nothing changed; {args.out} holds the earlier export, whole",
               file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except (ValueError, ImportError, RuntimeError, OSError) as error:
         print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -279,8 +354,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C while Python was still importing or parsing
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    exit_with(main())

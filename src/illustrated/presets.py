@@ -9,7 +9,6 @@ manifest, for :func:`pretrained`.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import replace
 from importlib import resources
@@ -17,13 +16,15 @@ from pathlib import Path
 
 import torch
 
-from ._args import ArgumentTypeError, check_bool, check_int, describe
+from ._args import MAX_SEED, ArgumentTypeError, check_bool, check_int, describe
+from ._bounded import read_json
+from ._file_set import member
 from .checkpoint import load_checkpoint
 from .config import TINY, TransformerConfig
 from .data import CORPORA, Vocab, load_corpus, pronoun_correct
+from .inference import exact_match, translate
 from .modules.transformer import Transformer
-from .training import (MAX_SEED, History, exact_match, pick_device, set_seed, train,
-                       translate)
+from .training import History, pick_device, set_seed, train
 
 __all__ = ["SETTINGS", "make_config", "train_corpus", "pretrained", "evaluate", "MANIFEST",
            "MANIFEST_FORMAT", "manifest", "read_manifest", "weights_path", "sha256",
@@ -160,43 +161,46 @@ def evaluate(model: Transformer, corpus: str, src_vocab: Vocab, tgt_vocab: Vocab
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "illustrated-shipped-models/1"
 
+#: Largest manifest read (today's is 3 kB).
+MAX_MANIFEST_BYTES = 1 << 20
+
+_REMAKE = "reinstall the package or run `make models`"
+
 
 def _weights_dir():
     """The package's weights folder (an importlib.resources Traversable)."""
     return resources.files(__package__) / "weights"
 
 
-def weights_path(corpus: str) -> Path:
-    """The shipped weights file of ``corpus`` inside the installed package."""
-    return Path(str(_weights_dir() / f"{corpus}.pt"))
-
-
 def read_manifest(path: str | os.PathLike) -> dict:
-    """A manifest file ``{"format", "models": {corpus: {"file", "sha256", ...}}}``, checked.
+    """A manifest file ``{"format", "models": {corpus: {"file", "sha256", "bytes", ...}}}``,
+    checked: a regular JSON file of at most 1 MiB, nested at most 32 deep, of this format.
+
+    The manifest is written last, after every weights file it names
+    (:mod:`illustrated._file_set`): the set it names is whole, the old one or the new one.
 
     Raises
     ------
     ValueError
-        One line naming the file: unreadable, not JSON, another format, or a model entry
-        without its file name and sha256.
+        One line naming the file: missing, a device or FIFO, too big or too deep, unreadable,
+        not JSON, another format, or a model entry without its file name, sha256 and size.
     """
     name = str(path)
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        reason = getattr(error, "strerror", None) or str(error).splitlines()[0]
-        raise ValueError(f"manifest: cannot read {name!r} ({reason}); reinstall the package "
-                         f"or run `make models`") from None
+        data = read_json(path, "manifest", "a manifest of shipped models",
+                         limit=MAX_MANIFEST_BYTES)
+    except ValueError as error:
+        raise ValueError(f"{error}; {_REMAKE}") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT \
             or not isinstance(data.get("models"), dict):
         raise ValueError(f"manifest: {name!r} is damaged (expected format {MANIFEST_FORMAT!r} "
-                         f"with a dict of models); reinstall the package or run `make models`")
+                         f"with a dict of models); {_REMAKE}")
     for corpus, entry in data["models"].items():
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str) \
-                or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64:
+                or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64 \
+                or not isinstance(entry.get("bytes"), int):
             raise ValueError(f"manifest: {name!r} is damaged (the entry of {corpus!r} has no "
-                             f"file name and sha256); reinstall the package or run "
-                             f"`make models`")
+                             f"file name, sha256 and size); {_REMAKE}")
     return data
 
 
@@ -215,13 +219,24 @@ def manifest() -> dict:
     return read_manifest(Path(str(_weights_dir() / MANIFEST)))
 
 
+def weights_path(corpus: str) -> Path:
+    """The shipped weights file of ``corpus`` inside the installed package, as the manifest
+    names it (``weights/{corpus}.pt`` if the manifest has no entry for it).
+
+    Raises ValueError for an unknown corpus or a damaged manifest."""
+    _check_corpus(corpus)
+    entry = manifest()["models"].get(corpus)
+    return Path(str(_weights_dir() / (entry["file"] if entry else f"{corpus}.pt")))
+
+
 def sha256(path: str | os.PathLike) -> str:
     """Hex sha256 of a file's bytes."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def load_shipped(corpus: str) -> tuple[Transformer, Vocab, Vocab]:
-    """Load the shipped model of ``corpus`` on the CPU, in eval mode, after checking its sha256.
+    """Load the shipped model of ``corpus`` on the CPU, in eval mode, after checking that its file
+    is the one the manifest names (its size and sha256).
 
     Returns
     -------
@@ -234,13 +249,12 @@ def load_shipped(corpus: str) -> tuple[Transformer, Vocab, Vocab]:
         not match the manifest (naming the file).
     """
     _check_corpus(corpus)
+    folder = Path(str(_weights_dir()))
     entry = manifest()["models"].get(corpus)
-    path = weights_path(corpus)
-    if entry is None or not path.is_file():
-        raise ValueError(f"corpus: no shipped model for {corpus!r} in {str(path.parent)!r} "
+    if entry is None:
+        raise ValueError(f"corpus: no shipped model for {corpus!r} in {str(folder)!r} "
                          f"(run `make models`)")
-    if sha256(path) != entry["sha256"]:
-        raise ValueError(f"corpus: the shipped weights {str(path)!r} do not match the manifest's "
-                         f"sha256 (run `make models` again)")
+    path = member(folder, entry, "corpus", "the shipped weights", index="the manifest",
+                  hint=" (run `make models` again)")
     model, (src_vocab, tgt_vocab), _ = load_checkpoint(path)
     return model, src_vocab, tgt_vocab

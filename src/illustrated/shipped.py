@@ -4,9 +4,14 @@ Training on a CPU with other vector instructions (AVX-512, AVX2, none) adds floa
 numbers in another order, so the same seed gives other weights on another machine. The book's
 numbers must not depend on the reader's CPU, so each corpus's default model is trained once,
 by ``make models`` (``python -m illustrated.shipped``), and its weights ship as package data in
-``weights/{corpus}.pt`` beside ``weights/manifest.json``, which records for every file the
-corpus, the settings, the seed, the torch version and CPU capability it was trained with, its
-metrics on the test split and its sha256. Loading takes milliseconds and is the same everywhere.
+``weights/`` beside ``weights/manifest.json``, which records for every file the corpus, the
+settings, the seed, the torch version and CPU capability it was trained with, its metrics on the
+test split, its size and its sha256. Loading takes milliseconds and is the same everywhere.
+
+The weights and the manifest are one set: new weights are written beside the old ones under
+names that hold their sha256 (``post.3f2a9c1e0b7d4a65.pt``), and the manifest, written last,
+switches to them in one rename (:mod:`illustrated._file_set`). Interrupted or failed at any
+point, ``il.pretrained`` finds the old set whole, or the new one.
 
 This module makes them (:func:`make_models`); :mod:`illustrated.presets` reads them
 (``load_shipped``, ``manifest``, re-exported here), so the two import each other one way only.
@@ -19,14 +24,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-from ._atomic import check_writable, write_text
-from .checkpoint import estimate_bytes, save_checkpoint
+from . import __version__
+from ._atomic import InterruptedAfterWrite
+from ._clash import corpus_files, refuse_clashes
+from ._file_set import SetWriter
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
+from .checkpoint import checkpoint_bytes, estimate_bytes
+from .data import load_corpus
 from .presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
     read_manifest, sha256, train_corpus, weights_path
 from .presets import MANIFEST_FORMAT as FORMAT
@@ -59,66 +70,81 @@ def _check_shipped(corpus: str) -> None:
         raise ValueError(f"corpus: expected one of {', '.join(SHIPPED)}, got {corpus!r}")
 
 
+def _owned(name: str) -> bool:
+    """Whether a file name in the weights folder is a shipped weights file (of any set)."""
+    return re.fullmatch(rf"(?:{'|'.join(map(re.escape, SHIPPED))})(?:\.[0-9a-f]{{16}})?\.pt",
+                        name) is not None
+
+
 def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     """Train each corpus's default model once (CPU, one thread, ``seed``), write its weights and
     the manifest into ``out_dir``; return the manifest.
 
-    Each file is written atomically (:mod:`illustrated._atomic`), the weights after a check
-    that the disk has room for them, made before the model is trained.
+    The weights and the manifest are written as one set (:class:`illustrated._file_set.SetWriter`):
+    each model's file is written under its hashed name as soon as it is trained (after a check,
+    made before training, that the disk has room for it), the manifest last; models already in
+    the manifest and not retrained keep their files. Until the manifest is replaced, the earlier
+    set is untouched; a failure or Ctrl-C before then removes the new files.
 
     Raises
     ------
     RuntimeError
-        If a model misses its target in TARGETS (nothing is written for it).
+        If a model misses its target in TARGETS (nothing is changed).
     ValueError
         For an unknown corpus, a damaged manifest already in ``out_dir``, or a file that cannot
-        be written (one line naming it; the earlier file is then unchanged).
+        be written (one line naming it; the earlier set is then unchanged).
+    KeyboardInterrupt
+        After Ctrl-C; :class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new
+        manifest was in place (the new set is then whole).
     """
-    from . import __version__
-    from .data import load_corpus
-
+    for corpus in corpora:
+        _check_shipped(corpus)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / MANIFEST
-    models = read_manifest(path)["models"] if path.is_file() else {}
+    models = read_manifest(path)["models"] if path.exists() else {}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for corpus in corpora:
-            _check_shipped(corpus)
-            file = out_dir / f"{corpus}.pt"
-            _, src_vocab, tgt_vocab = load_corpus(corpus, "train")
-            check_writable(file, "path", need_bytes=estimate_bytes(
-                make_config(corpus, src_vocab, tgt_vocab)))
-            start = time.perf_counter()
-            model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device="cpu",
-                                                          progress=False)
-            seconds = time.perf_counter() - start
-            metrics = evaluate(model, corpus, src_vocab, tgt_vocab)
-            if not meets_target(corpus, metrics):
-                raise RuntimeError(f"{corpus}: {metrics} misses its target {TARGETS[corpus]}")
-            save_checkpoint(file, model, (src_vocab, tgt_vocab), model.cfg)
-            models[corpus] = {
-                "file": file.name, "sha256": sha256(file), "bytes": file.stat().st_size,
-                "settings": SETTINGS[corpus], "seed": seed, "package": __version__,
-                "torch": torch.__version__,
-                "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
-                "train_seconds": round(seconds, 1),
-                "metrics": {k: round(v, 4) for k, v in metrics.items()},
-            }
-            print(f"{corpus}: {models[corpus]['metrics']} in {seconds:.1f} s, "
-                  f"{models[corpus]['bytes']:,} bytes", flush=True)
+        with SetWriter(out_dir, MANIFEST, owned=_owned, name="path") as writer:
+            for corpus in corpora:
+                _, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+                writer.check(f"{corpus}.pt", estimate_bytes(make_config(corpus, src_vocab,
+                                                                        tgt_vocab)))
+                start = time.perf_counter()
+                model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device="cpu",
+                                                              progress=False)
+                seconds = time.perf_counter() - start
+                metrics = evaluate(model, corpus, src_vocab, tgt_vocab)
+                if not meets_target(corpus, metrics):
+                    raise RuntimeError(f"{corpus}: {metrics} misses its target "
+                                       f"{TARGETS[corpus]}")
+                entry = writer.add(f"{corpus}.pt", checkpoint_bytes(
+                    model, (src_vocab, tgt_vocab), model.cfg))
+                models[corpus] = {
+                    **entry, "settings": SETTINGS[corpus], "seed": seed, "package": __version__,
+                    "torch": torch.__version__,
+                    "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": 1,
+                    "train_seconds": round(seconds, 1),
+                    "metrics": {k: round(v, 4) for k, v in metrics.items()},
+                }
+                print(f"{corpus}: {models[corpus]['metrics']} in {seconds:.1f} s, "
+                      f"{models[corpus]['bytes']:,} bytes", flush=True)
+            result = {"format": FORMAT, "models": {c: models[c] for c in SHIPPED if c in models}}
+            writer.commit((json.dumps(result, indent=2) + "\n").encode("utf-8"),
+                          [entry["file"] for entry in result["models"].values()])
     finally:
         torch.set_num_threads(threads)
-    result = {"format": FORMAT, "models": {c: models[c] for c in SHIPPED if c in models}}
-    write_text(path, json.dumps(result, indent=2) + "\n")
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m illustrated.shipped [--corpora ...] [--out DIR]``: the command behind
-    ``make models``. Returns 0, 2 with one line on an error (a full disk included), 130 after
-    Ctrl-C; every file written before stays complete."""
+    ``make models``. Returns 0; 2 with one line on an error (a full disk included, or an
+    ``--out`` whose manifest is one of the corpus files); 130 with one line after Ctrl-C, which
+    says whether the new set was in place. The weights and manifest change together or not
+    at all."""
+    end_of_start()
     parser = argparse.ArgumentParser(prog="python -m illustrated.shipped",
                                      description="Train the book's shipped models and write "
                                                  "their weights and manifest.")
@@ -128,11 +154,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
+        refuse_clashes(corpus_files(args.corpora), [("--out", Path(args.out) / MANIFEST)])
         make_models(Path(args.out), args.corpora, seed=args.seed)
+    except InterruptedAfterWrite:
+        print(f"interrupted: the new weights and {MANIFEST} were already in place in "
+              f"{args.out}", file=sys.stderr)
+        return INTERRUPTED
     except KeyboardInterrupt:
-        print("interrupted: the files written so far are complete, the others unchanged",
-              file=sys.stderr)
-        return 130
+        print(f"interrupted: nothing changed; {MANIFEST} in {args.out} still names the earlier "
+              f"weights, all there", file=sys.stderr)
+        return INTERRUPTED
     except (ValueError, RuntimeError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -140,4 +171,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

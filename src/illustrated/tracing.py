@@ -23,6 +23,7 @@ import torch
 from ._args import check_instance
 from ._numpy import to_numpy
 from .data import Vocab, encode_sentence
+from .data.vocab import check_vocab_fits
 from .decoding import EvalMode, greedy_decode, prepare_source, token_ids
 from .modules.transformer import Transformer
 
@@ -312,18 +313,6 @@ def _fields(model: Transformer, calls: dict) -> dict:
 
 # --------------------------------------------------------------------------- the public call
 
-def _check_vocab(name: str, vocab: object, size: int, pad_id: int) -> None:
-    """ValueError naming ``name`` unless ``vocab`` is a Vocab of ``size`` tokens, <pad> at ``pad_id``."""
-    if not isinstance(vocab, Vocab):
-        raise ValueError(f"{name}: expected an illustrated.data.Vocab, got {type(vocab).__name__}")
-    if len(vocab) != size:
-        raise ValueError(f"{name}: expected the model's vocabulary of {size} tokens, got "
-                         f"{len(vocab)} tokens")
-    if vocab.pad_id != pad_id:
-        raise ValueError(f"{name}: expected <pad> at id {pad_id} as in the model's config, got "
-                         f"<pad> at id {vocab.pad_id}")
-
-
 def _ids(vocab: Vocab, value: object, name: str) -> list[int]:
     """A sentence (str, unknown words refused) or a sequence of ids, as a list of ids."""
     if isinstance(value, str):
@@ -390,9 +379,9 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     """
     check_instance("model", model, Transformer, "an illustrated.modules.Transformer")
     cfg = model.cfg
-    _check_vocab("src_vocab", src_vocab, cfg.src_vocab_size, cfg.pad_id)
+    check_vocab_fits("src_vocab", src_vocab, cfg.src_vocab_size, cfg.pad_id)
     if tgt_vocab is not None:
-        _check_vocab("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)
+        check_vocab_fits("tgt_vocab", tgt_vocab, cfg.tgt_vocab_size, cfg.tgt_pad_id)
     elif target is not None:
         raise ValueError("target: a target needs tgt_vocab (the model's target vocabulary)")
     if max_len is not None and (target is not None or tgt_vocab is None):

@@ -59,11 +59,11 @@ def _src_bigrams(corpus: str) -> list[str]:
 def _vocab_json(corpus: str, model, src_vocab, tgt_vocab) -> dict:
     """{corpus}.json: what a widget needs before the runtime loads (site/js/models.js)."""
     cfg, lengths = model.cfg, [len(tokenize(s)) for s, _ in load_corpus(corpus, "train")[0]]
-    return {"src_bigrams": _src_bigrams(corpus), "corpus": corpus, "src_tokens": src_vocab.tokens, "tgt_tokens": tgt_vocab.tokens,
+    return {"corpus": corpus, "src_tokens": src_vocab.tokens, "tgt_tokens": tgt_vocab.tokens,
             "src_pad_id": cfg.pad_id, "tgt_pad_id": cfg.tgt_pad_id, "bos_id": tgt_vocab.bos_id,
             "eos_id": tgt_vocab.eos_id, "src_unk_id": src_vocab.unk_id, "max_len": cfg.max_len,
             "n_layers": cfg.n_layers, "n_heads": cfg.n_heads, "d_model": cfg.d_model,
-            "train_src_len": [min(lengths), max(lengths)]}
+            "train_src_len": [min(lengths), max(lengths)], "src_bigrams": _src_bigrams(corpus)}
 
 
 def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:

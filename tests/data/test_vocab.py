@@ -138,3 +138,20 @@ def test_encode_gives_one_id_per_token(words):
     assert len(ids) == len(words)
     assert all(0 <= i < len(vocab) for i in ids)
     assert [vocab.token(i) if i != vocab.unk_id else w for i, w in zip(ids, words)] == words
+
+
+def test_merge_forms_keeps_every_id_and_reads_a_word_as_its_first():
+    """A vocabulary saved before tokens were normalised may spell a word in two Unicode forms
+    (an older checkpoint): with merge_forms both ids stay (the model's rows), the word reads as
+    the first, and both decode to it; without, the second spelling is refused."""
+    nfd, nfc = "e\u0301te\u0301", "\u00e9t\u00e9"
+    tokens = ["<pad>", "<bos>", "<eos>", "<unk>", nfd, "a", nfc]
+    with pytest.raises(ValueError, match=r"^tokens: got 'été' twice \(positions 4 and 6\)"):
+        Vocab(tokens)
+    vocab = Vocab(tokens, merge_forms=True)
+    assert len(vocab) == 7 and vocab.merged == {nfc: [4, 6]}
+    assert vocab.encode(f"{nfc} a {nfd}") == [4, 5, 4] and vocab.index(nfc) == 4
+    assert vocab.decode([6, 4]) == f"{nfc} {nfc}"
+    assert Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "a"], merge_forms=True).merged == {}
+    with pytest.raises(TypeError, match=r"^merge_forms: expected True or False"):
+        Vocab(tokens, merge_forms="yes")

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 import random
+import stat
 from collections import Counter
 from typing import Iterable, Sequence
 
 from .._args import check_int, check_real
+from .._bounded import describe_type
 from .tokenizer import SPECIALS, normalize, special_token, tokenize, words
 from .vocab import Vocab
 
-__all__ = ["MIN_PAIRS", "MAX_LINE_BYTES", "MAX_FILE_BYTES", "read_pairs", "build_vocab",
-           "split_pairs", "bleu"]
+__all__ = ["MIN_PAIRS", "MAX_LINE_BYTES", "MAX_FILE_BYTES", "MAX_SENTENCE_TOKENS", "read_pairs",
+           "build_vocab", "split_pairs", "bleu"]
 
 #: Fewest pairs a file must hold: at least one to train on and one to test on.
 MIN_PAIRS = 2
@@ -31,6 +33,13 @@ MAX_LINE_BYTES = 10_000
 #: Largest file read, in bytes (64 MiB, about a million pairs: more than the toy models can
 #: learn from on a CPU).
 MAX_FILE_BYTES = 64 << 20
+
+#: Most tokens a sentence of a pairs file may have, on either side: the ``base`` preset's
+#: ``max_len``. The model's positions, and its attention's memory (which grows with the square
+#: of the length), are sized for the longest sentence: a 10,000-byte line of one-letter words
+#: would ask for 5,000 positions and gigabytes per batch, a 1,000-word one makes every step
+#: minutes long.
+MAX_SENTENCE_TOKENS = 256
 
 
 def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[tuple[str, str]]:
@@ -49,19 +58,27 @@ def read_pairs(path: str | os.PathLike, *, min_pairs: int = MIN_PAIRS) -> list[t
     Raises
     ------
     OSError
-        If the file cannot be opened (missing, a directory, no permission).
+        If the file cannot be opened (missing, no permission).
     ValueError
-        In one line naming ``path:line``: a line over :data:`MAX_LINE_BYTES` bytes or the
-        file over :data:`MAX_FILE_BYTES` (a huge or endless file such as ``/dev/zero`` stops
-        there), a byte that is not UTF-8 or is NUL (with its column), no tab or more than one,
-        an empty side, a special token as a word (``my.tsv:3: expected no special token, got
-        '<pad>'``); naming the file, fewer than ``min_pairs`` pairs.
+        Naming ``path``, for a directory, a device (``/dev/zero``), a FIFO or a socket, refused
+        by type before anything is read. In one line naming ``path:line``: a line over
+        :data:`MAX_LINE_BYTES` bytes or the file over :data:`MAX_FILE_BYTES` (a huge file stops
+        there), a side of more than :data:`MAX_SENTENCE_TOKENS` tokens, a byte that is not
+        UTF-8 or is NUL (with its column), no tab or more than one, an empty side, a special
+        token as a word (``my.tsv:3: expected no special token, got '<pad>'``); naming the
+        file, fewer than ``min_pairs`` pairs.
     """
     check_int("min_pairs", min_pairs, low=1)
     name = os.fspath(path)
     pairs: list[tuple[str, str]] = []
     size = 0
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO: no wait for a writer
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ValueError(f"{name}: expected a file of sentence pairs, got "
+                         f"{describe_type(mode)}")
+    with os.fdopen(fd, "rb") as handle:
         for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b""),
                                       start=1):
             where = f"{name}:{number}"
@@ -109,6 +126,10 @@ def _pair(line: bytes, where: str, first: bool) -> tuple[str, str] | None:
         tokens = words(value)
         if not tokens:
             raise ValueError(f"{where}: expected a non-empty {side}, got an empty one")
+        if len(tokens) > MAX_SENTENCE_TOKENS:
+            raise ValueError(f"{where}: expected a {side} of at most {MAX_SENTENCE_TOKENS} "
+                             f"tokens, got {len(tokens)} (every batch is sized for the "
+                             f"longest sentence: split or drop this line)")
         special = special_token(tokens)
         if special is not None:
             raise ValueError(f"{where}: expected no special token, got {special!r}")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import operator
 from typing import Any, Iterable, Sequence
 
-from .._args import check_bool
+from .._args import ArgumentTypeError, check_bool
 from .tokenizer import SPECIALS, detokenize, normalize, tokenize
 
-__all__ = ["SPECIALS", "Vocab", "encode_sentence"]
+__all__ = ["SPECIALS", "Vocab", "encode_sentence", "check_vocab_fits"]
 
 
 class Vocab:
@@ -23,26 +23,37 @@ class Vocab:
     tokens: every token once, non-empty, no whitespace, the four specials ``<pad> <bos> <eos>
     <unk>`` anywhere. Kept in NFC (:func:`~illustrated.data.tokenizer.normalize`), so a vocabulary
     saved with decomposed accents still matches typed words; ids never change.
+    merge_forms: False refuses a word given twice; True accepts a word that two tokens spell in
+    two Unicode forms, as a vocabulary saved before tokens were normalised may hold (an older
+    checkpoint): every id keeps its place, and the word encodes as its first id; ``merged``
+    maps each such word to its ids (empty otherwise).
     ``len(vocab)`` is the width of the logits; pad_id, bos_id, eos_id, unk_id; specials: their set.
     Raises ValueError if ``tokens`` is a str, or holds a non-str, empty or whitespace-containing
-    token, a token twice (after NFC), or misses a special token.
+    token, a token twice after NFC (a special token even with ``merge_forms``), or misses a
+    special token.
     Post "The Final Linear and Softmax Layer" (output vocabulary), "Recap Of Training" (one-hot
     encoding); paper §3.4 (embeddings and softmax share the vocabulary size).
     """
 
-    def __init__(self, tokens: Sequence[str]) -> None:
+    def __init__(self, tokens: Sequence[str], *, merge_forms: bool = False) -> None:
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
             raise ValueError(f"tokens: got {tokens!r:.80}, expected a sequence of str tokens")
+        check_bool("merge_forms", merge_forms)
         tokens = list(tokens)
         seen: dict[str, int] = {}
+        #: words that two tokens spell (in two Unicode forms) -> their ids, with merge_forms
+        self.merged: dict[str, list[int]] = {}
         for i, token in enumerate(tokens):
             if not isinstance(token, str) or not token or any(c.isspace() for c in token):
                 raise ValueError(f"tokens: got {token!r:.60} at position {i}, "
                                  "expected a non-empty str without spaces")
             token = tokens[i] = normalize(token)
             if token in seen:
-                raise ValueError(f"tokens: got {token!r} twice (positions {seen[token]} and {i}), "
-                                 "expected every token once")
+                if not merge_forms or token in SPECIALS:
+                    raise ValueError(f"tokens: got {token!r} twice (positions {seen[token]} and "
+                                     f"{i}), expected every token once")
+                self.merged.setdefault(token, [seen[token]]).append(i)  # the first id reads it
+                continue
             seen[token] = i
         missing = [s for s in SPECIALS if s not in seen]
         if missing:
@@ -202,3 +213,23 @@ def encode_sentence(vocab: Vocab, text: str, allow_unk: bool = False, *,
             raise ValueError(f"{name}: has words the vocabulary does not know ({unknown}), "
                              f"expected only known words")
     return ids
+
+
+def check_vocab_fits(name: str, vocab: object, size: int, pad_id: int) -> Vocab:
+    """``vocab`` if it is a Vocab of ``size`` tokens with ``<pad>`` at ``pad_id`` (the model's
+    config: ``cfg.src_vocab_size, cfg.pad_id`` or ``cfg.tgt_vocab_size, cfg.tgt_pad_id``).
+
+    The one check that a vocabulary fits a model, for training, inference, checkpoints and
+    tracing. Raises ValueError naming ``name`` (an ArgumentTypeError, also a TypeError, for a
+    non-Vocab): ``"src_vocab: expected the model's vocabulary of 12 tokens, got 9 tokens"``.
+    """
+    if not isinstance(vocab, Vocab):
+        raise ArgumentTypeError(f"{name}: expected an illustrated.data.Vocab, got "
+                                f"{type(vocab).__name__}")
+    if len(vocab) != size:
+        raise ValueError(f"{name}: expected the model's vocabulary of {size} tokens, got "
+                         f"{len(vocab)} tokens")
+    if vocab.pad_id != pad_id:
+        raise ValueError(f"{name}: expected <pad> at id {pad_id} as in the model's config, got "
+                         f"<pad> at id {vocab.pad_id}")
+    return vocab
