@@ -57,7 +57,6 @@ from ._clash import corpus_files, refuse_clashes
 from ._file_set import SetWriter, member
 from ._interrupt import INTERRUPTED, end_of_start, exit_with
 from .data import load_corpus, tokenize
-from .modules._checks import remember_checked
 from .modules.transformer import Transformer
 from .presets import MANIFEST, weights_path
 from .shipped import SHIPPED, load_shipped
@@ -96,8 +95,8 @@ class EncoderGraph(nn.Module):
 
     def forward(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.model
-        x = m.positional(m.src_embed.lut(src) * m.src_embed.scale)  # (1, src_len, d_model)
-        memory, weights = m.encoder(x, None, return_attention=True)
+        x = m.positional(m.src_embed(src, check=False), check=False)  # (1, src_len, d_model)
+        memory, weights = m.encoder(x, None, return_attention=True, check=False)
         attention = torch.stack([w[0] for w in weights])  # (n_layers, n_heads, src_len, src_len)
         return memory, attention
 
@@ -124,10 +123,9 @@ class DecoderStepGraph(nn.Module):
         m = self.model
         n, tgt_len = tgt_in.shape
         causal = torch.ones(tgt_len, tgt_len, dtype=torch.bool).tril()  # (tgt_len, tgt_len)
-        remember_checked(causal, "mask")  # every row attends to itself, as in Transformer.decode
-        y = m.positional(m.tgt_embed.lut(tgt_in) * m.tgt_embed.scale)  # (n, tgt_len, d_model)
-        out, self_w, cross_w = m.decoder(y, memory.expand(n, -1, -1), None, causal,
-                                         return_attention=True)  # out (n, tgt_len, d_model)
+        y = m.positional(m.tgt_embed(tgt_in, check=False), check=False)  # (n, tgt_len, d_model)
+        out, self_w, cross_w = m.decoder(y, memory.expand(n, -1, -1), None, causal,  # unchecked:
+                                         return_attention=True, check=False)  # a graph can't read values
         logits = m.generator(out[:, -1])  # (n, tgt_vocab_size)
         return (logits, logits.log_softmax(dim=-1),
                 torch.stack(cross_w),  # (n_layers, n, n_heads, tgt_len, src_len)

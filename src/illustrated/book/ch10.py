@@ -12,7 +12,8 @@ from ..data import CORPORA, load_corpus
 from ..modules import Transformer
 from ..presets import SETTINGS, make_config, pretrained
 from ..tracing import trace
-from ..training import exact_match, set_seed, train, translate
+from ..inference import exact_match, translate
+from ..training import set_seed, train
 from . import interactive as ia
 from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap, narrow, wrap
 
