@@ -37,33 +37,6 @@ def test_all_lists_exactly_the_eager_and_lazy_names():
     eager = {"PAPER_BASE", "TINY", "TransformerConfig", "data", "display", "reference"}
     assert set(il.__all__) == lazy | eager
 
-
-def test_the_package_imports_its_own_code_at_the_top_of_each_file():
-    """Issue 27: no import of the package's own code inside a function, except in the command
-    line (``__main__.py`` imports torch and the package lazily, so that Ctrl-C and --help stay
-    quick and one line)."""
-    import ast
-    from pathlib import Path
-    root = Path(il.__file__).parent
-    # other owners' files that still import inside functions (issue 27, point 3): to be emptied
-    waiting = {"config.py", "modules/_checks.py"}
-    found = []
-    for path in sorted(root.rglob("*.py")):
-        name = path.relative_to(root).as_posix()
-        if name == "__main__.py" or name in waiting:
-            continue
-        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            for node in ast.walk(function):
-                if isinstance(node, ast.ImportFrom) and (
-                        node.level > 0 or (node.module or "").startswith("illustrated")) or \
-                        isinstance(node, ast.Import) and any(
-                            alias.name.startswith("illustrated") for alias in node.names):
-                    found.append(f"{name}: {function.name}")
-    assert found == []
-
-
 def test_the_command_line_imports_no_torch_before_main_runs():
     """`python -m illustrated --help` needs no torch; the torch import happens inside main,
     where Ctrl-C is caught."""

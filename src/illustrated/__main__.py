@@ -403,6 +403,19 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=sys.stderr, flush=True)
 
 
+def _interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C during a command: one line saying what is on disk; the exit code 130."""
+    what = ("translation stopped" if args.command != "train" else
+            f"testing stopped; the trained model was saved to {args.out}"
+            if getattr(args, "saved", False) else
+            f"training stopped; {args.out} holds the latest checkpoint of every "
+            f"{args.checkpoint_every} steps, if one was written (go on with --resume)"
+            if args.checkpoint_every else
+            f"training stopped; {args.out} was not written (any previous file is unchanged)")
+    print(f"interrupted: {what}", file=sys.stderr)
+    return INTERRUPTED
+
+
 def _run(args: argparse.Namespace) -> int:
     """:func:`main` once the arguments are parsed."""
     from ._atomic import InterruptedAfterWrite
@@ -416,15 +429,11 @@ def _run(args: argparse.Namespace) -> int:
         print(f"interrupted: {what}", file=sys.stderr)
         return INTERRUPTED
     except KeyboardInterrupt:
-        what = ("translation stopped" if args.command != "train" else
-                f"testing stopped; the trained model was saved to {args.out}"
-                if getattr(args, "saved", False) else
-                f"training stopped; {args.out} holds the latest checkpoint of every "
-                f"{args.checkpoint_every} steps, if one was written (go on with --resume)"
-                if args.checkpoint_every else
-                f"training stopped; {args.out} was not written (any previous file is unchanged)")
-        print(f"interrupted: {what}", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args)
+    except RuntimeError as error:  # Python wraps a Ctrl-C that lands in some import machinery
+        if not isinstance(error.__cause__ or error.__context__, KeyboardInterrupt):
+            raise
+        return _interrupted(args)
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # Python's own advice
         return 0

@@ -10,9 +10,6 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "illustrated"
 RESHAPES = {"view", "reshape", "transpose", "permute", "flatten", "unflatten", "movedim"}
-#: Files of other parts of the code base that still import the package inside a function
-#: (issue 27): strict, so that the mark must go once they are fixed.
-PENDING = {"shipped.py", "_atomic.py", "distributed.py"}
 
 
 def comments(source: str) -> dict[int, str]:
@@ -61,11 +58,9 @@ def own_imports_inside_functions(source: str) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(path, marks=pytest.mark.xfail(strict=True, reason="not yet moved to the top"))
-    if path.name in PENDING and path.parent == PACKAGE else path
-    for path in sorted(PACKAGE.rglob("*.py")) if path.name != "__main__.py"],
-    ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize("path", [path for path in sorted(PACKAGE.rglob("*.py"))
+                                  if path.name != "__main__.py"],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_the_package_imports_its_own_code_at_the_top_of_a_file(path):
     assert not own_imports_inside_functions(path.read_text(encoding="utf-8"))
 
