@@ -16,7 +16,8 @@ import { initialWeights, trainOptions, uniform } from "../site/js/recipe.js";
 
 await jax.init("wasm");
 const [dir, corpus] = process.argv.slice(2);
-const data = JSON.parse(readFileSync(`${dir}/${corpus}.train.json`, "utf8"));
+const index = JSON.parse(readFileSync(`${dir}/index.json`, "utf8"));  // files named with their sha256
+const data = JSON.parse(readFileSync(`${dir}/${index.models[corpus].files.train}`, "utf8"));
 const o = trainOptions({ corpus }, data);
 const cfg = { ...data.config, d_ff: 2 * o.dModel };
 const random = uniform(0);

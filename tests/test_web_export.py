@@ -4,6 +4,7 @@ with the same weights and translations; the file is safetensors as the format de
 damaged file is one line naming it; the exporter writes what site/js reads."""
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 import subprocess
@@ -75,15 +76,45 @@ def test_translate_on_the_command_line_reads_a_page_model(shipped, tmp_path):
 
 
 def test_export_site_writes_what_the_page_reads(tmp_path):
-    index = web_export.export_site(tmp_path / "models", corpora=("post", "copy"))
-    assert json.loads((tmp_path / "models" / "index.json").read_text()) == index
+    out = tmp_path / "models"
+    index = web_export.export_site(out, corpora=("post", "copy"))
+    assert json.loads((out / "index.json").read_text()) == index
     assert index["format"] == web_export.FORMAT == "illustrated-safetensors/1"
-    data = json.loads((tmp_path / "models" / "copy.train.json").read_text())
+    files = {c: {k: out / f for k, f in m["files"].items()} for c, m in index["models"].items()}
+    for corpus, entry in index["models"].items():  # one set: every file named with its sha256
+        for kind, path in files[corpus].items():
+            data = path.read_bytes()
+            assert len(data) == entry["bytes"][kind]
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"][kind]
+            assert entry["sha256"][kind][:16] in path.name
+    data = json.loads(files["copy"]["train"].read_text())
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("copy", "train")
     assert data["train"][0] == [src_vocab.encode(pairs[0][0]), tgt_vocab.encode(pairs[0][1])]
     assert data["train_settings"] == {"steps": 400, "lr": 1e-2, "warmup": 40, "schedule": "cosine",
                                       "label_smoothing": 0.0, "batch_size": 64}
-    vocab = json.loads((tmp_path / "models" / "post.json").read_text())
+    vocab = json.loads(files["post"]["vocab"].read_text())
     assert vocab["tgt_tokens"][:6] == ["a", "am", "i", "thanks", "student", "<eos>"]
-    loaded, _, _ = il.load_checkpoint(tmp_path / "models" / "post.safetensors")
+    assert "je suis" in vocab["src_bigrams"] and "suis je" not in vocab["src_bigrams"]
+    loaded, _, _ = il.load_checkpoint(files["post"]["model"])
     assert loaded.cfg == il.pretrained("post")[0].cfg
+
+
+def test_export_site_is_one_set_a_failure_leaves_the_earlier_one(tmp_path, monkeypatch):
+    """Issue 28: the page's models are one set; a write that fails half-way (the second
+    corpus's model) leaves the earlier index and every file it names, and nothing new."""
+    out = tmp_path / "models"
+    before = web_export.export_site(out, corpora=("post",))
+    names = sorted(p.name for p in out.iterdir())
+    real = web_export.to_bytes
+
+    def fail_on_copy(model, vocabs):
+        if model.cfg.src_vocab_size == il.pretrained("copy")[0].cfg.src_vocab_size:
+            raise ValueError("--out: no space left on the device")
+        return real(model, vocabs)
+
+    monkeypatch.setattr(web_export, "to_bytes", fail_on_copy)
+    with pytest.raises(ValueError, match="no space"):
+        web_export.export_site(out, corpora=("post", "copy"))
+    assert sorted(p.name for p in out.iterdir()) == names
+    assert json.loads((out / "index.json").read_text()) == before
+

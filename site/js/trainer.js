@@ -4,7 +4,7 @@
 // paused while the tab is hidden, trains {corpus}.train.json as il.train does; onProgress({step,
 // steps, loss, accuracy, msPerStep, samples every 50 steps}); the model becomes "trained".
 import { learningRate, trainer } from "./engine.js";
-import { MODELS_URL, setTrained } from "./models.js";
+import { loadIndex, MODELS_URL, setTrained } from "./models.js";
 import { initialWeights, trainOptions, uniform } from "./recipe.js";
 import { loadRuntime } from "./runtime.js";
 import { writeModel } from "./safetensors.js";
@@ -40,7 +40,8 @@ function nextBatch(np, data, o, random, widths, order, cfg) {
 let control = { stop: false, paused: false, resume: null };
 
 async function setup(options) {
-  const data = await (await fetch(new URL(`${options.corpus}.train.json`, MODELS_URL))).json();
+  const { files } = (await loadIndex()).models[options.corpus];  // named with their sha256
+  const data = await (await fetch(new URL(files.train, MODELS_URL))).json();
   const o = trainOptions(options, data);
   const jax = await loadRuntime();
   const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: 2 * o.dModel,

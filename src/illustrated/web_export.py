@@ -14,14 +14,18 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from ._atomic import write_bytes, write_text
+from ._atomic import InterruptedAfterWrite, write_bytes
+from ._clash import corpus_files, refuse_clashes
+from ._file_set import SetWriter
+from ._interrupt import INTERRUPTED, end_of_start, exit_with
 from ._safetensors import FORMAT, to_bytes
 from .data import load_corpus, tokenize
-from .presets import SETTINGS, load_shipped, make_config
+from .presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
 from .training import train
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
@@ -66,36 +70,65 @@ def _vocab_json(corpus: str, model, src_vocab, tgt_vocab) -> dict:
             "train_src_len": [min(lengths), max(lengths)], "src_bigrams": _src_bigrams(corpus)}
 
 
+def _owned(name: str) -> bool:
+    """Whether a file name in the export's folder is one of a page export's files."""
+    corpora = "|".join(map(re.escape, SETTINGS))
+    return re.fullmatch(rf"(?:{corpora})(?:\.train)?(?:\.[0-9a-f]{{16}})?\.(?:safetensors|json)",
+                        name) is not None
+
+
 def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
-    {corpus}.train.json into ``out_dir``, and ``index.json`` last (the file the pages read
-    first); return the index. Raises ValueError naming a file that cannot be written."""
+    {corpus}.train.json into ``out_dir`` as one set, ``index.json`` last
+    (:class:`illustrated._file_set.SetWriter`: the files under hashed names, the index naming
+    each with its sha256 and size, so that a page never reads a new model beside an old
+    vocabulary); return the index. Raises ValueError naming a file that cannot be written (the
+    earlier set is then whole); KeyboardInterrupt after Ctrl-C
+    (:class:`illustrated._atomic.InterruptedAfterWrite` once the new index was in place)."""
     out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
     out_dir.mkdir(parents=True, exist_ok=True)
-    for corpus in corpora:
-        model, src_vocab, tgt_vocab = load_shipped(corpus)
-        files = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
-                 "train": f"{corpus}.train.json"}
-        contents = {"model": to_bytes(model, (src_vocab, tgt_vocab))}
-        for key, data in (("vocab", _vocab_json(corpus, model, src_vocab, tgt_vocab)),
-                          ("train", _train_json(corpus))):
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-            contents[key] = text.encode("utf-8")
-        for key, file in files.items():
-            write_bytes(out_dir / file, contents[key], name="--out")
-        index["models"][corpus] = {"files": files, "bytes": {k: len(contents[k]) for k in files}}
-    write_text(out_dir / "index.json", json.dumps(index, indent=1) + "\n", name="--out")
+    with SetWriter(out_dir, "index.json", owned=_owned, name="--out") as writer:
+        for corpus in corpora:
+            model, src_vocab, tgt_vocab = load_shipped(corpus)
+            contents = {"model": to_bytes(model, (src_vocab, tgt_vocab))}
+            for key, data in (("vocab", _vocab_json(corpus, model, src_vocab, tgt_vocab)),
+                              ("train", _train_json(corpus))):
+                text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+                contents[key] = text.encode("utf-8")
+            names = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
+                     "train": f"{corpus}.train.json"}
+            entries = {key: writer.add(names[key], contents[key]) for key in names}
+            index["models"][corpus] = {key: {k: e[field] for k, e in entries.items()}
+                                       for key, field in (("files", "file"), ("bytes", "bytes"),
+                                                          ("sha256", "sha256"))}
+        writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
+                      [f for m in index["models"].values() for f in m["files"].values()])
     return index
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.web_export --out DIR``: 0, or 2 with one line for an error."""
+    """``python -m illustrated.web_export --out DIR``: 0; 2 with one line for an error (an
+    index that would replace one of the files it reads among them); 130 with one line after
+    Ctrl-C, saying whether the new set was in place."""
+    end_of_start()
     parser = argparse.ArgumentParser(prog="python -m illustrated.web_export",
                                      description="The shipped models for the book's pages.")
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
     args = parser.parse_args(argv)
     try:
-        index = export_site(args.out)
+        corpora = tuple(SETTINGS)
+        inputs = [*corpus_files(corpora), ("the shipped weights",
+                                           weights_path(corpora[0]).parent / MANIFEST),
+                  *(("the shipped weights", weights_path(c)) for c in corpora)]
+        refuse_clashes(inputs, [("--out", Path(args.out) / "index.json")])
+        index = export_site(args.out, corpora)
+    except InterruptedAfterWrite:
+        print(f"interrupted: the new export was already in place in {args.out}", file=sys.stderr)
+        return INTERRUPTED
+    except KeyboardInterrupt:
+        print(f"interrupted: nothing changed; {args.out} holds the earlier export, whole",
+              file=sys.stderr)
+        return INTERRUPTED
     except (ValueError, OSError) as error:
         print(f"error: {str(error).splitlines()[0]}", file=sys.stderr)
         return 2
@@ -104,4 +137,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -99,7 +99,7 @@ def inference_case(corpus: str) -> dict:
             logits = model(torch.tensor([ids]), tgt_in)[0]  # (len(greedy), tgt_vocab_size)
             sentences.append({"src": ids, "greedy": greedy, "logits": logits.flatten().tolist(),
                               "beams": [[list(h), s] for h, s in beams]})
-    return {"corpus": corpus, "model": f"{corpus}.safetensors", "beam": BEAM,
+    return {"corpus": corpus, "beam": BEAM,
             "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id, "sentences": sentences}
 
 
@@ -109,8 +109,9 @@ def main(out: str) -> None:
     batches = _batches(torch.Generator().manual_seed(1))
     cases = [training_case(nf, ls, batches) for nf in (False, True) for ls in (0.0, 0.1)]
     (out_dir / "training.json").write_text(json.dumps(cases))
-    web_export.export_site(out_dir)  # the shipped models as the page reads them
-    (out_dir / "inference.json").write_text(json.dumps([inference_case(c) for c in il.SETTINGS]))
+    files = web_export.export_site(out_dir)["models"]  # the shipped models as the page reads them
+    cases = [{**inference_case(c), "model": files[c]["files"]["model"]} for c in il.SETTINGS]
+    (out_dir / "inference.json").write_text(json.dumps(cases))
 
 
 if __name__ == "__main__":
