@@ -7,8 +7,8 @@ it passes. Areas: the modules and decoding; training (schedule, label smoothing 
 the loss, accumulation, resume); checkpoints and the shipped weights; the atomic writer; the
 ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing. Survivors are written
 to ``benchmarks/results/mutation.json`` with the note that explains them.
-A benchmark-style tool, kept out of CI (102 mutants; on 2 loaded cores the modules area, 43 of
-them, took 40 minutes):
+A benchmark-style tool, kept out of CI (102 mutants; the modules area, 43 of them, took 6 minutes
+on 2 cores):
 ``.venv/bin/python benchmarks/mutation.py [--only NAME] [--area AREA]``.
 """
 from __future__ import annotations

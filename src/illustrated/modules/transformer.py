@@ -43,9 +43,8 @@ class Transformer(nn.Module):
     src_mask broadcasts to (batch, n_heads, 1, src_len); when None, encode/forward build it
     from the source padding (``cfg.pad_id``); decode applies the causal mask itself.
     ``return_attention=True`` also returns the weights (per-layer lists, or an
-    :class:`Attention` from forward). ``encode`` and ``decode`` check their inputs once and
-    call every part with ``check=False``; ``forward`` checks the source and calls ``encode``
-    with ``check=False``.
+    :class:`Attention` from forward). Each checks its inputs once and calls its parts with
+    ``check=False``.
     Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig, ids are not an
     int64/int32 tensor, ``memory`` not a float tensor of the model's dtype, or a mask not bool;
     ValueError for ids outside the vocabulary, id tensors not (batch, seq) with both >= 1,
