@@ -6,16 +6,20 @@ import { readModel } from "./safetensors.js";
 import { Vocab } from "./vocab.js";
 
 /** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
-const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
-  const pos = Math.floor(k / d), i = k % d, angle = pos * Math.exp(-Math.log(10000) * (i - (i % 2)) / d);
-  return i % 2 ? Math.cos(angle) : Math.sin(angle);
-});
+function sinusoids(n, d) {
+  return Float32Array.from({ length: n * d }, (_, k) => {
+    const [pos, i] = [Math.floor(k / d), k % d];
+    const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
+    return i % 2 ? Math.cos(angle) : Math.sin(angle);
+  });
+}
 
 /** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy,
  * maskOf}; `keep` collects the attention weights of every layer. */
 export function transformer(jax, cfg) {
   const { numpy: np, nn } = jax;
-  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg, dk = d / heads;
+  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
+  const dk = d / heads;
   const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
 
   const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
@@ -24,7 +28,8 @@ export function transformer(jax, cfg) {
     const variance = np.mean(np.square(centred.ref), -1, { keepdims: true });
     return centred.div(np.sqrt(variance.add(1e-5))).mul(p[`${name}.weight`]).add(p[`${name}.bias`]);
   };
-  const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);  // (batch, heads, seq, d_k)
+  // (batch, seq, d_model) -> (batch, heads, seq, d_k)
+  const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);
   function attention(query, key, p, name, mask, keep) {  // key is also the value
     const q = split(linear(query, p, `${name}.w_q`));
     const k = split(linear(key.ref, p, `${name}.w_k`));
@@ -38,14 +43,16 @@ export function transformer(jax, cfg) {
   // Add & Norm around one sub-layer: post-LN norm(x + f(x)), pre-LN x + f(norm(x)).
   const residual = (x, p, name, f) => (preLN ? x.ref.add(f(norm(x, p, name))) : norm(x.ref.add(f(x)), p, name));
   const ffn = (p, name) => (x) => linear(nn.relu(linear(x, p, `${name}.linear1`)), p, `${name}.linear2`);
-  const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]]).add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
+  const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]])
+    .add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
 
   /** src (batch, src_len) int32, srcMask bool (batch, 1, 1, src_len) -> memory. */
   function encode(p, src, srcMask, keep) {
     let x = embed(p, "src_embed", src);
     for (let i = 0; i < layers; i += 1) {
       const name = `encoder.layers.${i}`;
-      x = residual(x, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, srcMask.ref, keep?.encoder));
+      const selfAttention = (h) => attention(h.ref, h, p, `${name}.self_attn`, srcMask.ref, keep?.encoder);
+      x = residual(x, p, `${name}.norm1`, selfAttention);
       x = residual(x, p, `${name}.norm2`, ffn(p, `${name}.feed_forward`));
     }
     srcMask.dispose();
@@ -58,8 +65,10 @@ export function transformer(jax, cfg) {
     let y = embed(p, "tgt_embed", tgtIn);
     for (let i = 0; i < layers; i += 1) {
       const name = `decoder.layers.${i}`;
-      y = residual(y, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, causal.ref, keep?.self));
-      y = residual(y, p, `${name}.norm2`, (h) => attention(h, memory.ref, p, `${name}.cross_attn`, srcMask.ref, keep?.cross));
+      const selfAttention = (h) => attention(h.ref, h, p, `${name}.self_attn`, causal.ref, keep?.self);
+      const crossAttention = (h) => attention(h, memory.ref, p, `${name}.cross_attn`, srcMask.ref, keep?.cross);
+      y = residual(y, p, `${name}.norm1`, selfAttention);
+      y = residual(y, p, `${name}.norm2`, crossAttention);
       y = residual(y, p, `${name}.norm3`, ffn(p, `${name}.feed_forward`));
     }
     [causal, memory, srcMask].forEach((a) => a.dispose());
@@ -67,7 +76,8 @@ export function transformer(jax, cfg) {
   }
 
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
-  const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));  // p: each weight once
+  // p: each weight used once
+  const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
 
   /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
   function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
@@ -84,35 +94,49 @@ export function transformer(jax, cfg) {
 }
 
 /** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted
- * step; 1 - beta^t in float64 here (jax-js's float32 pow is off by about 0.6 %). */
+ * step over the gradients as one vector (few kernels); 1 - beta^t in float64 here (jax-js's
+ * float32 pow is off by about 0.6 %). */
 export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
   const [beta1, beta2, eps] = [0.9, 0.98, 1e-9];
   const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
+  const lossAndGrads = jax.valueAndGrad(objective, { hasAux: true });
   const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {
-    const [[loss, accuracy], grads] = jax.valueAndGrad(objective, { hasAux: true })(tree.ref(p), src, tgtIn, tgtOut);
-    const names = Object.keys(p), g = np.concatenate(names.map((k) => grads[k].reshape([-1])));  // one vector:
-    const scale = np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1);  // few kernels
-    const [gs, out] = [g.mul(scale), { m: null, v: null, p: {} }];
-    out.m = m.mul(beta1).add(gs.ref.mul(1 - beta1));
-    out.v = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
-    const update = out.m.ref.mul(stepSize).div(np.sqrt(out.v.ref).div(correction2).add(eps));
-    names.reduce((at, k) => { out.p[k] = p[k].sub(update.ref.slice([at, at + p[k].size]).reshape(p[k].shape)); return at + p[k].size; }, 0);
+    const [[loss, accuracy], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut);
+    const names = Object.keys(p);
+    const g = np.concatenate(names.map((k) => grads[k].reshape([-1])));
+    const scale = np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1);
+    const gs = g.mul(scale);
+    const m1 = m.mul(beta1).add(gs.ref.mul(1 - beta1));
+    const v1 = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
+    const update = m1.ref.mul(stepSize).div(np.sqrt(v1.ref).div(correction2).add(eps));
+    const p1 = {};
+    let at = 0;
+    for (const k of names) {
+      p1[k] = p[k].sub(update.ref.slice([at, at + p[k].size]).reshape(p[k].shape));
+      at += p[k].size;
+    }
     update.dispose();
-    return [loss, accuracy, out.p, out.m, out.v];
+    return [loss, accuracy, p1, m1, v1];
   });
   let t = 0;
   return {
-    model,  // update: one step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}
+    model,
+    /** One step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}. */
     update(state, batch, lr) {
       t += 1;
       const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
-      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn, batch.tgtOut, ...scalars);
+      const { src, tgtIn, tgtOut } = batch;
+      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, src, tgtIn, tgtOut, ...scalars);
       return [loss, accuracy, { p, m, v }];
     },
-    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m and v: flat
-    dispose() { step.dispose(); model.dispose(); },
+    /** Adam's m or v at the start: one flat vector of zeros. */
+    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),
+    dispose() {
+      step.dispose();
+      model.dispose();
+    },
   };
 }
 
@@ -124,15 +148,18 @@ export function learningRate(step, lr, warmup, schedule, total) {
   return schedule === "cosine" ? lr * 0.5 * (1 + Math.cos(Math.PI * progress)) : lr;
 }
 
-/** A model from a page model file's bytes: {corpus, config ({corpus}.json's fields), jax, net,
- * params, srcVocab, tgtVocab}. */
+/** jax arrays of tensors {name: {shape, data}} (a model file's, or initial weights). */
+export const arrays = (jax, tensors) => Object.fromEntries(Object.entries(tensors).map(
+  ([name, { shape, data }]) => [name, jax.numpy.array(data).reshape(shape)]));
+
+/** A model from a page model file's bytes: {corpus, config (its TransformerConfig, the
+ * vocabularies and special ids of {corpus}.json, then `extra`), jax, net, params, srcVocab, tgtVocab}. */
 export function modelFrom(jax, buffer, corpus, extra = {}) {
   const { tensors, config: c, srcTokens, tgtTokens } = readModel(buffer);
-  const params = Object.fromEntries(Object.entries(tensors).map(([k, t]) => [k, jax.numpy.array(t.data).reshape(t.shape)]));
-  const config = { corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,
-    tgt_pad_id: c.tgt_pad_id, bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"),
-    max_len: c.max_len, n_layers: c.n_layers, n_heads: c.n_heads, d_model: c.d_model, ...extra };
-  return { corpus, config, jax, net: transformer(jax, c), params, srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
+  const config = { ...c, corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,
+    bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"), ...extra };
+  return { corpus, config, jax, net: transformer(jax, c), params: arrays(jax, tensors),
+    srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
 }
 
 /** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */

@@ -3,14 +3,9 @@
 
 /** Where the runtime's files are served: _vendor/ beside this folder's _illustrated/. */
 export const RUNTIME_URL = new URL("../../_vendor/jax-js/", import.meta.url);
-
 let runtime = null;  // Promise of the jax module, once asked for
 
-/**
- * The jax-js module, imported and started once (then in the browser's cache); a failed load
- * is forgotten so that a later call tries again.
- * @returns {Promise<object>} the `jax` namespace (numpy, nn, jit, valueAndGrad, ...)
- */
+/** The `jax` namespace (numpy, nn, jit, ...), imported and started once; a failed load is forgotten. */
 export function loadRuntime() {
   runtime ??= import(new URL("index.js", RUNTIME_URL).href).then(async (jax) => {
     await jax.init("wasm");
