@@ -1,7 +1,6 @@
-// window.illustrated, the book's shipped models in the reader's browser (the contract: "In the
-// browser" in docs/ARCHITECTURE.md; site/README.md shows translate's result), and the page's
-// widgets mounted (widgets.js). Loaded as a module on every page, it fetches only index.json
-// until a widget first translates, which loads jax-js and that corpus's model.
+// window.illustrated, the book's models in the reader's browser (the contract: "In the browser" in
+// docs/ARCHITECTURE.md; site/README.md shows translate's result), and the page's widgets mounted. It
+// fetches only index.json until a widget first translates, which loads jax-js and that corpus's model.
 import { loadConfig, loadIndex, loadModel } from "./models.js";
 import { sourceIds } from "./vocab.js";
 import { mountWidgets } from "./widgets.js";

@@ -6,13 +6,11 @@ import { readModel } from "./safetensors.js";
 import { Vocab } from "./vocab.js";
 
 /** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
-function sinusoids(n, d) {
-  return Float32Array.from({ length: n * d }, (_, k) => {
-    const [pos, i] = [Math.floor(k / d), k % d];
-    const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
-    return i % 2 ? Math.cos(angle) : Math.sin(angle);
-  });
-}
+const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
+  const [pos, i] = [Math.floor(k / d), k % d];
+  const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
+  return i % 2 ? Math.cos(angle) : Math.sin(angle);
+});
 
 /** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy,
  * maskOf}; `keep` collects the attention weights of every layer. */
@@ -21,7 +19,6 @@ export function transformer(jax, cfg) {
   const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
   const dk = d / heads;
   const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
-
   const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
   const norm = (x, p, name) => {
     const centred = x.ref.sub(np.mean(x, -1, { keepdims: true }));
@@ -45,7 +42,6 @@ export function transformer(jax, cfg) {
   const ffn = (p, name) => (x) => linear(nn.relu(linear(x, p, `${name}.linear1`)), p, `${name}.linear2`);
   const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]])
     .add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
-
   /** src (batch, src_len) int32, srcMask bool (batch, 1, 1, src_len) -> memory. */
   function encode(p, src, srcMask, keep) {
     let x = embed(p, "src_embed", src);
@@ -58,7 +54,6 @@ export function transformer(jax, cfg) {
     srcMask.dispose();
     return preLN ? norm(x, p, "encoder.norm") : x;
   }
-
   /** tgtIn (batch, tgt_len) int32, memory, srcMask -> the logits (batch, tgt_len, vocab). */
   function decode(p, tgtIn, memory, srcMask, keep) {
     const causal = np.tril(np.ones([tgtIn.shape[1], tgtIn.shape[1]])).greater(0);
@@ -74,11 +69,8 @@ export function transformer(jax, cfg) {
     [causal, memory, srcMask].forEach((a) => a.dispose());
     return linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj");
   }
-
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
-  // p: each weight used once
   const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
-
   /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
   function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
     const logProbs = nn.logSoftmax(forward(p, src, tgtIn), -1);  // (batch, tgt_len, vocab)
@@ -89,13 +81,11 @@ export function transformer(jax, cfg) {
     const count = kept.ref.sum();
     return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
   }
-
   return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
 }
 
-/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted
- * step over the gradients as one vector (few kernels); 1 - beta^t in float64 here (jax-js's
- * float32 pow is off by about 0.6 %). */
+/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted step
+ * over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off). */
 export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
@@ -106,8 +96,7 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
     const [[loss, accuracy], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut);
     const names = Object.keys(p);
     const g = np.concatenate(names.map((k) => grads[k].reshape([-1])));
-    const scale = np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1);
-    const gs = g.mul(scale);
+    const gs = g.mul(np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1));
     const m1 = m.mul(beta1).add(gs.ref.mul(1 - beta1));
     const v1 = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
     const update = m1.ref.mul(stepSize).div(np.sqrt(v1.ref).div(correction2).add(eps));
@@ -123,7 +112,7 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   let t = 0;
   return {
     model,
-    /** One step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}. */
+    // One step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}.
     update(state, batch, lr) {
       t += 1;
       const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
@@ -131,8 +120,7 @@ export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
       const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, src, tgtIn, tgtOut, ...scalars);
       return [loss, accuracy, { p, m, v }];
     },
-    /** Adam's m or v at the start: one flat vector of zeros. */
-    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),
+    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m, v: flat
     dispose() {
       step.dispose();
       model.dispose();
@@ -152,8 +140,8 @@ export function learningRate(step, lr, warmup, schedule, total) {
 export const arrays = (jax, tensors) => Object.fromEntries(Object.entries(tensors).map(
   ([name, { shape, data }]) => [name, jax.numpy.array(data).reshape(shape)]));
 
-/** A model from a page model file's bytes: {corpus, config (its TransformerConfig, the
- * vocabularies and special ids of {corpus}.json, then `extra`), jax, net, params, srcVocab, tgtVocab}. */
+/** A model from a page model file's bytes: {corpus, config (its TransformerConfig, vocabularies and
+ * special ids, then `extra`: {corpus}.json), jax, net, params, srcVocab, tgtVocab}. */
 export function modelFrom(jax, buffer, corpus, extra = {}) {
   const { tensors, config: c, srcTokens, tgtTokens } = readModel(buffer);
   const config = { ...c, corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,

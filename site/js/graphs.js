@@ -34,8 +34,7 @@ function decodeAll(model, tgtIn, memory) {
   return [logProbs.js().slice(0, tgtIn.length), self, cross];
 }
 
-// A row of log-probabilities with <bos> and <pad> made impossible; a NaN would win every argmax
-// and top-k, so a broken model is refused rather than shown as a translation.
+// <bos> and <pad> made impossible; a NaN (it would win every argmax and top-k) refused.
 function ruledOut(model, row) {
   row[model.config.bos_id] = -Infinity;
   row[model.config.tgt_pad_id] = -Infinity;
@@ -53,10 +52,9 @@ export async function nextLogProbs(model, tgtIn, memory) {
   return logProbs.map((positions) => ruledOut(model, Float32Array.from(positions[tgtIn[0].length - 1])));
 }
 
-/** One more run of the decoder over the best hypothesis `tokens` (without <bos>): crossAttention
- * [layer][head][step][source], selfAttention [layer][head][step][step] and, if topK > 0, the topK
- * most probable words of every step, [step][rank] {id, logProb}, best first (ties: the lower id
- * first); step t's given <bos> + tokens[:t] (the causal mask hides the later ones). */
+/** The decoder once more over the best hypothesis `tokens` (without <bos>): crossAttention [layer][head]
+ * [step][source], selfAttention [layer][head][step][step] and topK: the topK most probable words of every
+ * step t given <bos> + tokens[:t], [step][rank] {id, logProb}, best first (ties: the lower id first). */
 export async function decodeBest(model, tokens, memory, topK) {
   const n = tokens.length;
   const [[positions], self, cross] = decodeAll(model, [[model.config.bos_id, ...tokens.slice(0, -1)]], memory);

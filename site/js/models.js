@@ -1,15 +1,16 @@
-// The shipped models as illustrated.web_export writes them into _illustrated/models/: index.json,
-// and per corpus {corpus}.json (vocabularies, sizes, train_src_len) and {corpus}.safetensors
-// (the weights, run by engine.js); the model trained last in the page is the corpus "trained".
-import { loadRuntime } from "./runtime.js";
+// What the page loads on first use, once: jax-js from _vendor/jax-js/ (site/build.mjs copies the npm
+// package; never a CDN), and the models illustrated.web_export writes into _illustrated/models/: index.json,
+// per corpus {corpus}.json (words, sizes, train_src_len) and {corpus}.safetensors; the corpus "trained" too.
 import { FORMAT } from "./safetensors.js";
 
+/** Where the runtime's files are served: _vendor/ beside this folder's _illustrated/. */
+export const RUNTIME_URL = new URL("../../_vendor/jax-js/", import.meta.url);
 /** Where the models are served: _illustrated/models/ beside this folder. */
 export const MODELS_URL = new URL("../models/", import.meta.url);
-const cache = new Map();  // name -> Promise of a file or a model
+const cache = new Map();  // name -> Promise of the runtime, a file or a model
 const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
 
-// Each file is fetched once; a failed fetch is forgotten, so that a later call tries again.
+// Each is loaded once; a failed load is forgotten, so that a later call tries again.
 function once(key, load) {
   if (!cache.has(key)) {
     const promise = load();
@@ -17,6 +18,17 @@ function once(key, load) {
     promise.catch(() => cache.delete(key));
   }
   return cache.get(key);
+}
+
+/** The `jax` namespace (numpy, nn, jit, ...), imported and started once. */
+export function loadRuntime() {
+  return once("runtime", () => import(new URL("index.js", RUNTIME_URL).href).then(async (jax) => {
+    await jax.init("wasm");
+    jax.defaultDevice("wasm");
+    return jax;
+  }, (error) => {
+    throw new Error(`jax-js could not be loaded from ${RUNTIME_URL.href}: ${error.message}`);
+  }));
 }
 
 async function fetched(name, as = "json") {

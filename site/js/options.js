@@ -27,9 +27,8 @@ function known(options) {
   return options;
 }
 
-/** {beamSize, topBeams, alpha, maxLen, returnSteps, topK} from the caller's options and the model's
- * config ({corpus}.json): topK, the most probable next words kept per step of the best hypothesis
- * (0: none). Throws naming an unknown option or a value decoding.py would refuse. */
+/** {beamSize, topBeams, alpha, maxLen, returnSteps, topK (next words kept per step of the best; 0: none)} from
+ * the caller's options and the model's {corpus}.json; throws naming an unknown option or a value it refuses. */
 export function decodeOptions(options, config) {
   const { beamSize = 1, topBeams = 1, alpha = 0, returnSteps = false, topK = 0 } = known(options);
   const maxLen = options.maxLen ?? Math.min(50, config.max_len);  // decoding.py's 50, or the model's

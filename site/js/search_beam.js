@@ -12,11 +12,9 @@ function topk(totals, k) {
   return finite.sort((a, b) => totals[b] - totals[a] || a - b).slice(0, k);
 }
 
-/**
- * Keep the beamSize best partial translations at every step; return {best, steps}: best, the
- * topBeams [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per
- * step ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep).
- */
+/** Keeps the beamSize best partial translations at every step; returns {best, steps}: best, the topBeams
+ * [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per step ({step,
+ * candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep). */
 export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, alpha }) {
   const { bos_id: bosId, eos_id: eosId } = model.config;
   const steps = [];

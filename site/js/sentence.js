@@ -56,12 +56,10 @@ function whenVisible(element, fn) {
   observer.observe(element);
 }
 
-/**
- * Mount the inputs and the result area into element (its default picture goes). p: params corpus,
- * sentence, corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values),
- * compute(corpus, sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy
- * (compute only once the sentence changes). Returns {run, redraw}: the input, or a view, changed.
- */
+/** Mounts the inputs and the result area into element (its default picture goes). p: params corpus, sentence,
+ * corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values), compute(corpus,
+ * sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy (compute only once the
+ * sentence changes). Returns {run, redraw}: the input, or a view, changed. */
 export function liveWidget(element, api, p, w) {
   const state = { corpus: p.corpus, words: null, result: null, serial: 0, timer: null };
   const list = h("datalist", { id: `il-words-${counter += 1}` });

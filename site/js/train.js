@@ -35,7 +35,7 @@ function trained(out, corpus) {
 
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
-  const state = { corpus: p.corpus, controller: null, measured: null };
+  const state = { controller: null, measured: null };
   const status = h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" });
   const warning = h("p", { class: "il-notes", "data-role": "warning" });
   const chart = h("div", { "data-role": "chart" });
@@ -47,28 +47,25 @@ export function mount(element, api) {
     inputs[key] = h("input", { type: "number", "data-control": key, min, max, step, onchange: warn });
   }
   const fill = (corpus) => {
-    for (const [key, control] of Object.entries(inputs)) control.value = String(p.settings[corpus][key]);
+    const recipe = p.settings[corpus];
+    for (const [key, control] of Object.entries(inputs)) control.value = String(recipe[key]);
+    [scheduleMenu.value, normMenu.value] = [recipe.schedule, recipe.normFirst];
     warn();
   };
-  const choose = (corpus) => {
-    state.corpus = corpus;
-    fill(corpus);
-  };
-  const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, choose, "corpus");
+  const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, fill, "corpus");
   const schedule = select("schedule", ["constant", "noam", "cosine"].map((c) => [c, c]), "cosine", warn, "schedule");
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");
-  [inputs.schedule, inputs.normFirst] = [schedule, norm].map((label) => label.querySelector("select"));
-  const options = () => ({ corpus: state.corpus, schedule: inputs.schedule.value,
-    normFirst: inputs.normFirst.value === "pre",
+  const [corpusMenu, scheduleMenu, normMenu] = [corpus, schedule, norm].map((l) => l.querySelector("select"));
+  const options = () => ({ corpus: corpusMenu.value, schedule: scheduleMenu.value,
+    normFirst: normMenu.value === "pre",
     ...Object.fromEntries(FIELDS.map(([key]) => [key, Number(inputs[key].value)])) });
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", text, onclick });
   const train = button("Train", run);
   const stop = Object.assign(button("Stop", () => state.controller?.abort()), { disabled: true });
   const reset = button("Reset", () => {
-    fill(state.corpus);
+    fill(corpusMenu.value);
     [chart, samples, result, status].forEach((e) => e.replaceChildren());
   });
-
   // Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a
   // measured step (a 3-step run in the worker, no model kept).
   function warn() {
@@ -87,16 +84,6 @@ export function mount(element, api) {
         `step on this device (measured), so ${o.steps} steps take about ${(o.steps * msPerStep / 1000).toFixed(0)} s.`;
     }, () => {});
   }
-
-  function progress(losses, r) {
-    losses.push(r.loss);
-    chart.replaceChildren(curve(losses, r.steps, Math.max(element.clientWidth, 200)));
-    status.textContent = `step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ${r.msPerStep.toFixed(0)} ms ` +
-      `per step · about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left`;
-    const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
-    if (r.samples) samples.replaceChildren(...r.samples.map(said));
-  }
-
   async function run() {
     state.controller = new AbortController();
     [train.disabled, stop.disabled, element.dataset.state] = [true, false, "training"];
@@ -105,7 +92,15 @@ export function mount(element, api) {
     const losses = [];
     status.textContent = "loading the runtime and compiling the model…";
     try {
-      const out = await api.train({ ...o, signal: state.controller.signal }, (r) => progress(losses, r));
+      const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
+        losses.push(r.loss);
+        chart.replaceChildren(curve(losses, r.steps, Math.max(element.clientWidth, 200)));
+        const left = Math.ceil((r.steps - r.step) * r.msPerStep / 1000);
+        status.textContent = `step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ` +
+          `${r.msPerStep.toFixed(0)} ms per step · about ${left} s left`;
+        const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
+        if (r.samples) samples.replaceChildren(...r.samples.map(said));
+      });
       result.replaceChildren(...trained(out, o.corpus));
       element.dataset.state = "done";
     } catch (error) {
@@ -114,7 +109,6 @@ export function mount(element, api) {
     }
     [train.disabled, stop.disabled] = [false, true];
   }
-
   element.querySelector("img.il-live-default")?.remove();
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, p.corpora.length > 1 ? corpus : null,

@@ -1,12 +1,10 @@
-// illustrated.train(options, onProgress) (docs/ARCHITECTURE.md, "In the browser"): this module,
-// as a Web Worker paused while the tab is hidden, trains {corpus}.train.json as il.train does,
-// posting each step's {step, steps, loss, accuracy, msPerStep, samples every 50 steps}; in the
-// window, train() starts it and makes its model the corpus "trained" (models.js).
+// illustrated.train (docs/ARCHITECTURE.md, "In the browser"): this module, as a Web Worker paused while
+// the tab is hidden, trains {corpus}.train.json as il.train does and posts each step's progress; in
+// the window, train() starts it and makes the model it returns the corpus "trained" (models.js).
 import { arrays, learningRate, trainer } from "./engine.js";
 import { encode, ids } from "./graphs.js";
-import { MODELS_URL, setTrained } from "./models.js";
+import { MODELS_URL, loadRuntime, setTrained } from "./models.js";
 import { initialWeights, trainOptions, uniform } from "./recipe.js";
-import { loadRuntime } from "./runtime.js";
 import { writeModel } from "./safetensors.js";
 import { beamSearch } from "./search_beam.js";
 import { SPECIALS, Vocab } from "./vocab.js";
@@ -24,8 +22,7 @@ async function greedy(model, sources) {
   return out;
 }
 
-/** A function giving the next batch_size pairs of shuffled epochs (Fisher-Yates) as int32
- * {src, tgtIn, tgtOut}, padded to the corpus's longest sentences (`widths`). */
+// The next batchSize pairs of shuffled epochs (Fisher-Yates), padded to `widths`: {src, tgtIn, tgtOut}.
 function batches(np, data, cfg, batchSize, random, widths) {
   const order = [];
   return () => {
@@ -45,7 +42,7 @@ function batches(np, data, cfg, batchSize, random, widths) {
   };
 }
 
-/** The corpus's data, the options checked, the model and Adam's state, and its batches. */
+// The corpus's data, the options checked, the model, Adam's state and the batches.
 async function setup(options) {
   const data = await (await fetch(new URL(`${options.corpus}.train.json`, MODELS_URL))).json();
   const o = trainOptions(options, data);
@@ -65,7 +62,7 @@ async function setup(options) {
 
 let control = { stop: false, paused: false, resume: null };
 
-/** Trains as il.train does, posting the progress; what train() resolves to. */
+// Trains as il.train does, posting the progress; returns what train() resolves to.
 async function run(options) {
   const { data, o, jax, cfg, t, model, next, ...run } = await setup(options);
   const evaluate = (sources) => greedy(Object.assign(model, { params: run.state.p }), sources);
@@ -138,15 +135,12 @@ export function train(options = {}, onProgress = () => {}) {
   const stop = () => worker.postMessage({ type: "stop" });
   const start = () => new Promise((resolve, reject) => {
     const { signal, ...rest } = options;
-    signal?.addEventListener("abort", stop);
-    window.document.addEventListener("visibilitychange", pause);
-    const end = () => {
-      signal?.removeEventListener("abort", stop);
-      window.document.removeEventListener("visibilitychange", pause);
-    };
+    const listening = new AbortController();  // aborted when the run ends: removes both listeners
+    signal?.addEventListener("abort", stop, { signal: listening.signal });
+    window.document.addEventListener("visibilitychange", pause, { signal: listening.signal });
     worker.onmessage = async ({ data }) => {
       if (data.type === "progress") onProgress(data);
-      if (data.type === "error" || data.type === "done") end();
+      if (data.type === "error" || data.type === "done") listening.abort();
       if (data.type === "error") reject(new Error(data.message));
       if (data.type !== "done") return;
       if (!data.result.measure) {
