@@ -5,6 +5,7 @@ import { h, s, select } from "./dom.js";
 import { LIMITS } from "./recipe.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
+const code = (text) => h("code", { text });
 const FIELDS = [["steps", "steps", 1], ["lr", "learning rate", "any"], ["warmup", "warm-up", 1],
   ["labelSmoothing", "label smoothing", 0.05], ["dModel", "d_model", 8], ["nHeads", "n_heads", 1],
   ["nLayers", "n_layers", 1], ["seed", "seed", 1]];  // [option, label, the input's step]
@@ -113,8 +114,9 @@ export function mount(element, api) {
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, p.corpora.length > 1 ? corpus : null,
       FIELDS.map(([key, label]) => h("label", {}, label, inputs[key])), schedule, norm),
-    h("p", { class: "il-about", text: "Limits: 1-3,000 steps, learning rate up to 0.05, " +
-      "d_model 8-128 (a multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x d_model." }),
+    h("p", { class: "il-about" }, "Limits: 1-3,000 steps, learning rate up to 0.05, ", code("d_model"),
+      " 8-128 (a multiple of ", code("n_heads"), "), 1-8 heads, 1-4 layers a side; ", code("d_ff"), " is 2 x ",
+      code("d_model"), "."),
     warning, h("div", { class: "il-controls" }, train, stop, reset), status, chart, samples, result));
   for (const control of element.querySelectorAll("input, select, button")) control.style = TALL;
   fill(p.corpus);
