@@ -107,7 +107,8 @@ export function liveWidget(element, api, p, w) {
       const settings = w.settings?.() ?? {};
       const out = await w.compute(corpus, sentence, settings);
       if (serial !== state.serial) return;
-      redraw(state.result = out);
+      state.result = out;
+      redraw();
       element.dataset.shown = JSON.stringify({ corpus, sentence: input.value, ...settings });
       element.dataset.state = "ready";
     } catch (error) {
