@@ -37,7 +37,7 @@ const copies = [
   ["mathjax/es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"],
   ["mathjax/es5/input/tex/extensions", "mathjax/input/tex/extensions"],
   // jax-js (@jax-js/jax): its ES modules (the WebGPU and WebGL backends are imported only when
-  // asked for), fetched by a page when a reader first uses a live widget (js/runtime.js).
+  // asked for), fetched by a page when a reader first uses a live widget (js/models.js).
   ["@jax-js/jax/dist", "jax-js", (name) => name.endsWith(".js")],
 ];
 

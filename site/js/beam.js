@@ -4,20 +4,24 @@
 // widget, a top_beams above beam_size is read as beam_size, and says so.
 import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
+
 const code = (text) => h("code", { text });
-const COL = 104, ROW = 40, W = 76, H = 32, PAD = 6;
+const [COL, ROW, W, H, PAD] = [104, 40, 76, 32, 6];
 const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
   dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
 const key = (tokens) => tokens.join("\u241f");
+
 function node(x, y, tokens, logProb, status, returned) {
   const [fill, stroke, dash] = LOOK[status];
+  const middle = { x: x + W / 2, "text-anchor": "middle" };
   return s("g", { "data-role": "node", "data-status": status, "data-tokens": tokens.join(" "),
     "data-log-prob": logProb === null ? null : String(logProb), "data-returned": returned ? "" : null },
-  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2, "stroke-dasharray": dash }),
-  s("text", { x: x + W / 2, y: y + 13, "text-anchor": "middle", text: tokens.at(-1) ?? "<bos>" }),
-  logProb === null ? null : s("text", { x: x + W / 2, y: y + 26, "text-anchor": "middle",
-    fill: "#555", text: logProb.toFixed(2) }));
+  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2,
+    "stroke-dasharray": dash }),
+  s("text", { ...middle, y: y + 13, text: tokens.at(-1) ?? "<bos>" }),
+  logProb === null ? null : s("text", { ...middle, y: y + 26, fill: "#555", text: logProb.toFixed(2) }));
 }
+
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
  * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation.
  * Where the steps do not fit across `room` px but a step's boxes do (a phone), steps run down. */
@@ -25,20 +29,23 @@ function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
   const down = PAD * 2 + COL * steps.length + W > room && PAD * 2 + (W + 2) * rows <= room;
-  const at = (step, rank) => (down ? [PAD + (W + 2) * rank, PAD + (H + 20) * step] : [PAD + COL * step, PAD + ROW * rank]);
+  const at = (step, rank) => (down ? [PAD + (W + 2) * rank, PAD + (H + 20) * step]
+    : [PAD + COL * step, PAD + ROW * rank]);
   const where = new Map([[key([]), [PAD, PAD]]]);
-  const edges = [], nodes = [node(PAD, PAD, [], null, "root", false)];
+  const edges = [];
+  const nodes = [node(PAD, PAD, [], null, "root", false)];
   for (const st of steps) {
-    const status = (k) => (st.finished.some((t) => key(t) === k) ? "finished"
-      : st.kept.some((t) => key(t) === k) ? "kept" : "dropped");
+    const finished = new Set(st.finished.map(key));
+    const kept = new Set(st.kept.map(key));
     st.candidates.forEach(({ tokens, logProb }, rank) => {
-      const [x, y] = at(st.step, rank), k = key(tokens);
+      const [x, y] = at(st.step, rank);
+      const k = key(tokens);
       const [px, py] = where.get(key(tokens.slice(0, -1)));
+      const status = finished.has(k) ? "finished" : kept.has(k) ? "kept" : "dropped";
       where.set(k, [x, y]);
-      edges.push(s("line", { x1: px + (down ? W / 2 : W), y1: py + (down ? H : H / 2), x2: x + (down ? W / 2 : 0),
-        y2: y + (down ? 0 : H / 2), "stroke-width": 1.2,
-        stroke: status(k) === "dropped" ? "#bbb" : "#6a4fb3" }));
-      nodes.push(node(x, y, tokens, logProb, status(k), returned.has(k)));
+      const [x1, y1, x2, y2] = down ? [px + W / 2, py + H, x + W / 2, y] : [px + W, py + H / 2, x, y + H / 2];
+      edges.push(s("line", { x1, y1, x2, y2, "stroke-width": 1.2, stroke: status === "dropped" ? "#bbb" : "#6a4fb3" }));
+      nodes.push(node(x, y, tokens, logProb, status, returned.has(k)));
     });
   }
   const [width, height] = at(steps.length, rows - 1).map((v, i) => v + PAD + [W, H][i]);
@@ -46,6 +53,7 @@ function tree(steps, hypotheses, room) {
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
     "aria-label": "the beam search as a tree" }, edges, nodes));
 }
+
 function table(hypotheses) {
   return h("table", { class: "il-hyps", "data-role": "hypotheses" },
     h("thead", {}, h("tr", {}, ["translation", "score"].map((t) => h("th", { text: t })))),
@@ -53,22 +61,27 @@ function table(hypotheses) {
       h("td", { class: "il-tokens", "data-role": "tokens" }, hyp.tokens.map((t) => h("span", { text: t }))),
       h("td", { text: hyp.score.toFixed(4), "data-score": String(hyp.score) })))));
 }
+
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const state = { beamSize: p.beamSize, topBeams: p.topBeams, alpha: p.alpha };
   const sizes = Array.from({ length: p.maxBeam }, (_, i) => String(i + 1));
   const alphas = Array.from({ length: 21 }, (_, i) => (i / 10).toFixed(1));
-  const set = (name, value) => { state[name] = value; live.run(); };
+  const set = (name, value) => {
+    state[name] = value;
+    live.run();
+  };
   const live = liveWidget(element, api, p, {
     controls: [
       slider(code("beam_size"), sizes, state.beamSize - 1, (i) => set("beamSize", i + 1), "beam_size"),
       slider(code("top_beams"), sizes, state.topBeams - 1, (i) => set("topBeams", i + 1), "top_beams"),
       slider(code("alpha"), alphas, Math.round(state.alpha * 10), (i) => set("alpha", i / 10), "alpha")],
     settings: () => ({ ...state, topBeams: Math.min(state.topBeams, state.beamSize) }),
-    compute: (corpus, sentence, settings) => api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true }),
+    compute: (corpus, sentence, settings) =>
+      api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true }),
     draw(result) {
-      const read = state.topBeams > state.beamSize
-        ? h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".") : null;
+      const read = state.topBeams <= state.beamSize ? null
+        : h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".");
       return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
         tree(result.steps, result.hypotheses, element.clientWidth)];
     },

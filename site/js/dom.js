@@ -1,7 +1,6 @@
 // The one DOM toolkit of the book's widgets: elements, SVG elements, labelled controls.
 const document = window.document;
 const SVG_NS = "http://www.w3.org/2000/svg";
-
 function fill(element, attrs, children) {
   for (const [name, value] of Object.entries(attrs)) {
     if (name === "text") element.textContent = value;
@@ -22,10 +21,8 @@ export function s(tag, attrs = {}, ...children) {
   return fill(document.createElementNS(SVG_NS, tag), attrs, children);
 }
 
-/**
- * A labelled <select> over [value, text] options; onChange(value) on every change.
- * The control keeps its element (and the keyboard focus) when the widget redraws around it.
- */
+/** A labelled <select> over [value, text] options, onChange(value) on every change; the control keeps
+ * its element (and the keyboard focus) when the widget redraws around it. */
 export function select(label, options, value, onChange, name) {
   const control = h("select", { "data-control": name, onchange: () => onChange(control.value) });
   const element = h("label", {}, label, control);

@@ -7,7 +7,8 @@ import { Vocab } from "./vocab.js";
 
 /** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
 const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
-  const pos = Math.floor(k / d), i = k % d, angle = pos * Math.exp(-Math.log(10000) * (i - (i % 2)) / d);
+  const [pos, i] = [Math.floor(k / d), k % d];
+  const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
   return i % 2 ? Math.cos(angle) : Math.sin(angle);
 });
 
@@ -15,16 +16,17 @@ const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
  * maskOf}; `keep` collects the attention weights of every layer. */
 export function transformer(jax, cfg) {
   const { numpy: np, nn } = jax;
-  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg, dk = d / heads;
+  const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
+  const dk = d / heads;
   const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
-
   const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
   const norm = (x, p, name) => {
     const centred = x.ref.sub(np.mean(x, -1, { keepdims: true }));
     const variance = np.mean(np.square(centred.ref), -1, { keepdims: true });
     return centred.div(np.sqrt(variance.add(1e-5))).mul(p[`${name}.weight`]).add(p[`${name}.bias`]);
   };
-  const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);  // (batch, heads, seq, d_k)
+  // (batch, seq, d_model) -> (batch, heads, seq, d_k)
+  const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);
   function attention(query, key, p, name, mask, keep) {  // key is also the value
     const q = split(linear(query, p, `${name}.w_q`));
     const k = split(linear(key.ref, p, `${name}.w_k`));
@@ -38,37 +40,37 @@ export function transformer(jax, cfg) {
   // Add & Norm around one sub-layer: post-LN norm(x + f(x)), pre-LN x + f(norm(x)).
   const residual = (x, p, name, f) => (preLN ? x.ref.add(f(norm(x, p, name))) : norm(x.ref.add(f(x)), p, name));
   const ffn = (p, name) => (x) => linear(nn.relu(linear(x, p, `${name}.linear1`)), p, `${name}.linear2`);
-  const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]]).add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
-
+  const embed = (p, name, ids) => table.ref.slice([0, ids.shape[1]])
+    .add(np.take(p[`${name}.lut.weight`], ids, 0).mul(Math.sqrt(d)));
   /** src (batch, src_len) int32, srcMask bool (batch, 1, 1, src_len) -> memory. */
   function encode(p, src, srcMask, keep) {
     let x = embed(p, "src_embed", src);
     for (let i = 0; i < layers; i += 1) {
       const name = `encoder.layers.${i}`;
-      x = residual(x, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, srcMask.ref, keep?.encoder));
+      const selfAttention = (h) => attention(h.ref, h, p, `${name}.self_attn`, srcMask.ref, keep?.encoder);
+      x = residual(x, p, `${name}.norm1`, selfAttention);
       x = residual(x, p, `${name}.norm2`, ffn(p, `${name}.feed_forward`));
     }
     srcMask.dispose();
     return preLN ? norm(x, p, "encoder.norm") : x;
   }
-
   /** tgtIn (batch, tgt_len) int32, memory, srcMask -> the logits (batch, tgt_len, vocab). */
   function decode(p, tgtIn, memory, srcMask, keep) {
     const causal = np.tril(np.ones([tgtIn.shape[1], tgtIn.shape[1]])).greater(0);
     let y = embed(p, "tgt_embed", tgtIn);
     for (let i = 0; i < layers; i += 1) {
       const name = `decoder.layers.${i}`;
-      y = residual(y, p, `${name}.norm1`, (h) => attention(h.ref, h, p, `${name}.self_attn`, causal.ref, keep?.self));
-      y = residual(y, p, `${name}.norm2`, (h) => attention(h, memory.ref, p, `${name}.cross_attn`, srcMask.ref, keep?.cross));
+      const selfAttention = (h) => attention(h.ref, h, p, `${name}.self_attn`, causal.ref, keep?.self);
+      const crossAttention = (h) => attention(h, memory.ref, p, `${name}.cross_attn`, srcMask.ref, keep?.cross);
+      y = residual(y, p, `${name}.norm1`, selfAttention);
+      y = residual(y, p, `${name}.norm2`, crossAttention);
       y = residual(y, p, `${name}.norm3`, ffn(p, `${name}.feed_forward`));
     }
     [causal, memory, srcMask].forEach((a) => a.dispose());
     return linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj");
   }
-
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
-  const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));  // p: each weight once
-
+  const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
   /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
   function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
     const logProbs = nn.logSoftmax(forward(p, src, tgtIn), -1);  // (batch, tgt_len, vocab)
@@ -79,40 +81,50 @@ export function transformer(jax, cfg) {
     const count = kept.ref.sum();
     return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
   }
-
   return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
 }
 
-/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted
- * step; 1 - beta^t in float64 here (jax-js's float32 pow is off by about 0.6 %). */
+/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted step
+ * over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off). */
 export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
   const [beta1, beta2, eps] = [0.9, 0.98, 1e-9];
   const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
+  const lossAndGrads = jax.valueAndGrad(objective, { hasAux: true });
   const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {
-    const [[loss, accuracy], grads] = jax.valueAndGrad(objective, { hasAux: true })(tree.ref(p), src, tgtIn, tgtOut);
-    const names = Object.keys(p), g = np.concatenate(names.map((k) => grads[k].reshape([-1])));  // one vector:
-    const scale = np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1);  // few kernels
-    const [gs, out] = [g.mul(scale), { m: null, v: null, p: {} }];
-    out.m = m.mul(beta1).add(gs.ref.mul(1 - beta1));
-    out.v = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
-    const update = out.m.ref.mul(stepSize).div(np.sqrt(out.v.ref).div(correction2).add(eps));
-    names.reduce((at, k) => { out.p[k] = p[k].sub(update.ref.slice([at, at + p[k].size]).reshape(p[k].shape)); return at + p[k].size; }, 0);
+    const [[loss, accuracy], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut);
+    const names = Object.keys(p);
+    const g = np.concatenate(names.map((k) => grads[k].reshape([-1])));
+    const gs = g.mul(np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1));
+    const m1 = m.mul(beta1).add(gs.ref.mul(1 - beta1));
+    const v1 = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
+    const update = m1.ref.mul(stepSize).div(np.sqrt(v1.ref).div(correction2).add(eps));
+    const p1 = {};
+    let at = 0;
+    for (const k of names) {
+      p1[k] = p[k].sub(update.ref.slice([at, at + p[k].size]).reshape(p[k].shape));
+      at += p[k].size;
+    }
     update.dispose();
-    return [loss, accuracy, out.p, out.m, out.v];
+    return [loss, accuracy, p1, m1, v1];
   });
   let t = 0;
   return {
-    model,  // update: one step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}
+    model,
+    // One step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}.
     update(state, batch, lr) {
       t += 1;
       const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
-      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, batch.src, batch.tgtIn, batch.tgtOut, ...scalars);
+      const { src, tgtIn, tgtOut } = batch;
+      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, src, tgtIn, tgtOut, ...scalars);
       return [loss, accuracy, { p, m, v }];
     },
-    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m and v: flat
-    dispose() { step.dispose(); model.dispose(); },
+    zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m, v: flat
+    dispose() {
+      step.dispose();
+      model.dispose();
+    },
   };
 }
 
@@ -124,15 +136,18 @@ export function learningRate(step, lr, warmup, schedule, total) {
   return schedule === "cosine" ? lr * 0.5 * (1 + Math.cos(Math.PI * progress)) : lr;
 }
 
-/** A model from a page model file's bytes: {corpus, config ({corpus}.json's fields), jax, net,
- * params, srcVocab, tgtVocab}. */
+/** jax arrays of tensors {name: {shape, data}} (a model file's, or initial weights). */
+export const arrays = (jax, tensors) => Object.fromEntries(Object.entries(tensors).map(
+  ([name, { shape, data }]) => [name, jax.numpy.array(data).reshape(shape)]));
+
+/** A model from a page model file's bytes: {corpus, config (its TransformerConfig, vocabularies and
+ * special ids, then `extra`: {corpus}.json), jax, net, params, srcVocab, tgtVocab}. */
 export function modelFrom(jax, buffer, corpus, extra = {}) {
   const { tensors, config: c, srcTokens, tgtTokens } = readModel(buffer);
-  const params = Object.fromEntries(Object.entries(tensors).map(([k, t]) => [k, jax.numpy.array(t.data).reshape(t.shape)]));
-  const config = { corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,
-    tgt_pad_id: c.tgt_pad_id, bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"),
-    max_len: c.max_len, n_layers: c.n_layers, n_heads: c.n_heads, d_model: c.d_model, ...extra };
-  return { corpus, config, jax, net: transformer(jax, c), params, srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
+  const config = { ...c, corpus, src_tokens: srcTokens, tgt_tokens: tgtTokens, src_pad_id: c.pad_id,
+    bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"), ...extra };
+  return { corpus, config, jax, net: transformer(jax, c), params: arrays(jax, tensors),
+    srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
 }
 
 /** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */

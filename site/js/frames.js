@@ -12,7 +12,10 @@ export function mount(element) {
     element.dataset.shown = state.join("-");
   };
   const inputs = controls.map((c, k) => {
-    const set = (v) => { state[k] = Number(v); show(); };
+    const set = (v) => {
+      state[k] = Number(v);
+      show();
+    };
     return c.kind === "select"
       ? select(c.name, c.labels.map((text, i) => [String(i), text]), c.value, set, c.name)
       : slider(c.name, c.labels, c.value, set, c.name);
@@ -23,12 +26,16 @@ export function mount(element) {
   show();
 }
 
-// ▶ steps the first control to its end (from the start if it is there), ⏸ stops.
+/** A ▶ button that steps control's input to its end (from the start if it is there); ⏸ stops. */
 export function player(control, input) {
   let timer = null;
   const button = h("button", { type: "button", class: "il-play", text: "▶ play",
     "aria-label": `play through ${control.name}` });
-  const stop = () => { window.clearInterval(timer); timer = null; button.textContent = "▶ play"; };
+  const stop = () => {
+    window.clearInterval(timer);
+    timer = null;
+    button.textContent = "▶ play";
+  };
   const set = (value) => {
     input.value = String(value);
     input.dispatchEvent(new window.Event(input.tagName === "SELECT" ? "change" : "input"));
@@ -38,7 +45,7 @@ export function player(control, input) {
     else set(Number(input.value) + 1);
   };
   button.addEventListener("click", () => {
-    if (timer !== null) { stop(); return; }
+    if (timer !== null) return stop();
     if (Number(input.value) >= control.labels.length - 1) set(0);
     button.textContent = "⏸ pause";
     timer = window.setInterval(step, 900);

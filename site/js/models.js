@@ -1,22 +1,17 @@
-// The shipped models as illustrated.web_export writes them into _illustrated/models/: index.json,
-// and per corpus {corpus}.json (vocabularies, sizes, train_src_len) and {corpus}.safetensors
-// (the weights, run by engine.js); the model trained last in the page is the corpus "trained".
-import { loadRuntime } from "./runtime.js";
+// What the page loads on first use, once: jax-js from _vendor/jax-js/ (site/build.mjs copies the npm
+// package; never a CDN), and the models illustrated.web_export writes into _illustrated/models/: index.json,
+// per corpus {corpus}.json (words, sizes, train_src_len) and {corpus}.safetensors; the corpus "trained" too.
+import { FORMAT } from "./safetensors.js";
 
-const FORMAT = "illustrated-safetensors/1";  // index.json's: illustrated.web_export.FORMAT
-const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
-
+/** Where the runtime's files are served: _vendor/ beside this folder's _illustrated/. */
+export const RUNTIME_URL = new URL("../../_vendor/jax-js/", import.meta.url);
 /** Where the models are served: _illustrated/models/ beside this folder. */
 export const MODELS_URL = new URL("../models/", import.meta.url);
+const cache = new Map();  // name -> Promise of the runtime, a file or a model
+const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
 
-async function fetched(url, as = "json") {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response[as]();
-}
-
-// Each file is fetched once; a failed fetch is forgotten, so that a later call tries again.
-function once(cache, key, load) {
+// Each is loaded once; a failed load is forgotten, so that a later call tries again.
+function once(key, load) {
   if (!cache.has(key)) {
     const promise = load();
     cache.set(key, promise);
@@ -25,39 +20,56 @@ function once(cache, key, load) {
   return cache.get(key);
 }
 
-const cache = new Map();
+/** The `jax` namespace (numpy, nn, jit, ...), imported and started once. */
+export function loadRuntime() {
+  return once("runtime", () => import(new URL("index.js", RUNTIME_URL).href).then(async (jax) => {
+    await jax.init("wasm");
+    jax.defaultDevice("wasm");
+    return jax;
+  }, (error) => {
+    throw new Error(`jax-js could not be loaded from ${RUNTIME_URL.href}: ${error.message}`);
+  }));
+}
+
+async function fetched(name, as = "json") {
+  const url = new URL(name, MODELS_URL);
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response[as]();
+}
 
 /** index.json: {format, corpora: [names], models: {corpus: {files, bytes}}}. */
 export function loadIndex() {
-  return once(cache, "index", () => fetched(new URL("index.json", MODELS_URL)).then((data) => {
-    if (data.format !== FORMAT) throw new Error(`index.json: format ${data.format}, expected ${FORMAT}`);
-    return data;
-  }));
+  return once("index", async () => {
+    const index = await fetched("index.json");
+    if (index.format !== FORMAT) throw new Error(`index.json: format ${index.format}, expected ${FORMAT}`);
+    return index;
+  });
 }
 
 /** A corpus's {corpus}.json, a few kB, without the runtime: {corpus, src_tokens, tgt_tokens,
  * bos_id, eos_id, max_len, n_layers, n_heads, train_src_len, ...}; an unknown corpus rejects. */
 export function loadConfig(corpus) {
   if (corpus === "trained") {
-    if (cache.has("model:trained")) return cache.get("model:trained").then((m) => m.config);
+    if (cache.has("model:trained")) return cache.get("model:trained").then((model) => model.config);
     return Promise.reject(new Error("corpus: no model has been trained in this page yet (train one first)"));
   }
-  return once(cache, `config:${corpus}`, async () => {
-    const { corpora, models: entries } = await loadIndex();
+  return once(`config:${corpus}`, async () => {
+    const { corpora, models } = await loadIndex();
     if (!corpora.includes(corpus)) {
       throw new Error(`corpus: got ${JSON.stringify(corpus)}, expected one of ${corpora.join(", ")}`);
     }
-    return fetched(new URL(entries[corpus].files.vocab, MODELS_URL));
+    return fetched(models[corpus].files.vocab);
   });
 }
 
 /** A corpus's model, loaded once: engine.js's modelFrom, its config being {corpus}.json. */
 export function loadModel(corpus) {
-  return once(cache, `model:${corpus}`, async () => {
+  return once(`model:${corpus}`, async () => {
     const config = await loadConfig(corpus);  // checks the name first
-    const files = (await loadIndex()).models[corpus].files;
-    const [jax, bytes] = await Promise.all([loadRuntime(), fetched(new URL(files.model, MODELS_URL), "arrayBuffer")]);
-    return await modelFrom(jax, bytes, corpus, config);
+    const { files } = (await loadIndex()).models[corpus];
+    const [jax, bytes] = await Promise.all([loadRuntime(), fetched(files.model, "arrayBuffer")]);
+    return modelFrom(jax, bytes, corpus, config);
   });
 }
 

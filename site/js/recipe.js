@@ -1,32 +1,23 @@
 // A training's recipe in the page (trainer.js): illustrated.train's options checked and filled
 // in from presets.SETTINGS; initial weights drawn as PyTorch draws them (other random numbers).
+import { checkRange, refuse } from "./options.js";
 
 /** Limits of what the page trains (the widget states them): [low, high, integer?]. */
-export const LIMITS = { steps: [1, 3000, 1], lr: [1e-5, 0.05, 0], warmup: [0, 1000, 1], labelSmoothing: [0, 0.5, 0],
-  dModel: [8, 128, 1], nHeads: [1, 8, 1], nLayers: [1, 4, 1], batchSize: [1, 128, 1], seed: [0, 2 ** 32 - 1, 1] };
-
-function refuse(name, what, value) {
-  throw new Error(`${name}: expected ${what}, got ${JSON.stringify(value)}`);
-}
+export const LIMITS = { steps: [1, 3000, 1], lr: [1e-5, 0.05, 0], warmup: [0, 1000, 1],
+  labelSmoothing: [0, 0.5, 0], dModel: [8, 128, 1], nHeads: [1, 8, 1], nLayers: [1, 4, 1],
+  batchSize: [1, 128, 1], seed: [0, 2 ** 32 - 1, 1] };
+const CHOICES = ["corpus", "schedule", "normFirst", "measure"];
 
 /** The options filled in from the corpus's recipe (data: {corpus}.train.json) and checked. */
 export function trainOptions(options, data) {
-  const c = data.config, t = data.train_settings;
+  const c = data.config;
+  const t = data.train_settings;
   const o = { steps: t.steps, lr: t.lr, warmup: t.warmup, schedule: t.schedule,
     labelSmoothing: t.label_smoothing, batchSize: t.batch_size, dModel: c.d_model,
     nHeads: c.n_heads, nLayers: c.n_layers, normFirst: c.norm_first, seed: 0, measure: false, ...options };
-  const unknown = Object.keys(o).filter((k) => !(k in LIMITS) && !["corpus", "schedule", "normFirst", "measure"].includes(k));
+  const unknown = Object.keys(o).filter((k) => !(k in LIMITS) && !CHOICES.includes(k));
   if (unknown.length) refuse("options", "only the options of illustrated.train", unknown);
-  for (const [name, [low, high, integer]] of Object.entries(LIMITS)) {
-    const v = o[name];
-    if (typeof v !== "number" || !(v >= low && v <= high) || (integer && !Number.isInteger(v))) {
-      refuse(name, `${integer ? "an integer" : "a number"} in [${low}, ${high}]`, v);
-    }
-  }
-  return checkChoices(o);
-}
-
-function checkChoices(o) {
+  for (const [name, limits] of Object.entries(LIMITS)) checkRange(name, o[name], limits);
   if (!["constant", "noam", "cosine"].includes(o.schedule)) refuse("schedule", "constant, noam or cosine", o.schedule);
   if (typeof o.normFirst !== "boolean") refuse("normFirst", "true or false", o.normFirst);
   if (o.dModel % o.nHeads !== 0 || o.dModel % 2) refuse("dModel", `an even multiple of nHeads=${o.nHeads}`, o.dModel);
@@ -38,7 +29,8 @@ export function uniform(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
-    const t = Math.imul(a ^ (a >>> 15), 1 | a), u = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    const t = Math.imul(a ^ (a >>> 15), 1 | a);
+    const u = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((u ^ (u >>> 14)) >>> 0) / 4294967296;
   };
 }
@@ -46,14 +38,20 @@ export function uniform(seed) {
 /** The state_dict's names and shapes, {name: {shape, data}}: Glorot for every matrix
  * (modules/transformer.py), U(±1/sqrt(fan_in)) for biases (nn.Linear), 1 and 0 for norms. */
 export function initialWeights(cfg, random) {
-  const { d_model: d, d_ff: ff } = cfg, out = {};
-  const add = (name, shape, draw) => { out[name] = { shape, data: Float32Array.from({ length: shape[0] * (shape[1] ?? 1) }, draw) }; };
+  const { d_model: d, d_ff: ff } = cfg;
+  const out = {};
+  const add = (name, shape, draw) => {
+    out[name] = { shape, data: Float32Array.from({ length: shape[0] * (shape[1] ?? 1) }, draw) };
+  };
   const glorot = (name, [o, i]) => add(name, [o, i], () => (2 * random() - 1) * Math.sqrt(6 / (o + i)));
   const linear = (name, o, i) => {
     glorot(`${name}.weight`, [o, i]);
     add(`${name}.bias`, [o], () => (2 * random() - 1) / Math.sqrt(i));
   };
-  const norm = (name) => { add(`${name}.weight`, [d], () => 1); add(`${name}.bias`, [d], () => 0); };
+  const norm = (name) => {
+    add(`${name}.weight`, [d], () => 1);
+    add(`${name}.bias`, [d], () => 0);
+  };
   glorot("src_embed.lut.weight", [cfg.src_vocab_size, d]);
   glorot("tgt_embed.lut.weight", [cfg.tgt_vocab_size, d]);
   for (const side of ["encoder", "decoder"]) {

@@ -2,6 +2,8 @@
 // src/illustrated/_safetensors.py): 8 bytes little-endian header length, a JSON header {name:
 // {dtype: "F32", shape, data_offsets}, __metadata__: {format, config, src_vocab, tgt_vocab}
 // (JSON strings)}, then the float32 data.
+
+/** The format of the page's model files and of the index naming them (web_export.FORMAT). */
 export const FORMAT = "illustrated-safetensors/1";
 
 /** {tensors: {name: {shape, data: Float32Array}}, config, srcTokens, tgtTokens} of a file. */
@@ -15,7 +17,8 @@ export function readModel(buffer) {
     if (dtype !== "F32" || body + end > buffer.byteLength) throw new Error(`model file: bad tensor ${name}`);
     tensors[name] = { shape, data: new Float32Array(buffer.slice(body + start, body + end)) };
   }
-  return { tensors, config: JSON.parse(meta.config), srcTokens: JSON.parse(meta.src_vocab), tgtTokens: JSON.parse(meta.tgt_vocab) };
+  const [config, srcTokens, tgtTokens] = [meta.config, meta.src_vocab, meta.tgt_vocab].map((t) => JSON.parse(t));
+  return { tensors, config, srcTokens, tgtTokens };
 }
 
 /** The bytes of a model file: tensors {name: {shape, data: Float32Array}} in that order. */

@@ -4,23 +4,17 @@
 import { nextLogProbs } from "./graphs.js";
 
 /** GNMT length penalty ((5 + length) / 6) ** alpha; 1 when alpha = 0 (decoding.length_penalty). */
-export function lengthPenalty(length, alpha) {
-  return ((5.0 + length) / 6.0) ** alpha;
-}
+export const lengthPenalty = (length, alpha) => ((5.0 + length) / 6.0) ** alpha;
 
-/** totals.topk(k): the k largest finite values, best first (ties: the lower index first). */
+/** totals.topk(k): the indices of the k largest finite values, best first (ties: the lower first). */
 function topk(totals, k) {
-  const order = [];
-  totals.forEach((value, index) => { if (Number.isFinite(value)) order.push(index); });
-  order.sort((a, b) => totals[b] - totals[a] || a - b);
-  return order.slice(0, k);
+  const finite = [...totals.keys()].filter((i) => Number.isFinite(totals[i]));
+  return finite.sort((a, b) => totals[b] - totals[a] || a - b).slice(0, k);
 }
 
-/**
- * Keep the beamSize best partial translations at every step; return {best, steps}: best, the
- * topBeams [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per
- * step ({step, candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep).
- */
+/** Keeps the beamSize best partial translations at every step; returns {best, steps}: best, the topBeams
+ * [token ids without <bos>, score], best first; steps, the beam as a tree, one entry per step ({step,
+ * candidates: [[ids, logProb]], kept: [ids], finished: [ids]}, decoding.BeamStep). */
 export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, alpha }) {
   const { bos_id: bosId, eos_id: eosId } = model.config;
   const steps = [];
@@ -28,19 +22,18 @@ export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, al
   let live = [[]];
   let liveScores = [0];  // (n_live,), float32 values
   for (let step = 1; step <= maxLen; step += 1) {
-    const tgt = live.map((h) => [bosId, ...h]);  // (n_live, step)
-    const logProbs = await nextLogProbs(model, tgt, memory);  // (n_live, vocab)
+    const logProbs = await nextLogProbs(model, live.map((h) => [bosId, ...h]), memory);  // (n_live, vocab)
     const vocab = logProbs[0].length;
-    const totals = logProbs.flatMap((row, i) =>
-      Array.from(row, (lp) => Math.fround(liveScores[i] + lp)));  // (n_live * vocab,)
-    const nCand = Math.min(2 * beamSize, totals.filter(Number.isFinite).length);
-    const top = topk(totals, nCand);
-    const candidates = [], kept = [], keptScores = [], ended = [];
-    top.forEach((flat, rank) => {
+    const totals = logProbs.flatMap((row, i) => Array.from(row, (lp) => Math.fround(liveScores[i] + lp)));
+    const candidates = [];
+    const kept = [];
+    const keptScores = [];
+    const ended = [];
+    topk(totals, 2 * beamSize).forEach((flat, rank) => {
       const score = totals[flat];
       const hyp = [...live[Math.floor(flat / vocab)], flat % vocab];
       candidates.push([hyp, score]);
-      if (hyp[hyp.length - 1] === eosId) {
+      if (hyp.at(-1) === eosId) {
         if (rank < beamSize) {
           ended.push(hyp);
           finished.push([hyp, score / lengthPenalty(step, alpha)]);
@@ -66,6 +59,5 @@ export async function beamSearch(model, memory, { beamSize, topBeams, maxLen, al
     }
   }
   // A stable sort, best first, as Python's sorted(..., reverse=True).
-  const best = [...finished].sort((a, b) => b[1] - a[1]).slice(0, topBeams);
-  return { best, steps };
+  return { best: [...finished].sort((a, b) => b[1] - a[1]).slice(0, topBeams), steps };
 }

@@ -5,9 +5,19 @@
 import { h, s } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 import { layerHead } from "./translate.js";
+
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const ROW = 24, LEFT = 120, RIGHT = 280, WIDTH = 400;
+const [ROW, LEFT, RIGHT, WIDTH] = [24, 120, 280, 400];
 const y = (i) => 18 + ROW * i;
+const ARROWS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
+
+/** What query q attends to in one head: every key's weight in order, or (all heads) its top 3. */
+function said(head, weights, tokens, q, top) {
+  const pairs = weights[q].map((w, k) => [w, `${tokens[k]} ${w.toFixed(2)}`]);
+  const shown = top ? pairs.sort((a, b) => b[0] - a[0]).slice(0, 3) : pairs;
+  return `head ${head}: "${tokens[q]}" attends to ${shown.map(([, t]) => t).join(", ")}`;
+}
+
 /** @param {Array<[number, number[][]]>} heads [head, weights [query][key]] @param {string[]} tokens */
 function picture(heads, tokens) {
   const readout = h("p", { class: "il-readout", "data-role": "readout", "aria-live": "polite" });
@@ -17,13 +27,12 @@ function picture(heads, tokens) {
       "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) }))));
   const show = (q) => {
     for (const line of lines) line.classList.toggle("il-faded", q !== null && Number(line.dataset.q) !== q);
-    const said = ([head, weights]) => `head ${head}: "${tokens[q]}" attends to ` + weights[q].map((w, k) => [w, `${tokens[k]} ${w.toFixed(2)}`])
-      .sort((a, b) => (heads.length > 1) * (b[0] - a[0])).slice(0, heads.length > 1 ? 3 : tokens.length).map(([, t]) => t).join(", ");
-    readout.replaceChildren(...(q === null ? [h("div", { text: "Tap, hover or focus a word on the left to read its weights." })]
-      : heads.map((hw) => h("div", { text: said(hw), style: `color: ${COLOURS[hw[0] % 8]}` }))));
+    const help = h("div", { text: "Tap, hover or focus a word on the left to read its weights." });
+    readout.replaceChildren(...(q === null ? [help] : heads.map(([head, weights]) =>
+      h("div", { text: said(head, weights, tokens, q, heads.length > 1), style: `color: ${COLOURS[head % 8]}` }))));
   };
   const move = (event, q) => {  // one Tab stop for all the words; the arrow keys move along them
-    const next = q + ({ ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key] ?? 0);
+    const next = q + (ARROWS[event.key] ?? 0);
     if (next === q || next < 0 || next >= tokens.length) return;
     event.preventDefault();
     queries.forEach((word, i) => word.setAttribute("tabindex", i === next ? 0 : -1));
@@ -40,6 +49,7 @@ function picture(heads, tokens) {
   show(null);
   return [svg, readout];
 }
+
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const view = {};

@@ -4,34 +4,40 @@
 import { h, select } from "./dom.js";
 import { PUNCTUATION, tokenize } from "./tokenizer.js";
 import { SPECIALS } from "./vocab.js";
+
 let counter = 0;
 const quoted = (words) => words.map((w) => `"${w}"`).join(", ");
 const span = ([lo, hi]) => (lo === hi ? `${lo}` : `${lo} to ${hi}`);
 const fold = (w) => w.normalize("NFD").replace(/\p{M}/gu, "");
+const wordsOf = (config) => config.src_tokens.filter((t) => !SPECIALS.includes(t));
+
 /** The known word w is but for its accents ("etudiant": "étudiant"), if any. */
 export const nearest = (w, known) => known.find((t) => fold(t) === fold(w));
+
 /** {sentence, notes}: the typed words without the punctuation the model ({corpus}.json) never saw,
  * noting that, and a length or pair of words it was not trained on; throws naming unknown words. */
 export function readable(text, config) {
   const name = `the ${config.corpus} model`;
   if (!text.trim()) throw new Error("Type a sentence: the box is empty.");
-  const known = config.src_tokens.filter((t) => !SPECIALS.includes(t));
+  const known = wordsOf(config);
   const tokens = tokenize(text);
   const dropped = [...new Set(tokens.filter((t) => PUNCTUATION.includes(t) && !known.includes(t)))];
   const words = tokens.filter((t) => !dropped.includes(t));
   const unknown = [...new Set(words.filter((t) => !known.includes(t)))];
-  const near = unknown.map((u) => [u, nearest(u, known)]).filter(([, t]) => t);
   if (unknown.length) {
-    throw new Error(`The ${config.corpus} model does not know ${quoted(unknown)}: it knows only the words of its corpus.` +
-      (near.length ? ` Did you mean ${near.map(([u, t]) => `"${t}" for "${u}"`).join(", ")}?` : ""));
+    const near = unknown.map((u) => [u, nearest(u, known)]).filter(([, t]) => t);
+    const guess = near.length ? ` Did you mean ${near.map(([u, t]) => `"${t}" for "${u}"`).join(", ")}?` : "";
+    throw new Error(`The ${config.corpus} model does not know ${quoted(unknown)}: it knows only the words ` +
+      `of its corpus.${guess}`);
   }
   if (!words.length) throw new Error(`Type a word: ${name} reads no punctuation.`);
   const notes = dropped.length ? [`Left out ${quoted(dropped)}: ${name} never saw punctuation.`] : [];
-  const [lo, hi] = config.train_src_len, seen = new Set(config.src_bigrams ?? []);
+  const [lo, hi] = config.train_src_len;
   if (words.length < lo || words.length > hi) {
-    notes.push(`Warning: ${words.length} word${words.length === 1 ? "" : "s"}, but ${name} was trained on sentences ` +
-      `of ${span([lo, hi])} words only: outside them it often answers nonsense.`);
+    notes.push(`Warning: ${words.length} word${words.length === 1 ? "" : "s"}, but ${name} was trained on ` +
+      `sentences of ${span([lo, hi])} words only: outside them it often answers nonsense.`);
   }
+  const seen = new Set(config.src_bigrams ?? []);
   const odd = words.slice(1).map((w, i) => `${words[i]} ${w}`).filter((pair) => seen.size && !seen.has(pair));
   if (odd.length) {
     notes.push(`Note: ${name} never saw ${quoted(odd)} in its corpus: this sentence is unlike the ones it ` +
@@ -39,23 +45,26 @@ export function readable(text, config) {
   }
   return { sentence: words.join(" "), notes };
 }
+
 /** Calls fn once, when element first comes near the screen (the runtime loads on first use). */
 function whenVisible(element, fn) {
-  const observer = new window.IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) &&
-    (observer.disconnect(), fn()), { rootMargin: "300px" });
+  const observer = new window.IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    observer.disconnect();
+    fn();
+  }, { rootMargin: "300px" });
   observer.observe(element);
 }
-/**
- * Mount the inputs and the result area into element (its default picture goes). p: params corpus,
- * sentence, corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values),
- * compute(corpus, sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy
- * (compute only once the sentence changes). Returns {run, redraw}: the input, or a view, changed.
- */
+
+/** Mounts the inputs and the result area into element (its default picture goes). p: params corpus, sentence,
+ * corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values), compute(corpus,
+ * sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy (compute only once the
+ * sentence changes). Returns {run, redraw}: the input, or a view, changed. */
 export function liveWidget(element, api, p, w) {
   const state = { corpus: p.corpus, words: null, result: null, serial: 0, timer: null };
   const list = h("datalist", { id: `il-words-${counter += 1}` });
   const input = h("input", { type: "text", list: list.id, "data-control": "sentence",
-    autocomplete: "off", spellcheck: "false", onkeydown: (e) => { if (e.key === "Enter") run(); } });
+    autocomplete: "off", spellcheck: "false", onkeydown: (e) => e.key === "Enter" && run() });
   input.value = p.sentence;
   const about = h("p", { class: "il-about", "data-role": "about" });
   const notes = h("div", { class: "il-notes", "data-role": "notes", "aria-live": "polite" });
@@ -71,21 +80,24 @@ export function liveWidget(element, api, p, w) {
   function configure(config) {
     if (state.words === config) return;
     state.words = config;
-    about.textContent = `${config.corpus === "trained" ? "Your" : "The shipped"} ${config.corpus} model, run in your browser; it was trained ` +
-      `on sentences of ${span(config.train_src_len)} words.`;
+    const whose = config.corpus === "trained" ? "Your" : "The shipped";
+    about.textContent = `${whose} ${config.corpus} model, run in your browser; it was trained on sentences of ` +
+      `${span(config.train_src_len)} words.`;
     w.configured?.(config);
     suggest(config);
   }
   // The last, unfinished word (after a space, punctuation or an elision's apostrophe) completed.
   function suggest(config) {
-    const typed = input.value, part = /[^\s.,!?;:'\u2019]*$/u.exec(typed)[0].toLowerCase();
+    const typed = input.value;
+    const part = /[^\s.,!?;:'\u2019]*$/u.exec(typed)[0].toLowerCase();
     const start = typed.slice(0, typed.length - part.length);
-    const offered = config.src_tokens.filter((t) => !SPECIALS.includes(t) && t.startsWith(part) && t !== part);
+    const offered = wordsOf(config).filter((t) => t.startsWith(part) && t !== part);
     list.replaceChildren(...offered.sort().slice(0, 12).map((t) => h("option", { value: start + t })));
   }
   async function run() {
     window.clearTimeout(state.timer);
-    const serial = clear("computing…"), corpus = state.corpus;
+    const serial = clear("computing…");
+    const corpus = state.corpus;
     try {
       const config = await api.config(corpus);
       if (serial !== state.serial) return;
@@ -95,7 +107,8 @@ export function liveWidget(element, api, p, w) {
       const settings = w.settings?.() ?? {};
       const out = await w.compute(corpus, sentence, settings);
       if (serial !== state.serial) return;
-      redraw(state.result = out);
+      state.result = out;
+      redraw();
       element.dataset.shown = JSON.stringify({ corpus, sentence: input.value, ...settings });
       element.dataset.state = "ready";
     } catch (error) {
@@ -111,17 +124,19 @@ export function liveWidget(element, api, p, w) {
     window.clearTimeout(state.timer);
     state.timer = window.setTimeout(run, 400);  // computed after a pause in typing, or on Enter
   });
-  const corpusChoice = !p.corpora || p.corpora.length < 2 ? null : select("corpus", p.corpora.map((c) => [c, c]),
-    p.corpus, (corpus) => {
-      state.corpus = corpus;
-      input.value = p.examples?.[corpus] ?? input.value;
-      run();
-    }, "corpus");
+  const choose = (corpus) => {
+    state.corpus = corpus;
+    input.value = p.examples?.[corpus] ?? input.value;
+    run();
+  };
+  const corpusChoice = p.corpora?.length > 1
+    ? select("corpus", p.corpora.map((c) => [c, c]), p.corpus, choose, "corpus") : null;
   element.querySelector("img.il-live-default")?.remove();
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, corpusChoice, h("label", { class: "il-sentence" }, "sentence", input), list),
     w.controls?.length ? h("div", { class: "il-controls" }, w.controls) : null, about, notes, result));
   api.config(state.corpus).then(configure, () => {});  // an error shows when it runs
-  if (w.lazy) element.dataset.state = "ready"; else whenVisible(element, run);  // lazy: its default is drawn
+  if (w.lazy) element.dataset.state = "ready";  // its default is drawn
+  else whenVisible(element, run);
   return { run, redraw };
 }

@@ -3,21 +3,28 @@
 // of one decoder layer and head (or their mean), and the topK most probable words at every position.
 import { h, select, setOptions } from "./dom.js";
 import { liveWidget } from "./sentence.js";
+
 /** A probability as a reader says it: "99%", "<1%". */
 export const confidence = (p) => (p < 0.01 ? "<1%" : `${Math.round(100 * p)}%`);
 const numbered = (n, what) => Array.from({ length: n }, (_, i) => [String(i), `${what} ${i}`]);
 const mean = (heads) => heads[0].map((row, i) => row.map((_, j) =>
   heads.reduce((sum, head) => sum + head[i][j], 0) / heads.length));
+
 /** The layer and head selects of a view; `all`: the first head option; configured(config) fills them. */
 export function layerHead(kind, all, view, redraw) {
-  const layer = select(`${kind} layer`, [], "", (v) => { view.layer = Number(v); redraw(); }, "layer");
-  const head = select("head", [], "", (v) => { view.head = v; redraw(); }, "head");
+  const set = (key, value) => {
+    view[key] = value;
+    redraw();
+  };
+  const layer = select(`${kind} layer`, [], "", (v) => set("layer", Number(v)), "layer");
+  const head = select("head", [], "", (v) => set("head", v), "head");
   return { controls: [layer, head], configured(config) {
     Object.assign(view, { layer: config.n_layers - 1, head: all[0] });
     setOptions(layer, numbered(config.n_layers, "layer"), view.layer);
     setOptions(head, [all, ...numbered(config.n_heads, "head")], view.head);
   } };
 }
+
 function heatmap(weights, sources, outputs, caption) {
   const cell = (w) => h("td", { text: w.toFixed(2), "data-weight": String(w),
     style: `background: rgba(76, 49, 158, ${w.toFixed(3)}); color: ${w > 0.5 ? "#fff" : "#222"}` });
@@ -28,6 +35,7 @@ function heatmap(weights, sources, outputs, caption) {
     h("tbody", {}, weights.map((row, i) => h("tr", {},
       h("th", { text: outputs[i], "data-role": "output" }), row.map(cell))))));
 }
+
 function bars(positions, chosen) {
   return h("div", { class: "il-dists", "data-role": "distributions" }, positions.map((ranks, t) =>
     h("div", { class: "il-dist" }, h("p", { text: `position ${t}: ${chosen[t]}` }),
@@ -36,19 +44,24 @@ function bars(positions, chosen) {
       h("span", { text: token }), h("div", { style: `width: ${(100 * prob).toFixed(1)}%` }),
       h("span", { text: prob.toFixed(3) }))))));
 }
+
 export function mount(element, api) {
-  const p = JSON.parse(element.dataset.params), view = {};
+  const p = JSON.parse(element.dataset.params);
+  const view = {};
   const live = liveWidget(element, api, p, {
     ...layerHead("decoder", ["mean", "mean of heads"], view, () => live.redraw()),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: p.topK }),
     draw(result) {
-      const best = result.hypotheses[0], cross = result.crossAttention[view.layer];
+      const best = result.hypotheses[0];
+      const cross = result.crossAttention[view.layer];
       const which = view.head === "mean" ? "mean of heads" : `head ${view.head}`;
+      const sure = confidence(Math.exp(best.score));
       return [
         h("p", {}, h("strong", { text: "translation " }),
           h("span", { class: "il-tokens", "data-role": "translation" }, best.tokens.map((t) => h("span", { text: t }))),
-          h("span", { "data-role": "score", "data-score": String(best.score), text: ` log-probability ${best.score.toFixed(4)}` }),
-          h("span", { "data-role": "confidence", text: `: the model is ${confidence(Math.exp(best.score))} sure of it` })),
+          h("span", { "data-role": "score", "data-score": String(best.score),
+            text: ` log-probability ${best.score.toFixed(4)}` }),
+          h("span", { "data-role": "confidence", text: `: the model is ${sure} sure of it` })),
         heatmap(view.head === "mean" ? mean(cross) : cross[Number(view.head)], result.sourceTokens,
           best.tokens, `encoder-decoder attention, decoder layer ${view.layer}, ${which}`),
         h("p", { text: `The ${p.topK} most probable next words at each position, with their probabilities:` }),
