@@ -23,7 +23,7 @@ MAX_SEED = 2**32 - 1
 
 __all__ = ["MAX_ELEMENTS", "MAX_WEIGHTS", "MAX_SEED", "check_size_limit", "ArgumentTypeError", "describe",
            "check_int", "check_real", "check_bool",
-           "check_choice", "check_instance"]
+           "check_choice", "check_instance", "check_pairs"]
 
 
 class ArgumentTypeError(TypeError, ValueError):
@@ -137,3 +137,15 @@ def check_instance(name: str, value: Any, cls: type | tuple[type, ...], what: st
         raise ArgumentTypeError(f"{name}: expected {what}, got {type(value).__name__} "
                                 f"{describe(value)}")
     return value
+
+
+def check_pairs(pairs: object) -> list:
+    """``pairs`` (training or test sentence pairs) as a non-empty list; ValueError/TypeError
+    naming ``pairs`` otherwise (each pair is checked where it is encoded)."""
+    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
+        raise ArgumentTypeError(f"pairs: expected a list of (source, target) sentence pairs, "
+                                f"got {type(pairs).__name__} {describe(pairs)}")
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+    return pairs

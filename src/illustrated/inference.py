@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 import torch
 
-from ._args import ArgumentTypeError, check_int, describe
+from ._args import ArgumentTypeError, check_int, check_pairs, describe
 from .data import Vocab, detokenize, tokenize
 from .data.vocab import check_vocab_fits
 from .decoding import beam_search, check_model, greedy_decode_batch
@@ -98,12 +98,7 @@ def exact_match(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab:
         If ``pairs`` is empty or holds something other than (source, target) sentence pairs,
         or as :func:`translate`.
     """
-    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-        raise ArgumentTypeError(f"pairs: expected a list of (source, target) sentence pairs, "
-                                f"got {type(pairs).__name__} {describe(pairs)}")
-    pairs = list(pairs)
-    if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
+    pairs = check_pairs(pairs)
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"pairs: expected (source, target) pairs, got {describe(pair)} "

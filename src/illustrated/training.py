@@ -18,7 +18,7 @@ import os
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from . import distributed as ddp
-from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int,
+from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
                     describe)
 from ._atomic import check_writable
 from .checkpoint import estimate_bytes
@@ -403,7 +403,7 @@ class _Run:
                 progress, distributed, checkpoint_every, checkpoint_path) -> "_Run":
         """Every argument of :func:`train` checked, before anything is spent on training."""
         check_model("model", model)
-        pairs = _check_pairs(pairs)
+        pairs = check_pairs(pairs)
         check_int("steps", steps, low=1)
         check_recipe(recipe)
         if callback is not None and not callable(callback):
@@ -434,17 +434,6 @@ class _Run:
         _check_shares(len(encoded), recipe["batch_size"], recipe["grad_accum_steps"], world)
         return cls({**recipe, "processes": world}, device, rank, world, several, encoded,
                    data_fingerprint(encoded, src_vocab, tgt_vocab), progress and rank == 0)
-
-
-def _check_pairs(pairs: object) -> list:
-    """``pairs`` as a non-empty list; ValueError/TypeError naming ``pairs`` otherwise."""
-    if isinstance(pairs, (str, bytes)) or not isinstance(pairs, Iterable):
-        raise ArgumentTypeError(f"pairs: expected a list of (source, target) sentence pairs, "
-                                f"got {type(pairs).__name__} {describe(pairs)}")
-    pairs = list(pairs)
-    if not pairs:
-        raise ValueError("pairs: expected at least one (source, target) pair, got none")
-    return pairs
 
 
 def _check_shares(n_pairs: int, batch_size: int, accum: int, world: int) -> None:
