@@ -69,6 +69,13 @@ def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
     for head in range(model.cfg.n_heads):
         assert any(np.allclose(a, h.z[head]) for a in drawn if a.shape == h.z[head].shape)
         assert any(np.allclose(a, h.weights[head]) for a in drawn if a.shape == h.weights[head].shape)
+    for ax in fig.axes:  # a weight is written "<.01", never "0", unless it is 0 (chapter 08)
+        for image in ax.images:
+            if any(image.get_array().shape == w.shape and np.allclose(image.get_array(), w)
+                   for w in h.weights):
+                written = [t.get_text() for t in ax.texts]
+                assert written == [kit.probability_text(w) for w in image.get_array().ravel()]
+                assert all(t != "0" or w == 0 for t, w in zip(written, image.get_array().ravel()))
     _fits(fig, width, legible)
     fig = ch04.draw_concat(h, width=width)
     titles = [ax.get_title() for ax in fig.axes]

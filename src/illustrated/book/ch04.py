@@ -74,7 +74,8 @@ def _matrix(ax, values, title, *, limit, rows=None, annotate=False, cmap=kit.DIV
     vmin, vmax = (0.0, 1.0) if cmap == kit.CMAP else (-limit, limit)
     image = kit.heatmap(ax, values, row_labels=rows if rows is not None else [], col_labels=[],
                         cmap=cmap, vmin=vmin, vmax=vmax, annotate=annotate,
-                        fmt=lambda v: kit.format_value(v, decimals), label_fontsize=9)
+                        fmt=kit.probability_text if cmap == kit.CMAP  # weights: never "0" for 0.001
+                        else lambda v: kit.format_value(v, decimals), label_fontsize=9)
     if title:
         ax.set_title(f"{title}  ({values.shape[0]} × {values.shape[1]})", fontsize=9, color=color)
     ax.tick_params(length=0)

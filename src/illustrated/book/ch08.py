@@ -11,6 +11,7 @@ from illustrated.modules import Transformer
 from illustrated.presets import SETTINGS, make_config
 
 from . import kit
+from .kit import probability_text
 
 __all__ = ["SOURCE", "TARGET", "untrained_model", "train_snapshots", "draw_cells",
            "draw_distributions", "probability_text", "entropy", "draw_label_smoothing"]
@@ -79,15 +80,6 @@ def draw_cells(rows: dict, *, highlight: dict | None = None, title: str = "",
     if phone:
         ax.invert_yaxis()  # (the canvas counts down; the cells are laid out counting up)
     return fig
-
-
-def probability_text(p: float) -> str:
-    """A probability as a cell shows it: two decimals; "<.01" or ">.99" where two decimals would
-    print 0.00 or 1.00 for a value that is not 0 or 1 (a softmax gives neither)."""
-    p = float(p)
-    if p in (0.0, 1.0):
-        return f"{p:.0f}"
-    return "<.01" if p < 0.005 else ">.99" if p >= 0.995 else f"{p:.2f}"
 
 
 def draw_distributions(probs, tokens, row_labels, target_ids, *, title: str = "",

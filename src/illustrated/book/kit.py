@@ -21,8 +21,8 @@ from matplotlib.transforms import Bbox
 
 __all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "DESKTOP_WIDTH_IN",
            "PHONE_WIDTH_IN", "MAX_FIGURE_WIDTH_IN", "DPI", "narrow", "wrap", "smallest_text_pt",
-           "canvas", "box", "arrow", "title", "format_value", "ink_on", "heatmap", "write_values",
-           "colorbar"]
+           "canvas", "box", "arrow", "title", "format_value", "probability_text", "ink_on", "heatmap",
+           "write_values", "colorbar"]
 
 # The post's colour code (inputs green, queries purple, keys orange, values blue) and its boxes.
 COLORS = {
@@ -125,6 +125,15 @@ def format_value(value: float, decimals: int = 2, *, trim_zeros: bool = False) -
     if trim_zeros and "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text.lstrip("-").strip("0.") == "" else text
+
+
+def probability_text(p: float) -> str:
+    """A probability as a cell shows it: two decimals; "<.01" or ">.99" where two decimals would
+    print 0.00 or 1.00 for a value that is not 0 or 1 (a softmax gives neither)."""
+    p = float(p)
+    if p in (0.0, 1.0):
+        return f"{p:.0f}"
+    return "<.01" if p < 0.005 else ">.99" if p >= 0.995 else f"{p:.2f}"
 
 
 def _luminance(color) -> float:
