@@ -7,8 +7,11 @@ import { liveWidget } from "./sentence.js";
 import { layerHead } from "./translate.js";
 
 const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-const [ROW, LEFT, RIGHT, WIDTH] = [24, 120, 280, 400];
-const y = (i) => 18 + ROW * i;
+// A phone (illustrated.css's breakpoint) spaces the rows 56 units apart: the 400-unit drawing is shown about
+// 340 px wide there, so each word's row stays a 44 px target.
+const ROW = window.matchMedia("(max-width: 720px)").matches ? 56 : 24;
+const [LEFT, RIGHT, WIDTH] = [120, 280, 400];
+const y = (i) => ROW * (i + 0.5) + 6;
 const ARROWS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 };
 
 /** What query q attends to in one head: every key's weight in order, or (all heads) its top 3. */
@@ -42,10 +45,13 @@ function picture(heads, tokens) {
     tabindex: q === 0 ? 0 : -1, class: "il-query", "data-q": q, onfocus: () => show(q),
     onmouseenter: () => show(q), onclick: () => show(q), onkeydown: (event) => move(event, q) }));
   const keys = tokens.map((text, k) => s("text", { x: RIGHT, y: y(k), text }));
+  // Each word's target, a row tall (44 px or more on a phone): the word's glyphs alone are 14 px tall.
+  const targets = tokens.map((_, q) => s("rect", { x: 0, y: y(q) - ROW / 2 - 4, width: LEFT + 4, height: ROW,
+    fill: "transparent", "data-q": q, onmouseenter: () => show(q), onclick: () => queries[q].focus() }));
   const height = y(tokens.length) - 6;
   const svg = s("svg", { class: "il-attn", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`,
     role: "img", "aria-label": `self-attention lines from each word on the left to each word on the right`,
-    "data-role": "attention", onmouseleave: () => show(null) }, lines, queries, keys);
+    "data-role": "attention", onmouseleave: () => show(null) }, lines, targets, queries, keys);
   show(null);
   return [svg, readout];
 }

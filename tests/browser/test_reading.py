@@ -179,6 +179,30 @@ def test_on_a_phone_every_figure_is_drawn_for_the_column_and_nothing_is_cut(brow
     assert not problems, f"{page} at {PHONE['width']} px:\n" + "\n".join(problems)
 
 
+WORD_TARGETS = """
+const svg = document.querySelector('.il-attn');
+svg.scrollIntoView({block: 'center'});
+return Array.from(svg.querySelectorAll('.il-query')).map(word => {
+  const r = word.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const reach = arguments[0] / 2 - 1;  // the target spans MIN_TOUCH_PX - 2 px around the word
+  const hit = [y - reach, y + reach].map(v => document.elementFromPoint(x, v)).map(e => e === word
+    || (e.tagName === 'rect' && e.dataset.q === word.dataset.q));  // the word's own target
+  return [word.textContent, hit[0] && hit[1]];
+}).filter(([, ok]) => !ok).map(([text]) => text);
+"""
+
+
+def test_on_a_phone_each_word_of_the_self_attention_view_is_a_44_px_target(browser, server):
+    """Issue 26: targets of at least 44 x 44 px on a phone, the words the reader taps in chapter
+    04's live view included (rows 56 units apart there, each word's hit area as tall)."""
+    try:
+        _open_on_a_phone(browser, server, "chapters/04_multi_head_attention")
+        small = browser.execute_script(WORD_TARGETS, MIN_TOUCH_PX)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not small, f"words shorter than {MIN_TOUCH_PX} px to the touch: {small}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_what_a_page_loads_before_its_content_stays_under_1_5_mb(browser, server, page):
     """Everything the page fetches (fresh, no cache) but its HTML, its pictures and the models
