@@ -24,12 +24,17 @@ function node(x, y, tokens, logProb, status, returned) {
 
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
  * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation.
- * Where the steps do not fit across `room` px but a step's boxes do (a phone), steps run down. */
+ * Where the steps do not fit across `room` px (a phone), steps run down, a step's boxes wrapped
+ * into as many lines as the column needs. */
 function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
-  const down = PAD * 2 + COL * steps.length + W > room && PAD * 2 + (W + 2) * rows <= room;
-  const at = (step, rank) => (down ? [PAD + (W + 2) * rank, PAD + (H + 20) * step]
+  const down = PAD * 2 + COL * steps.length + W > room;
+  const perLine = Math.max(1, Math.min(rows, Math.floor((room - PAD * 2 + 2) / (W + 2))));
+  const lines = [1, ...steps.map((st) => Math.ceil(st.candidates.length / perLine))];  // the root's, each step's
+  const tops = lines.map((_, i) => PAD + lines.slice(0, i).reduce((sum, n) => sum + n * (H + 6) + 22, 0));
+  const at = (step, rank) => (down
+    ? [PAD + (W + 2) * (rank % perLine), tops[step] + (H + 6) * Math.floor(rank / perLine)]
     : [PAD + COL * step, PAD + ROW * rank]);
   const where = new Map([[key([]), [PAD, PAD]]]);
   const edges = [];
@@ -48,7 +53,8 @@ function tree(steps, hypotheses, room) {
       nodes.push(node(x, y, tokens, logProb, status, returned.has(k)));
     });
   }
-  const [width, height] = at(steps.length, rows - 1).map((v, i) => v + PAD + [W, H][i]);
+  const [width, height] = down ? [PAD * 2 + (W + 2) * perLine - 2, tops.at(-1) + lines.at(-1) * (H + 6) - 6 + PAD]
+    : at(steps.length, rows - 1).map((v, i) => v + PAD + [W, H][i]);
   return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
     "aria-label": "the beam search as a tree" }, edges, nodes));

@@ -203,6 +203,43 @@ def test_on_a_phone_each_word_of_the_self_attention_view_is_a_44_px_target(brows
     assert not small, f"words shorter than {MIN_TOUCH_PX} px to the touch: {small}"
 
 
+BEAM_AT_ITS_WIDEST = """
+const widget = arguments[0], slider = widget.querySelector('input[data-control=beam_size]');
+slider.value = slider.max;
+slider.dispatchEvent(new Event('input', {bubbles: true}));
+"""
+TREE_FITS = """
+const widget = arguments[0], tree = widget.querySelector('svg.il-tree');
+const shown = widget.dataset.state === 'ready' && JSON.parse(widget.dataset.shown || '{}');
+if (!tree || !shown || shown.beamSize !== arguments[1]) return null;
+const column = widget.getBoundingClientRect(), box = tree.getBoundingClientRect();
+const fonts = Array.from(tree.querySelectorAll('text'), t => parseFloat(getComputedStyle(t).fontSize));
+return {boxes: tree.querySelectorAll('[data-role=node]').length, left: box.left - column.left,
+        right: column.right - box.right,
+        scroll: tree.parentElement.scrollWidth - tree.parentElement.clientWidth,
+        textPx: Math.min(...fonts) * box.width / tree.viewBox.baseVal.width};
+"""
+
+
+def test_on_a_phone_the_widest_beam_tree_is_drawn_for_the_column(browser, server):
+    """Issue 26: chapter 09's beam at its largest beam_size (2 x beam_size boxes a step) fits a
+    phone's column, a step's boxes wrapped into lines, with no sideways scroll and text a reader
+    can read; the desktop keeps one column per step."""
+    try:
+        _open_on_a_phone(browser, server, "chapters/09_decoding")
+        widget = browser.find_element("css selector", "[data-il-widget=beam]")
+        widest = int(browser.execute_script(
+            "return arguments[0].querySelector('input[data-control=beam_size]').max", widget)) + 1
+        browser.execute_script(BEAM_AT_ITS_WIDEST, widget)
+        fit = WebDriverWait(browser, 180, poll_frequency=0.2).until(
+            lambda d: d.execute_script(TREE_FITS, widget, widest))
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert fit["boxes"] > 2 * widest, fit  # several steps of 2 x beam_size candidates each
+    assert fit["left"] >= -0.5 and fit["right"] >= -0.5 and fit["scroll"] <= 1, fit
+    assert fit["textPx"] >= MIN_TEXT_PX, fit
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_what_a_page_loads_before_its_content_stays_under_1_5_mb(browser, server, page):
     """Everything the page fetches (fresh, no cache) but its HTML, its pictures and the models
