@@ -71,11 +71,13 @@ async function run(options) {
     .map((translation, i) => ({ source: data.test[i][2], translation }));
   const losses = [];
   const start = performance.now();
-  let [step, afterFirst] = [0, 0];
+  let [step, afterFirst, paused] = [0, 0, 0];  // paused: ms spent hidden, left out of the times
   while (step < (o.measure ? 3 : o.steps) && !control.stop) {
-    if (control.paused) await new Promise((resolve) => {
+    const hidden = control.paused && performance.now();
+    if (hidden) await new Promise((resolve) => {
       control.resume = resolve;
     });
+    if (hidden) paused += performance.now() - hidden;
     step += 1;
     const rate = learningRate(step, o.lr, o.warmup, o.schedule, o.steps);
     const [loss, accuracy, state] = t.update(run.state, next(), rate);
@@ -87,10 +89,10 @@ async function run(options) {
     }
     const samples = o.measure || step % 50 ? undefined : await sampled();  // every 50 steps
     self.postMessage({ type: "progress", step, steps: o.steps, loss: losses.at(-1), accuracy: accuracy.item(),
-      msPerStep: (performance.now() - start) / step, samples });
+      msPerStep: (performance.now() - start - paused) / step, samples });
     await new Promise((resolve) => setTimeout(resolve));  // let "stop" and "pause" in
   }
-  const seconds = (performance.now() - start) / 1000;
+  const seconds = (performance.now() - start - paused) / 1000;
   const predictions = o.measure ? [] : await evaluate(data.test.map(([src]) => src));
   const exactMatch = predictions.filter((words, i) => words === data.test[i][1]).length / data.test.length;
   const tensors = Object.fromEntries(Object.entries(run.state.p).map(

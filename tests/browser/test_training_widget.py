@@ -129,3 +129,40 @@ def test_a_big_model_says_its_time_before_train(browser, server):
         r"so (\d+) steps take about",
         d.find_element("css selector", f"{WIDGET} [data-role=warning]").text))
     assert int(said.group(1)) > 0 and int(said.group(2)) == 400
+
+
+#: Trains post for 100 steps and hides the tab (document.hidden and its event, as a browser does)
+#: at step 10 for 1.5 s: the steps seen just after hiding, after the 1.5 s, and the result.
+HIDDEN_TAB = """
+const done = arguments[arguments.length - 1];
+const hide = (hidden) => {
+  Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+  document.dispatchEvent(new Event('visibilitychange'));
+};
+let last = 0;
+const started = performance.now();
+const seen = {};
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+window.illustrated.train({corpus: 'post', steps: 100}, (p) => {
+  last = p.step;
+  if (p.step === 10) {
+    hide(true);
+    wait(300).then(() => { seen.settled = last; return wait(1500); })
+      .then(() => { seen.later = last; hide(false); });
+  }
+}).then((r) => done({...seen, steps: r.steps, seconds: r.seconds,
+                     elapsed: (performance.now() - started) / 1000}),
+        (e) => done({error: e.message}));
+"""
+
+
+def test_training_pauses_while_the_tab_is_hidden(browser, server):
+    """Issue 25: the worker stops stepping while the tab is hidden and goes on when it is shown;
+    the time it reports leaves the hidden time out."""
+    browser.set_script_timeout(180)
+    _open(browser, server)
+    got = browser.execute_async_script(HIDDEN_TAB)
+    assert "error" not in got, got
+    assert got["settled"] <= 12 and got["later"] == got["settled"], got  # no step while hidden
+    assert got["steps"] == 100, got  # and all of them once shown again
+    assert got["seconds"] < got["elapsed"] - 1.7, got  # the 1.8 s hidden are not counted
