@@ -73,11 +73,10 @@ async function run(options) {
   const start = performance.now();
   let [step, afterFirst, paused] = [0, 0, 0];  // paused: ms spent hidden, left out of the times
   while (step < (o.measure ? 3 : o.steps) && !control.stop) {
-    const hidden = control.paused && performance.now();
-    if (hidden) await new Promise((resolve) => {
-      control.resume = resolve;
+    const hiddenAt = performance.now();
+    if (control.paused) paused += await new Promise((resolve) => {
+      control.resume = () => resolve(performance.now() - hiddenAt);
     });
-    if (hidden) paused += performance.now() - hidden;
     step += 1;
     const rate = learningRate(step, o.lr, o.warmup, o.schedule, o.steps);
     const [loss, accuracy, state] = t.update(run.state, next(), rate);

@@ -199,10 +199,10 @@ TRAINING = {"engine.js", "safetensors.js", "recipe.js", "trainer.js", "train.js"
 #: The ceilings today: the team aimed at 900 lines besides training and 500 for it (1,400), and
 #: the first versions met that only by cramming (63 lines over 120 characters, several statements
 #: a line); written out under ESLint's max-len 120 and one statement a line, what the widgets and
-#: the trainer do takes 984 + 561, and 14 more: on a phone, self-attention's 44 px word targets and
+#: the trainer do takes 984 + 561, and 13 more: on a phone, self-attention's 44 px word targets and
 #: a beam tree wrapped to the column; in the trainer, the time the tab was hidden left out of the
 #: reported times. A ceiling, not a target: the next change should lower it.
-MAX_LINES, MAX_TRAINING = 1559, 563
+MAX_LINES, MAX_TRAINING = 1558, 562
 
 
 def test_site_js_stays_within_its_ceiling():
