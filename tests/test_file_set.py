@@ -167,18 +167,22 @@ def test_a_member_that_does_not_match_the_index_is_refused_in_one_line(folder):
 
 # ---- python -m illustrated.shipped: weights and manifest
 
-@pytest.fixture
-def fake_training(monkeypatch):
-    """The shipped models with their weights shifted by ``generation``: trained in no time."""
-    state = {"generation": 0}
-
+def shifted_training(state):
+    """A ``train_corpus`` for shipped: the shipped models with their weights shifted by
+    ``state["generation"]``, trained in no time."""
     def train_corpus(corpus, **kwargs):
         model, src_vocab, tgt_vocab = il.pretrained(corpus)
         with torch.no_grad():
             model.generator.proj.bias.add_(state["generation"])
         return model, src_vocab, tgt_vocab, None
+    return train_corpus
 
-    monkeypatch.setattr(shipped, "train_corpus", train_corpus)
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    """shipped.make_models on the shipped models shifted by ``generation``."""
+    state = {"generation": 0}
+    monkeypatch.setattr(shipped, "train_corpus", shifted_training(state))
     monkeypatch.setattr(shipped, "evaluate", lambda *a, **k: {"exact_match": 1.0,
                                                               "pronoun_accuracy": 1.0})
     return state
@@ -205,14 +209,7 @@ def shipped_points():
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
         folder = Path(tmp)
         state = {"generation": 1}
-
-        def train_corpus(corpus, **kwargs):
-            model, s, t = il.pretrained(corpus)
-            with torch.no_grad():
-                model.generator.proj.bias.add_(state["generation"])
-            return model, s, t, None
-
-        patch.setattr(shipped, "train_corpus", train_corpus)
+        patch.setattr(shipped, "train_corpus", shifted_training(state))
         patch.setattr(shipped, "evaluate", lambda *a, **k: {"exact_match": 1.0})
         shipped.make_models(folder, SHIPPED_CORPORA)
         state["generation"] = 2

@@ -89,6 +89,14 @@ class SetWriter:
             raise KeyboardInterrupt from None
         return {"file": path.name, "sha256": digest, "bytes": len(data)}
 
+    def add_group(self, files: dict[str, tuple[str, bytes]]) -> dict:
+        """:meth:`add` each of ``files`` (``{kind: (member, data)}``); returns the group's index
+        entry ``{"files": {kind: file}, "bytes": {kind: n}, "sha256": {kind: hex}}`` (the
+        exports' ``index.json``). Raises as :meth:`add`."""
+        entries = {kind: self.add(member, data) for kind, (member, data) in files.items()}
+        return {key: {kind: entry[field] for kind, entry in entries.items()}
+                for key, field in (("files", "file"), ("bytes", "bytes"), ("sha256", "sha256"))}
+
     def commit(self, index_bytes: bytes, members: list[str]) -> None:
         """Write the index (the switch to the new set), then remove the files of earlier sets
         that ``members`` (the new index's file names) leaves out.

@@ -258,11 +258,7 @@ def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
              "corpora": list(corpora), "models": {}}
     with SetWriter(out_dir, INDEX, owned=_owned, name="--out") as writer:
         for corpus in corpora:
-            entries = {kind: writer.add(name, data)
-                       for kind, (name, data) in corpus_files_of(corpus).items()}
-            index["models"][corpus] = {key: {kind: entry[field] for kind, entry in entries.items()}
-                                       for key, field in (("files", "file"), ("bytes", "bytes"),
-                                                          ("sha256", "sha256"))}
+            index["models"][corpus] = writer.add_group(corpus_files_of(corpus))
         writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
                       [f for m in index["models"].values() for f in m["files"].values()])
     return index

@@ -97,10 +97,8 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
                 contents[key] = text.encode("utf-8")
             names = {"model": f"{corpus}.safetensors", "vocab": f"{corpus}.json",
                      "train": f"{corpus}.train.json"}
-            entries = {key: writer.add(names[key], contents[key]) for key in names}
-            index["models"][corpus] = {key: {k: e[field] for k, e in entries.items()}
-                                       for key, field in (("files", "file"), ("bytes", "bytes"),
-                                                          ("sha256", "sha256"))}
+            index["models"][corpus] = writer.add_group(
+                {key: (names[key], contents[key]) for key in names})
         writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
                       [f for m in index["models"].values() for f in m["files"].values()])
     return index
