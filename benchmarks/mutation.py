@@ -375,7 +375,7 @@ _area("onnx", [
     ("onnx: debugging records kept", "onnx_export.py",
      "    return _strip_metadata(proto).SerializeToString()",
      "    return proto.SerializeToString()"),
-    ("onnx: index.json sizes of another file", "onnx_export.py",
+    ("onnx: index.json sizes of another file", "_file_set.py",
      '(("files", "file"), ("bytes", "bytes"),', '(("files", "file"), ("bytes", "file"),'),
 ])
 
