@@ -36,10 +36,10 @@ $(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildca
 # The shipped models as the pages' engine reads them (jax-js, site/js/engine.js): safetensors,
 # vocabularies, and each corpus for training in the page.
 WEB_MODELS := _build/site-assets/_illustrated/models/index.json
-$(WEB_MODELS): $(BIN)/activate src/illustrated/web_export.py src/illustrated/_safetensors.py \
+$(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illustrated/files/safetensors.py \
     src/illustrated/presets.py src/illustrated/weights/manifest.json
 	rm -rf $(dir $(WEB_MODELS))
-	$(BIN)/python -m illustrated.web_export --out $(dir $(WEB_MODELS))
+	$(BIN)/python -m illustrated.commands.web_export --out $(dir $(WEB_MODELS))
 
 site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 
@@ -54,7 +54,7 @@ book: setup site-assets
 # One thread, no ATen vector kernels and MKL's compatible code path: the choices that make the
 # bits least dependent on the machine that trains. The manifest records what was used.
 models: setup
-	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 $(BIN)/python -m illustrated.shipped
+	ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OMP_NUM_THREADS=1 $(BIN)/python -m illustrated.commands.shipped
 
 # The built book over http on this machine only (browsers run no module of a page opened from
 # file://, so its widgets would be dead): then open http://127.0.0.1:8000/

@@ -46,10 +46,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 
 def build_site(out: Path, widgets: str = "") -> Path:
     """A small site as the book serves it: _vendor/ (site/build.mjs), _illustrated/models/
-    (illustrated.web_export) and page.html loading api.js, with `widgets` (HTML) in it."""
+    (illustrated.commands.web_export) and page.html loading api.js, with `widgets` (HTML) in it."""
     subprocess.run(["node", str(SITE / "build.mjs"), str(out / "_vendor")], check=True,
                    capture_output=True)
-    from illustrated import web_export
+    from illustrated.commands import web_export
     web_export.export_site(out / "_illustrated" / "models")
     (out / "chapters").mkdir(exist_ok=True)
     (out / "chapters" / "page.html").write_text(
@@ -77,7 +77,7 @@ def build_onnx_site(out: Path) -> Path:
     ort.mkdir(parents=True)
     for name in ("ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"):
         shutil.copy(SITE / "node_modules" / "onnxruntime-web" / "dist" / name, ort)
-    subprocess.run([sys.executable, "-m", "illustrated.onnx_export", "--out",
+    subprocess.run([sys.executable, "-m", "illustrated.commands.onnx_export", "--out",
                     str(out / "_illustrated" / "models")], check=True, capture_output=True)
     (out / "chapters").mkdir()
     (out / "chapters" / "page.html").write_text(

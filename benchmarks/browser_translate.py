@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 
 import illustrated as il
-from illustrated.shipped import SHIPPED
+from illustrated.commands.shipped import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,7 +29,7 @@ def worker(args: argparse.Namespace) -> None:
 
     import illustrated as il
     from illustrated import distributed
-    from illustrated.__main__ import PRESETS
+    from illustrated.commands.cli import PRESETS
     from illustrated.data.pairs_file import build_vocab
     torch.set_num_threads(1)
     device = distributed.init("auto")

@@ -1,5 +1,5 @@
 // Where a training step of the page's engine goes (jax-js, WebAssembly, one thread, in Node):
-// `node benchmarks/jax_profile.mjs MODELS_DIR CORPUS` (MODELS_DIR: illustrated.web_export's
+// `node benchmarks/jax_profile.mjs MODELS_DIR CORPUS` (MODELS_DIR: illustrated.commands.web_export's
 // folder) prints JSON: ms per step, kernels per step, their time, and the costliest kernels
 // (jax.profiler's traces, grouped by kernel size and reduction), and jax-js's WebAssembly memory
 // at steps 50 and 150. benchmarks/browser_training.py runs it.

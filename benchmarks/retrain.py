@@ -33,7 +33,7 @@ def worker(corpora: list[str], seed: int, overrides: dict | None = None) -> None
     import torch
 
     import illustrated as il
-    from illustrated.shipped import TARGETS, meets_target
+    from illustrated.commands.shipped import TARGETS, meets_target
 
     torch.set_num_threads(1)
     il.training.preload_optimizer()

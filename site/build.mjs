@@ -7,7 +7,7 @@
 // `_vendor/`: deliberately not under `_static/`, whose every script Jupyter Book 1 injects into
 // every page. Our own modules (js/: the models in the browser, window.illustrated) go beside it,
 // into _illustrated/js/ (the models into _illustrated/models/ are written by
-// `python -m illustrated.web_export`, see the Makefile's site-assets).
+// `python -m illustrated.commands.web_export`, see the Makefile's site-assets).
 // Usage: node build.mjs [destination]   (default: ../_build/site-assets/_vendor)
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
   from "node:fs";

@@ -1,4 +1,4 @@
-"""The one writer of every file the package writes (illustrated._atomic): a failed, full or
+"""The one writer of every file the package writes (illustrated.files.atomic): a failed, full or
 interrupted write leaves the earlier file byte for byte and no temporary file, in one line naming
 the file; Ctrl-C once the new file is in place says so (InterruptedAfterWrite); read-only files
 and file systems are refused, each named as what it is; symbolic links are followed; a disk
@@ -11,7 +11,9 @@ import stat
 import pytest
 import torch
 
-from illustrated import _atomic, _bounded
+from illustrated.files import atomic as _atomic
+
+from illustrated.files import bounded as _bounded
 
 
 def leftovers(directory):

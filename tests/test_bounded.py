@@ -1,4 +1,4 @@
-"""Every file the package reads is checked before it is parsed (illustrated._bounded): its type
+"""Every file the package reads is checked before it is parsed (illustrated.files.bounded): its type
 (a device, a FIFO, a socket or a directory named as what it is), its size, and for JSON its
 nesting depth; each refusal is one ValueError naming the file, never a RecursionError, a
 MemoryError or a read that waits forever."""
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from illustrated import _bounded
+from illustrated.files import bounded as _bounded
 
 
 def test_json_nested_100000_deep_is_refused_before_parsing(tmp_path):
@@ -32,7 +32,7 @@ def test_the_depth_counts_brackets_outside_strings_only(text, depth):
 def test_the_depth_scan_is_linear_on_an_unterminated_string():
     """An escaped quote after each quote, no closing one: each character looked at once."""
     text = '"' + '\\"' * 2_000_000 + "\\"
-    result = subprocess.run([sys.executable, "-c", "import sys; from illustrated._bounded import "
+    result = subprocess.run([sys.executable, "-c", "import sys; from illustrated.files.bounded import "
                              "json_depth; print(json_depth(sys.stdin.read(), 32))"],
                             input=text, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "0", result.stderr

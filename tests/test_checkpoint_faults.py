@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import _atomic, checkpoint
+from illustrated.files import atomic as _atomic
+from illustrated.files import checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -355,7 +356,7 @@ def test_an_older_checkpoint_with_a_word_in_both_unicode_forms_loads_with_one_wa
 
 
 def test_the_command_line_shows_that_warning_in_one_line(tmp_path, good, capsys):
-    from illustrated import __main__ as cli
+    from illustrated.commands import cli
     path, first, _ = older_checkpoint_with_both_forms(tmp_path, good)
     assert cli.main(["translate", "--model", str(path), "été"]) == 0
     err = capsys.readouterr().err

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import __main__ as cli
+from illustrated.commands import cli
 from illustrated.data.pairs_file import MAX_LINE_BYTES
-from illustrated.training_state import load_training_state
+from illustrated.files.training_state import load_training_state
 
 
 def run_cli(*args, timeout=300):
@@ -251,7 +251,7 @@ def test_the_cli_may_decode_up_to_the_models_max_len(trained):
 
 # ---- files at the edges: read-only, links, a disk without room, a disk that fills mid-run
 
-from illustrated import _atomic  # noqa: E402
+from illustrated.files import atomic as _atomic  # noqa: E402
 
 
 def test_out_onto_a_read_only_file_is_refused_before_training(main, tmp_path):
@@ -386,7 +386,7 @@ def test_the_pairs_file_is_never_replaced_by_the_model(main, pairs_file, monkeyp
 
 
 def test_a_corpus_file_is_never_replaced_by_the_model(main, monkeypatch):
-    from illustrated._clash import corpus_files
+    from illustrated.files.clash import corpus_files
     corpus = corpus_files(["post"])[0][1]
     before = corpus.read_bytes()
     monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))

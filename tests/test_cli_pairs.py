@@ -5,8 +5,8 @@ import re
 import pytest
 import torch
 
-from illustrated import __main__ as cli
-from illustrated.checkpoint import load_checkpoint
+from illustrated.commands import cli
+from illustrated.files.checkpoint import load_checkpoint
 from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
 from illustrated.inference import exact_match, expected_translation, translate
 

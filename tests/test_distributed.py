@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.training_state import load_training_state
+from illustrated.files.training_state import load_training_state
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")
@@ -95,7 +95,7 @@ def test_two_processes_equal_one_process_on_the_combined_batch(ranks):
 CLI = """
 import sys, torch
 import illustrated.training as training
-from illustrated import __main__ as cli
+from illustrated.commands import cli
 spy_dir, argv = sys.argv[1], sys.argv[2:]
 plain = training.train
 def spy(model, *args, **kwargs):
@@ -193,7 +193,7 @@ def test_init_gives_the_process_group_a_timeout(monkeypatch):
 def test_more_processes_than_training_pairs_names_the_pairs(tmp_path, monkeypatch, capsys):
     """torchrun with 2 processes on a 2-pair file (1 to train on): before, the message was
     '--grad-accum: expected at most 1 micro-batches (...), got 1'."""
-    from illustrated import __main__ as cli
+    from illustrated.commands import cli
     from illustrated import distributed
     path = tmp_path / "two.tsv"
     path.write_text("je suis\ti am\nmerci\tthanks\n", encoding="utf-8")

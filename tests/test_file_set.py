@@ -1,4 +1,4 @@
-"""A set of files is one transaction (illustrated._file_set): the shipped weights and their
+"""A set of files is one transaction (illustrated.files.file_set): the shipped weights and their
 manifest, an ONNX export's graphs, vocabularies and index. A fault (a full disk: ENOSPC) or
 Ctrl-C is injected at every write point of the set in turn (each write, fsync and rename of each
 file, the rename's aftermath, each removal of an old file); afterwards the reader sees the whole
@@ -12,7 +12,11 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import _atomic, _file_set, onnx_export, presets, shipped
+from illustrated import presets
+from illustrated.files import atomic as _atomic
+from illustrated.files import file_set as _file_set
+from illustrated.commands import onnx_export
+from illustrated.commands import shipped
 
 KINDS = ("write", "fsync", "replace", "replaced", "unlink")
 
@@ -165,7 +169,7 @@ def test_a_member_that_does_not_match_the_index_is_refused_in_one_line(folder):
                                f"or sha256: not the set it names)")
 
 
-# ---- python -m illustrated.shipped: weights and manifest
+# ---- python -m illustrated.commands.shipped: weights and manifest
 
 def shifted_training(state):
     """A ``train_corpus`` for shipped: the shipped models with their weights shifted by
@@ -249,7 +253,7 @@ def test_shipped_weights_and_manifest_change_together(tmp_path, monkeypatch, fak
             assert "already in place" in err and generation == 2
 
 
-# ---- python -m illustrated.onnx_export: graphs, vocabularies and index
+# ---- python -m illustrated.commands.onnx_export: graphs, vocabularies and index
 
 @pytest.fixture
 def quick_export(monkeypatch):

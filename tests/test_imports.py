@@ -40,8 +40,8 @@ def test_all_lists_exactly_the_eager_and_lazy_names():
 def test_the_command_line_imports_no_torch_before_main_runs():
     """`python -m illustrated --help` needs no torch; the torch import happens inside main,
     where Ctrl-C is caught."""
-    probe = ("import sys, illustrated.__main__, illustrated._interrupt, "
-             "illustrated._clash; print('torch' in sys.modules)")
+    probe = ("import sys, illustrated.commands.cli, illustrated.commands.interrupt, "
+             "illustrated.files.clash; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
                          text=True).stdout.split()
     assert out[-1] == "False"

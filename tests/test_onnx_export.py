@@ -1,4 +1,4 @@
-"""The ONNX graphs the browser runs (illustrated.onnx_export) against the PyTorch models they come
+"""The ONNX graphs the browser runs (illustrated.commands.onnx_export) against the PyTorch models they come
 from, with onnxruntime, for every shipped corpus: the same memory, attention weights of every
 layer and head (within 1e-5), next-token logits (within 1e-5, or 5e-6 of the largest logit where
 that is larger: two float32 computations of a logit near 10 differ by 1e-5, torch's own is 1e-5
@@ -15,8 +15,8 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.onnx_export import FORMAT, main, read_export
-from illustrated.shipped import SHIPPED
+from illustrated.commands.onnx_export import FORMAT, main, read_export
+from illustrated.commands.shipped import SHIPPED
 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime is pinned in requirements.txt")
 
@@ -178,10 +178,12 @@ def test_graphs_take_the_longest_sentence(sessions):
     _close("copy logits at max_len", logits, want)
 
 
-# ---- error paths of `python -m illustrated.onnx_export`: one line, exit 2 (130 for Ctrl-C),
+# ---- error paths of `python -m illustrated.commands.onnx_export`: one line, exit 2 (130 for Ctrl-C),
 # the earlier export whole (tests/test_file_set.py injects faults at every write point)
 
-from illustrated import _atomic, onnx_export  # noqa: E402
+from illustrated.files import atomic as _atomic  # noqa: E402
+
+from illustrated.commands import onnx_export
 
 
 def files_of(folder):

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import illustrated as il
-from illustrated import __main__ as cli
-from illustrated import training_state
+from illustrated.commands import cli
+from illustrated.files import training_state
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import shipped
+from illustrated.commands import shipped
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = shipped.manifest()
@@ -224,7 +224,7 @@ def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monke
     out = tmp_path / "weights"
     out.mkdir()
     (out / "post.pt").write_bytes(b"the earlier weights")
-    from illustrated import _atomic
+    from illustrated.files import atomic as _atomic
 
     def no_space(fd):
         raise OSError(28, "No space left on device")
@@ -241,7 +241,7 @@ def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monke
 def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypatch, capsys):
     """--out whose manifest.json is a link to a corpus file training reads: refused before any
     work, naming both flags (the corpus would have become the manifest)."""
-    from illustrated._clash import corpus_files
+    from illustrated.files.clash import corpus_files
     out = tmp_path / "weights"
     out.mkdir()
     corpus = corpus_files(["post"])[0][1]
@@ -257,7 +257,7 @@ def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypa
 
 def test_python_m_illustrated_shipped_refuses_a_disk_without_room_before_training(
         tmp_path, monkeypatch, capsys):
-    from illustrated import _atomic
+    from illustrated.files import atomic as _atomic
     monkeypatch.setattr(_atomic.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(
         10**9, 10**9, 0))
     monkeypatch.setattr(il.presets, "train", lambda *a, **k: pytest.fail("trained"))

@@ -7,7 +7,8 @@ import inspect
 from pathlib import Path
 
 import illustrated as il
-from illustrated import inference, schedules, training, training_state
+from illustrated import inference, schedules, training
+from illustrated.files import training_state
 
 SRC = Path(il.__file__).parent
 
@@ -30,7 +31,7 @@ def test_the_loss_and_the_accuracy_are_computed_in_one_place():
 
 def test_the_saved_state_is_written_and_checked_in_one_file():
     """The "training" field of a checkpoint, its digests and their checks: training_state.py."""
-    for name in ("training.py", "checkpoint.py", "inference.py", "schedules.py"):
+    for name in ("training.py", "files/checkpoint.py", "inference.py", "schedules.py"):
         text = (SRC / name).read_text(encoding="utf-8")
         assert "digest" not in text and "TRAINING_KEYS" not in text, name
     assert hasattr(training_state, "save_training_state")

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import illustrated as il
-from illustrated.training_state import load_training_state
+from illustrated.files.training_state import load_training_state
 from illustrated.data import collate, encode_pairs
 from illustrated.data.pairs_file import build_vocab
 

@@ -1,4 +1,4 @@
-"""The pages' model files (illustrated._safetensors, illustrated.web_export): a model written as
+"""The pages' model files (illustrated.files.safetensors, illustrated.commands.web_export): a model written as
 the page writes it loads with il.load_checkpoint and `python -m illustrated translate --model`
 with the same weights and translations; the file is safetensors as the format defines it; a
 damaged file is one line naming it; the exporter writes what site/js reads."""
@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import _safetensors, web_export
+from illustrated.files import safetensors as _safetensors
+from illustrated.commands import web_export
 
 
 @pytest.fixture(scope="module")

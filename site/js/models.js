@@ -1,5 +1,5 @@
 // What the page loads on first use, once: jax-js from _vendor/jax-js/ (site/build.mjs copies the npm
-// package; never a CDN), and the models illustrated.web_export writes into _illustrated/models/: index.json,
+// package; never a CDN), and the models illustrated.commands.web_export writes into _illustrated/models/: index.json,
 // per corpus {corpus}.json (words, sizes, train_src_len) and {corpus}.safetensors; the corpus "trained" too.
 import { FORMAT } from "./safetensors.js";
 

@@ -1,5 +1,5 @@
 // Safetensors, the file of a model trained in the page and of the shipped models (as
-// src/illustrated/_safetensors.py): 8 bytes little-endian header length, a JSON header {name:
+// src/illustrated/files/safetensors.py): 8 bytes little-endian header length, a JSON header {name:
 // {dtype: "F32", shape, data_offsets}, __metadata__: {format, config, src_vocab, tgt_vocab}
 // (JSON strings)}, then the float32 data.
 

@@ -1,4 +1,4 @@
-// A model's vocabularies, as illustrated.web_export writes them ({corpus}.json), and the turn of
+// A model's vocabularies, as illustrated.commands.web_export writes them ({corpus}.json), and the turn of
 // a sentence into source ids (Vocab.encode in src/illustrated/data/vocab.py), except that an
 // unknown word is an error naming it instead of <unk>: the toy models know only their corpus.
 import { tokenize } from "./tokenizer.js";

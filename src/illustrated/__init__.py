@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from . import _interrupt
+from .commands import interrupt as _interrupt
 
 if _interrupt.run_as_command():
     _interrupt.guard_start()
@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 
 # name -> the submodule that defines it; all of them need torch.
 _LAZY_NAMES = {
-    "load_checkpoint": "checkpoint", "save_checkpoint": "checkpoint",
+    "load_checkpoint": "files.checkpoint", "save_checkpoint": "files.checkpoint",
     "beam_search": "decoding", "greedy_decode": "decoding", "length_penalty": "decoding",
     "causal_mask": "masks", "padding_mask": "masks",
     "SETTINGS": "presets", "evaluate": "presets", "pretrained": "presets",
@@ -34,8 +34,10 @@ _LAZY_NAMES = {
     "Trace": "tracing", "trace": "tracing",
 }
 # submodules reachable as attributes (``il.presets.make_config``) before anything imported them
-_LAZY_MODULES = {"checkpoint", "decoding", "inference", "masks", "modules", "parity", "presets",
-                 "schedules", "shipped", "tracing", "training", "training_state"}
+_LAZY_MODULES = {name: name for name in ("decoding", "inference", "masks", "modules", "parity",
+                                          "presets", "schedules", "tracing", "training",
+                                          "files", "commands")}
+_LAZY_MODULES["shipped"] = "commands.shipped"
 
 __all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",
@@ -47,7 +49,7 @@ __all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverg
 def __getattr__(name: str) -> Any:
     """Import a torch-based name on first access and keep it (PEP 562)."""
     if name in _LAZY_MODULES:
-        value = import_module(f".{name}", __name__)
+        value = import_module(f".{_LAZY_MODULES[name]}", __name__)
     elif name in _LAZY_NAMES:
         value = getattr(import_module(f".{_LAZY_NAMES[name]}", __name__), name)
     else:
@@ -57,4 +59,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | _LAZY_MODULES)
+    return sorted(set(globals()) | set(__all__) | set(_LAZY_MODULES))

@@ -3,7 +3,7 @@
 The same settings serve the command line (``python -m illustrated train``), the chapters and the
 benchmarks, so that every page shows the model the README's numbers describe. The trained
 models ship as package data (``weights/{corpus}.pt`` and ``weights/manifest.json``, made by
-:mod:`illustrated.shipped`); this module reads them, checking each file's sha256 against the
+:mod:`illustrated.commands.shipped`); this module reads them, checking each file's sha256 against the
 manifest, for :func:`pretrained`.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 import torch
 
 from ._args import MAX_SEED, ArgumentTypeError, check_bool, check_int, describe
-from ._bounded import read_json
-from ._file_set import member
-from .checkpoint import load_checkpoint
+from .files.bounded import read_json
+from .files.file_set import member
+from .files.checkpoint import load_checkpoint
 from .config import TINY, TransformerConfig
 from .data import CORPORA, Vocab, load_corpus, pronoun_correct
 from .inference import exact_match, translate
@@ -100,7 +100,7 @@ def pretrained(corpus: str, *, retrain: bool = False, seed: int = 0,
     """The corpus's default model: the weights shipped with the package, or trained afresh.
 
     By default this loads the model that ``make models`` trained once and shipped inside the
-    package (``illustrated/weights``, see :mod:`illustrated.shipped`): no training, a few
+    package (``illustrated/weights``, see :mod:`illustrated.commands.shipped`): no training, a few
     milliseconds, the same weights, hence the same numbers, on every machine.
     ``retrain=True`` trains the same recipe (:data:`SETTINGS`, ``seed``) from scratch instead,
     as the book's widgets do; those weights depend on the CPU's vector instructions and
@@ -177,7 +177,7 @@ def read_manifest(path: str | os.PathLike) -> dict:
     checked: a regular JSON file of at most 1 MiB, nested at most 32 deep, of this format.
 
     The manifest is written last, after every weights file it names
-    (:mod:`illustrated._file_set`): the set it names is whole, the old one or the new one.
+    (:mod:`illustrated.files.file_set`): the set it names is whole, the old one or the new one.
 
     Raises
     ------

@@ -4,7 +4,7 @@ One step of the recipe: draw a batch of pairs (shuffled epochs), compute the los
 accuracy (one function, for one process or several, a whole batch or its micro-batches), back-
 propagate, clip the gradients, stop if anything is no longer finite, set the learning rate from
 the schedule, take Adam's step. The schedules live in :mod:`illustrated.schedules`, the saved
-state of a run in :mod:`illustrated.training_state`, the process group in
+state of a run in :mod:`illustrated.files.training_state`, the process group in
 :mod:`illustrated.distributed`, translation and exact match in :mod:`illustrated.inference`.
 
 References: post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam, Eq. 3 warm-up
@@ -28,15 +28,15 @@ from tqdm.auto import tqdm
 from . import distributed as ddp
 from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
                     describe)
-from ._atomic import check_writable
-from .checkpoint import estimate_bytes
+from .files.atomic import check_writable
+from .files.checkpoint import estimate_bytes
 from .config import TransformerConfig
 from .data import Vocab, collate, encode_pairs
 from .data.vocab import check_vocab_fits
 from .decoding import check_model
 from .modules.transformer import Transformer
 from .schedules import learning_rate
-from .training_state import (PRECISIONS, check_recipe, data_fingerprint, restore, resume_state,
+from .files.training_state import (PRECISIONS, check_recipe, data_fingerprint, restore, resume_state,
                              save_training_state)
 
 __all__ = ["MAX_SEED", "PRECISIONS", "set_seed", "pick_device", "preload_optimizer", "History",
@@ -224,7 +224,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         Adam's state, the step, the batch order, the global RNG states and the history,
         atomically (a crash mid-write leaves the previous checkpoint).
     checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0); its
-        file system must have room for one (:func:`illustrated.checkpoint.estimate_bytes`)
+        file system must have room for one (:func:`illustrated.files.checkpoint.estimate_bytes`)
         before training starts.
     resume : a checkpoint written with ``checkpoint_every``: load its weights into ``model``
         and continue its run up to ``steps``. On one process in fp32, training 20 steps equals
@@ -232,7 +232,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         data (the sha256 of each side's sentences as ids and of each vocabulary, stored in
         every checkpoint) and the recipe (lr, warmup, schedule, label_smoothing, batch_size,
         clip_grad, seed, grad_accum_steps, precision, number of processes) must be the
-        checkpoint's; each difference is refused by name (:mod:`illustrated.training_state`).
+        checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`).
 
     Returns
     -------
@@ -254,7 +254,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         that cannot be written or whose disk has too little room), a ``resume`` file that is not
         a training checkpoint of this model, data and recipe or was changed after it was written
         (the message names the file and the field; see
-        :func:`illustrated.training_state.resume_state`), vocabularies that do not fit the
+        :func:`illustrated.files.training_state.resume_state`), vocabularies that do not fit the
         model, or an empty ``pairs``. A checkpoint that cannot be written mid-run (a full disk)
         stops training with one error naming ``checkpoint_path``; the previous one is intact.
     TrainingDiverged (a ValueError)

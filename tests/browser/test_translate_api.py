@@ -17,7 +17,7 @@ import torch
 
 import illustrated as il
 from builtbook import toc_pages
-from illustrated.shipped import SHIPPED
+from illustrated.commands.shipped import SHIPPED
 
 SENTENCES = 20
 TOL = 1e-4

@@ -9,7 +9,7 @@
   1, a warm-up then cosine learning rate);
 * ``inference.json``: per shipped model, its config, test sentences as ids, the logits of the
   model on its greedy translation, and the greedy and beam (beam_size 4, top_beams 2, alpha 0.6)
-  tokens (the models themselves are the page's files, written by ``illustrated.web_export``).
+  tokens (the models themselves are the page's files, written by ``illustrated.commands.web_export``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import torch
 from torch.nn import functional as F
 
 import illustrated as il
-from illustrated import web_export
+from illustrated.commands import web_export
 from illustrated.data import Vocab, collate, load_corpus
 from illustrated.modules import Transformer
 from illustrated.schedules import learning_rate

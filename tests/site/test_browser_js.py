@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import illustrated as il
-from illustrated import web_export
+from illustrated.commands import web_export
 from illustrated.data.tokenizer import tokenize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,7 +130,7 @@ console.log(JSON.stringify(texts.map((t) => {
 
 
 def _config(corpus: str, bigrams: bool = False) -> dict:
-    """What the widgets read of {corpus}.json (illustrated.web_export), with ``src_bigrams``
+    """What the widgets read of {corpus}.json (illustrated.commands.web_export), with ``src_bigrams``
     when asked (the tests written before it existed read a config without)."""
     _, src_vocab, _ = il.pretrained(corpus)
     pairs, _, _ = il.data.load_corpus(corpus, "train")

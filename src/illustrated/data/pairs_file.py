@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .._args import check_int, check_real
-from .._bounded import describe_type
+from ..files.bounded import describe_type
 from .tokenizer import SPECIALS, normalize, special_token, tokenize, words
 from .vocab import Vocab
 

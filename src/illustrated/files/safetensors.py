@@ -7,7 +7,7 @@ fields, JSON), ``src_vocab`` and ``tgt_vocab`` (token lists, JSON). ``il.load_ch
 it (:func:`read_checkpoint_dict`, then every check it makes of a checkpoint). The reader is
 bounded and ours rather than the ``safetensors`` package: Colab has that one only through
 transformers, a fresh ``pip install`` would not, and a damaged file must give one line naming it,
-which the package's checks give anyway; see :mod:`illustrated.web_export` for the writer.
+which the package's checks give anyway; see :mod:`illustrated.commands.web_export` for the writer.
 """
 from __future__ import annotations
 

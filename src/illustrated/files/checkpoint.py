@@ -8,7 +8,7 @@ size before it reads it, and everything in it before it builds the model: a file
 checkpoint, truncated, oversized or inconsistent is one ValueError naming the file.
 
 The state of a run that ``il.train(resume=...)`` continues is stored beside the model in the same
-file, and written and checked by :mod:`illustrated.training_state`.
+file, and written and checked by :mod:`illustrated.files.training_state`.
 """
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ from typing import Any
 
 import torch
 
-from . import _safetensors
-from ._args import MAX_ELEMENTS, MAX_WEIGHTS, ArgumentTypeError, check_instance
-from ._atomic import check_writable, serialize, write_bytes
-from ._bounded import regular_file_size
-from .config import TransformerConfig
-from .data import Vocab
-from .data.vocab import check_vocab_fits
-from .modules._checks import param_count
-from .modules.transformer import Transformer
+from . import safetensors as _safetensors
+from .._args import MAX_ELEMENTS, MAX_WEIGHTS, ArgumentTypeError, check_instance
+from .atomic import check_writable, serialize, write_bytes
+from .bounded import regular_file_size
+from ..config import TransformerConfig
+from ..data import Vocab
+from ..data.vocab import check_vocab_fits
+from ..modules._checks import param_count
+from ..modules.transformer import Transformer
 
 __all__ = ["save_checkpoint", "checkpoint_bytes", "load_checkpoint", "read_checkpoint",
            "estimate_bytes", "FORMAT",
@@ -150,7 +150,7 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
     vocabs : (src_vocab, tgt_vocab).   cfg : the model's TransformerConfig (``model.cfg``).
     extra : dict or None, more fields stored beside the model (tensors, numbers, strings and
         lists only; not "format", "config", "src_vocab", "tgt_vocab" or "state_dict"):
-        :mod:`illustrated.training_state` stores the state of a run under "training".
+        :mod:`illustrated.files.training_state` stores the state of a run under "training".
         :func:`load_checkpoint` ignores them.
 
     Raises
@@ -165,7 +165,7 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
         file, if writing fails part-way (e.g. disk full); ``path`` is then unchanged.
     KeyboardInterrupt
         After Ctrl-C during the save; ``path`` is then unchanged
-        (:class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new file was in
+        (:class:`illustrated.files.atomic.InterruptedAfterWrite` if it came once the new file was in
         place: ``path`` then holds the new checkpoint, whole).
 
     References
@@ -179,7 +179,7 @@ def save_checkpoint(path: str | os.PathLike, model: Transformer, vocabs: tuple[V
 def checkpoint_bytes(model: Transformer, vocabs: tuple[Vocab, Vocab], cfg: TransformerConfig, *,
                      extra: dict | None = None) -> bytes:
     """The bytes of the checkpoint :func:`save_checkpoint` writes, made in memory and checked as
-    it checks them (for writers of several files at once, :mod:`illustrated._file_set`).
+    it checks them (for writers of several files at once, :mod:`illustrated.files.file_set`).
 
     Raises TypeError or ValueError as :func:`save_checkpoint`; KeyboardInterrupt after Ctrl-C.
     """
@@ -289,7 +289,7 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
 def read_checkpoint(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], TransformerConfig,
                                         dict]:
     """:func:`load_checkpoint`, also returning the whole dict read from the file (its extra
-    fields, e.g. a run's state for :mod:`illustrated.training_state`)."""
+    fields, e.g. a run's state for :mod:`illustrated.files.training_state`)."""
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise ArgumentTypeError(f"path: expected a file path (str or os.PathLike), "
                                 f"got {type(path).__name__}")

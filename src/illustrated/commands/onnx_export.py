@@ -1,7 +1,7 @@
 """The shipped models as ONNX graphs, for any ONNX runtime (onnxruntime, onnxruntime-web).
 
 The book's pages ran them with onnxruntime-web until they moved to one engine for translating
-and training, jax-js (illustrated.web_export, site/js/engine.js); the export stays a feature
+and training, jax-js (illustrated.commands.web_export, site/js/engine.js); the export stays a feature
 of the package, tested with onnxruntime. Each corpus gets two graphs, exported with PyTorch's exporter
 (``torch.onnx.export(dynamo=True)``) from the weights that ``il.pretrained`` loads:
 
@@ -21,7 +21,7 @@ browser runs them in JavaScript, line by line as :mod:`illustrated.decoding` doe
 The files are one set: a new graph beside an old one would translate nonsense without a word.
 Each is written under a name that holds its sha256 (``post.encoder.3f2a9c1e0b7d4a65.onnx``),
 beside the earlier set, and ``index.json``, written last, switches to the new set in one rename
-(:mod:`illustrated._file_set`); the pages read the names from it. Interrupted or failed at any
+(:mod:`illustrated.files.file_set`); the pages read the names from it. Interrupted or failed at any
 point, the folder holds the earlier set whole, or the new one; :func:`read_export` checks every
 file against the index.
 
@@ -30,7 +30,7 @@ attended to), which is how :func:`~illustrated.decoding.greedy_decode` and
 :func:`~illustrated.decoding.beam_search` call the model. tests/test_onnx_export.py checks the
 graphs against ``model.encode``/``model.decode`` with onnxruntime (within 1e-5).
 
-Usage: ``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``
+Usage: ``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``
 writes them to ``_build/site-assets/_illustrated/models/``). It needs onnx and onnxscript (the
 ``illustrated[onnx]`` extra), imported only here.
 """
@@ -51,14 +51,14 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ._atomic import InterruptedAfterWrite
-from ._bounded import read_json
-from ._clash import corpus_files, refuse_clashes
-from ._file_set import SetWriter, member
-from ._interrupt import INTERRUPTED, end_of_start, exit_with
-from .data import load_corpus, tokenize
-from .modules.transformer import Transformer
-from .presets import MANIFEST, weights_path
+from ..files.atomic import InterruptedAfterWrite
+from ..files.bounded import read_json
+from ..files.clash import corpus_files, refuse_clashes
+from ..files.file_set import SetWriter, member
+from .interrupt import INTERRUPTED, end_of_start, exit_with
+from ..data import load_corpus, tokenize
+from ..modules.transformer import Transformer
+from ..presets import MANIFEST, weights_path
 from .shipped import SHIPPED, load_shipped
 
 __all__ = ["FORMAT", "OPSET", "INDEX", "EncoderGraph", "DecoderStepGraph", "corpus_files_of",
@@ -250,7 +250,7 @@ def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
     ImportError, RuntimeError
         As :func:`corpus_files_of`.
     KeyboardInterrupt
-        After Ctrl-C; :class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new
+        After Ctrl-C; :class:`illustrated.files.atomic.InterruptedAfterWrite` if it came once the new
         index was in place (the new set is then whole).
     """
     out_dir = Path(out_dir)
@@ -305,7 +305,7 @@ def _out_dir(text: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.onnx_export --out DIR [--corpus NAME ...]``.
+    """``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...]``.
 
     Returns 0; 2 with one line for a bad ``--out`` (empty, a file, a directory that cannot be
     made or written, an index that is one of the shipped files it reads), missing onnx
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     130 with one line after Ctrl-C, which says whether the new set was in place.
     """
     end_of_start()
-    parser = argparse.ArgumentParser(prog="python -m illustrated.onnx_export",
+    parser = argparse.ArgumentParser(prog="python -m illustrated.commands.onnx_export",
                                      description="Export the shipped models to ONNX for the "
                                                  "book's pages.")
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")

@@ -4,7 +4,7 @@ The shipped weights and their ``manifest.json``, an ONNX export's graphs, vocabu
 ``index.json``: a reader that took a new graph beside an old one would translate nonsense. So
 each member is written under a name that holds its content's sha256 (``post.3f2a9c1e0b7d4a65.pt``),
 beside the old members, which nothing touches; then the index, naming every member with its
-sha256 and size, replaces the old index in one atomic rename (:mod:`illustrated._atomic`): that
+sha256 and size, replaces the old index in one atomic rename (:mod:`illustrated.files.atomic`): that
 rename is the switch from the old set to the new one. Interrupted or failed at any point before
 it, the old index still names the old files, whole, and the new files written so far are removed;
 after it, the new set is complete and the old members are removed (a member left behind by an
@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from ._atomic import InterruptedAfterWrite, check_writable, write_bytes
-from ._bounded import read_bytes, regular_file_size
+from .atomic import InterruptedAfterWrite, check_writable, write_bytes
+from .bounded import read_bytes, regular_file_size
 
 __all__ = ["SetWriter", "hashed_name", "member", "sha256_bytes"]
 
@@ -72,13 +72,13 @@ class SetWriter:
 
     def check(self, member: str, need_bytes: int) -> None:
         """Refuse, before the work that makes it, a member that could not be written
-        (:func:`illustrated._atomic.check_writable`, with room for ``need_bytes``)."""
+        (:func:`illustrated.files.atomic.check_writable`, with room for ``need_bytes``)."""
         check_writable(self.directory / member, self.name, need_bytes=need_bytes)
 
     def add(self, member: str, data: bytes) -> dict:
         """Write ``data`` as a member called ``member`` (stored under its hashed name); returns
         its index entry ``{"file", "sha256", "bytes"}``. Raises ValueError as
-        :func:`illustrated._atomic.write_bytes` (one line naming the file)."""
+        :func:`illustrated.files.atomic.write_bytes` (one line naming the file)."""
         digest = sha256_bytes(data)
         path = self.directory / hashed_name(member, digest)
         if not path.exists():  # a file of this name holds this content: it stays if we fail

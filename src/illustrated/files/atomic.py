@@ -8,7 +8,7 @@ byte for byte as it was and removes the temporary file; a failed write is one Va
 the file. A Ctrl-C that comes once the rename is done (during it, or while the directory entry
 is flushed) raises :class:`InterruptedAfterWrite`, a KeyboardInterrupt that says the new file is
 in place, so that no message claims it was not written. Several files that must agree are
-written as one transaction by :mod:`illustrated._file_set`.
+written as one transaction by :mod:`illustrated.files.file_set`.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-from ._args import ArgumentTypeError
-from ._bounded import describe_type, size_text
+from .._args import ArgumentTypeError
+from .bounded import describe_type, size_text
 
 __all__ = ["InterruptedAfterWrite", "NAME_MAX", "check_writable", "atomic_write", "write_bytes",
            "write_text", "atomic_save", "serialize"]

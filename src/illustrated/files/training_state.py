@@ -1,7 +1,7 @@
 """The saved state of a training run, written and checked in one place: what ``il.train`` stores
 in a checkpoint every ``checkpoint_every`` steps and what ``il.train(resume=...)`` reads back.
 
-A checkpoint written during training is an ordinary checkpoint (:mod:`illustrated.checkpoint`)
+A checkpoint written during training is an ordinary checkpoint (:mod:`illustrated.files.checkpoint`)
 with one more field, "training": the step, the recipe (the keywords that must stay the same),
 the sha256 of the training data (each side's sentences as ids, and each vocabulary), Adam's
 state, the shuffling generator, the batch order left in the epoch, the global RNG states and the
@@ -25,12 +25,12 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ._args import MAX_SEED, check_choice, check_int, check_real
+from .._args import MAX_SEED, check_choice, check_int, check_real
 from .checkpoint import read_checkpoint, save_checkpoint
-from .config import TransformerConfig
-from .data import Vocab
-from .modules.transformer import Transformer
-from .schedules import SCHEDULES
+from ..config import TransformerConfig
+from ..data import Vocab
+from ..modules.transformer import Transformer
+from ..schedules import SCHEDULES
 
 __all__ = ["TRAINING_KEYS", "HISTORY_KEYS", "RECIPE_KEYS", "PRECISIONS", "DATA_PARTS",
            "check_recipe", "data_fingerprint", "save_training_state", "load_training_state",

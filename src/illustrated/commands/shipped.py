@@ -3,14 +3,14 @@
 Training on a CPU with other vector instructions (AVX-512, AVX2, none) adds floating-point
 numbers in another order, so the same seed gives other weights on another machine. The book's
 numbers must not depend on the reader's CPU, so each corpus's default model is trained once,
-by ``make models`` (``python -m illustrated.shipped``), and its weights ship as package data in
+by ``make models`` (``python -m illustrated.commands.shipped``), and its weights ship as package data in
 ``weights/`` beside ``weights/manifest.json``, which records for every file the corpus, the
 settings, the seed, the torch version and CPU capability it was trained with, its metrics on the
 test split, its size and its sha256. Loading takes milliseconds and is the same everywhere.
 
 The weights and the manifest are one set: new weights are written beside the old ones under
 names that hold their sha256 (``post.3f2a9c1e0b7d4a65.pt``), and the manifest, written last,
-switches to them in one rename (:mod:`illustrated._file_set`). Interrupted or failed at any
+switches to them in one rename (:mod:`illustrated.files.file_set`). Interrupted or failed at any
 point, ``il.pretrained`` finds the old set whole, or the new one.
 
 This module makes them (:func:`make_models`); :mod:`illustrated.presets` reads them
@@ -31,16 +31,16 @@ from pathlib import Path
 
 import torch
 
-from . import __version__
-from ._atomic import InterruptedAfterWrite
-from ._clash import corpus_files, refuse_clashes
-from ._file_set import SetWriter
-from ._interrupt import INTERRUPTED, end_of_start, exit_with
-from .checkpoint import checkpoint_bytes, estimate_bytes
-from .data import load_corpus
-from .presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
+from .. import __version__
+from ..files.atomic import InterruptedAfterWrite
+from ..files.clash import corpus_files, refuse_clashes
+from ..files.file_set import SetWriter
+from .interrupt import INTERRUPTED, end_of_start, exit_with
+from ..files.checkpoint import checkpoint_bytes, estimate_bytes
+from ..data import load_corpus
+from ..presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
     read_manifest, sha256, train_corpus, weights_path
-from .presets import MANIFEST_FORMAT as FORMAT
+from ..presets import MANIFEST_FORMAT as FORMAT
 
 __all__ = ["TARGETS", "SHIPPED", "FORMAT", "MANIFEST", "meets_target", "manifest",
            "weights_path", "sha256", "load_shipped", "make_models", "main"]
@@ -80,7 +80,7 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     """Train each corpus's default model once (CPU, one thread, ``seed``), write its weights and
     the manifest into ``out_dir``; return the manifest.
 
-    The weights and the manifest are written as one set (:class:`illustrated._file_set.SetWriter`):
+    The weights and the manifest are written as one set (:class:`illustrated.files.file_set.SetWriter`):
     each model's file is written under its hashed name as soon as it is trained (after a check,
     made before training, that the disk has room for it), the manifest last; models already in
     the manifest and not retrained keep their files. Until the manifest is replaced, the earlier
@@ -94,7 +94,7 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
         For an unknown corpus, a damaged manifest already in ``out_dir``, or a file that cannot
         be written (one line naming it; the earlier set is then unchanged).
     KeyboardInterrupt
-        After Ctrl-C; :class:`illustrated._atomic.InterruptedAfterWrite` if it came once the new
+        After Ctrl-C; :class:`illustrated.files.atomic.InterruptedAfterWrite` if it came once the new
         manifest was in place (the new set is then whole).
     """
     for corpus in corpora:
@@ -139,13 +139,13 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.shipped [--corpora ...] [--out DIR]``: the command behind
+    """``python -m illustrated.commands.shipped [--corpora ...] [--out DIR]``: the command behind
     ``make models``. Returns 0; 2 with one line on an error (a full disk included, or an
     ``--out`` whose manifest is one of the corpus files); 130 with one line after Ctrl-C, which
     says whether the new set was in place. The weights and manifest change together or not
     at all."""
     end_of_start()
-    parser = argparse.ArgumentParser(prog="python -m illustrated.shipped",
+    parser = argparse.ArgumentParser(prog="python -m illustrated.commands.shipped",
                                      description="Train the book's shipped models and write "
                                                  "their weights and manifest.")
     parser.add_argument("--corpora", nargs="+", default=list(SHIPPED), choices=SHIPPED)

@@ -1,10 +1,10 @@
 """The models as the book's pages read and write them: one safetensors file, config inside.
 
 A model trained in the page (site/js/train.js) downloads as ``{corpus}.safetensors``
-(:mod:`illustrated._safetensors`, which ``il.load_checkpoint`` reads); the shipped models are
+(:mod:`illustrated.files.safetensors`, which ``il.load_checkpoint`` reads); the shipped models are
 exported in the same form for the page's engine (jax-js, site/js/engine.js).
 
-``python -m illustrated.web_export --out DIR`` writes, per shipped corpus,
+``python -m illustrated.commands.web_export --out DIR`` writes, per shipped corpus,
 ``{corpus}.safetensors`` and ``{corpus}.train.json`` (the corpus as ids, its vocabularies and
 its ``presets.SETTINGS``, for training in the page), ``{corpus}.json`` (vocabularies and sizes,
 read before the runtime loads) and ``index.json`` listing them.
@@ -19,14 +19,14 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from ._atomic import InterruptedAfterWrite, write_bytes
-from ._clash import corpus_files, refuse_clashes
-from ._file_set import SetWriter
-from ._interrupt import INTERRUPTED, end_of_start, exit_with
-from ._safetensors import FORMAT, to_bytes
-from .data import load_corpus, tokenize
-from .presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
-from .training import train
+from ..files.atomic import InterruptedAfterWrite, write_bytes
+from ..files.clash import corpus_files, refuse_clashes
+from ..files.file_set import SetWriter
+from .interrupt import INTERRUPTED, end_of_start, exit_with
+from ..files.safetensors import FORMAT, to_bytes
+from ..data import load_corpus, tokenize
+from ..presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
+from ..training import train
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
 
@@ -80,11 +80,11 @@ def _owned(name: str) -> bool:
 def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
     {corpus}.train.json into ``out_dir`` as one set, ``index.json`` last
-    (:class:`illustrated._file_set.SetWriter`: the files under hashed names, the index naming
+    (:class:`illustrated.files.file_set.SetWriter`: the files under hashed names, the index naming
     each with its sha256 and size, so that a page never reads a new model beside an old
     vocabulary); return the index. Raises ValueError naming a file that cannot be written (the
     earlier set is then whole); KeyboardInterrupt after Ctrl-C
-    (:class:`illustrated._atomic.InterruptedAfterWrite` once the new index was in place)."""
+    (:class:`illustrated.files.atomic.InterruptedAfterWrite` once the new index was in place)."""
     out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
     out_dir.mkdir(parents=True, exist_ok=True)
     with SetWriter(out_dir, "index.json", owned=_owned, name="--out") as writer:
@@ -105,11 +105,11 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.web_export --out DIR``: 0; 2 with one line for an error (an
+    """``python -m illustrated.commands.web_export --out DIR``: 0; 2 with one line for an error (an
     index that would replace one of the files it reads among them); 130 with one line after
     Ctrl-C, saying whether the new set was in place."""
     end_of_start()
-    parser = argparse.ArgumentParser(prog="python -m illustrated.web_export",
+    parser = argparse.ArgumentParser(prog="python -m illustrated.commands.web_export",
                                      description="The shipped models for the book's pages.")
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
     args = parser.parse_args(argv)
