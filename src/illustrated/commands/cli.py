@@ -16,7 +16,7 @@ import sys
 import time
 import warnings
 
-from .interrupt import INTERRUPTED, end_of_start, exit_with
+from .interrupt import INTERRUPTED, end_of_start
 
 __all__ = ["main", "build_parser"]
 
