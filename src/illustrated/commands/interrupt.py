@@ -1,12 +1,12 @@
 """Ctrl-C while a command starts: one line and exit code 130, never a traceback from an import.
 
 ``python -m illustrated ...`` (and ``illustrated.commands.shipped``,
-``illustrated.commands.onnx_export``) imports the package, NumPy and torch before its ``main``
-can catch anything. While the package is imported as a command, a Ctrl-C prints ``interrupted`` and exits 130 at once (nothing is being
-written yet); each command's ``main`` hands Ctrl-C back to Python's own handler (a
-KeyboardInterrupt it catches) as its first step, and :func:`exit_with` ends the process: once
-``main`` has returned the work is done, and a Ctrl-C during the interpreter's shutdown changes
-nothing.
+``illustrated.commands.onnx_export``) imports the package, NumPy and torch before its ``main`` can
+catch anything. While the package is imported as a command, a Ctrl-C prints ``interrupted`` and
+exits 130 at once (nothing is being written yet); each command's ``main`` hands Ctrl-C back to
+Python's own handler (a KeyboardInterrupt it catches) as its first step, and :func:`exit_with` ends
+the process: once ``main`` has returned the work is done, and a Ctrl-C during the interpreter's
+shutdown changes nothing.
 """
 from __future__ import annotations
 
