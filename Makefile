@@ -44,7 +44,8 @@ $(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illust
 site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 
 test: setup
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/python tools/check_conventions.py
 	$(BIN)/python -m pytest -q tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets

@@ -27,19 +27,19 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "mutation.json"
 #: The tests each area's mutants run against (-x: the first failure kills).
 AREAS = {
-    "modules": ["tests/modules", "tests/test_decoding.py", "tests/test_beam_exhaustive.py",
-                "tests/test_padding_equivalence.py", "tests/reference/test_encoder.py",
+    "modules": ["tests/modules", "tests/test_decoding.py", "tests/test_beam_length_penalty.py",
+                "tests/test_padding.py", "tests/reference/test_encoder.py",
                 "tests/reference/test_decoder.py"],
-    "training": ["tests/test_schedules.py", "tests/test_training_resume_accum.py",
-                 "tests/test_resume_fingerprint.py", "tests/test_training.py",
-                 "tests/test_bad_input.py", "tests/test_cli_pairs.py"],
-    "checkpoint": ["tests/test_checkpoint_faults.py", "tests/test_shipped.py",
-                   "tests/test_resume_fingerprint.py", "tests/test_cli_faults.py"],
-    "atomic": ["tests/test_atomic.py", "tests/test_bounded.py", "tests/test_file_set.py",
-               "tests/test_checkpoint_faults.py", "tests/test_cli_faults.py"],
-    "onnx": ["tests/test_onnx_export.py"],
-    "data": ["tests/data", "tests/test_pairs_file.py", "tests/test_cli_pairs.py"],
-    "tracing": ["tests/test_trace.py", "tests/test_trace_probs.py"],
+    "training": ["tests/test_schedules.py", "tests/test_training_options.py",
+                 "tests/files/test_training_state.py", "tests/test_training.py",
+                 "tests/test_api_arguments.py", "tests/commands/test_train_pairs.py"],
+    "checkpoint": ["tests/files/test_checkpoint.py", "tests/commands/test_shipped.py",
+                   "tests/files/test_training_state.py", "tests/commands/test_cli.py"],
+    "atomic": ["tests/files/test_atomic.py", "tests/files/test_bounded.py", "tests/files/test_file_set.py",
+               "tests/files/test_checkpoint.py", "tests/commands/test_cli.py"],
+    "onnx": ["tests/commands/test_onnx_export.py"],
+    "data": ["tests/data", "tests/data/test_pairs_file.py", "tests/commands/test_train_pairs.py"],
+    "tracing": ["tests/test_tracing.py", "tests/test_tracing_probabilities.py"],
 }
 
 # (name, file under src/illustrated, original text, mutated text); each original occurs once.

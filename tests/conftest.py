@@ -1,4 +1,4 @@
-"""Shared fixtures: float64, seeded, two threads."""
+"""Shared fixtures: float64, seeded, two threads; a training run killed at a given step."""
 import pytest
 import torch
 
@@ -13,3 +13,20 @@ def float64():
     torch.manual_seed(0)
     yield
     torch.set_default_dtype(old)
+
+
+class RunKilled(Exception):
+    """Stands for a training run killed mid-way (a crash, kill -9)."""
+
+
+@pytest.fixture(scope="session")
+def kill_at():
+    """``kill_at(step)``: a training callback that ends the run at ``step`` by raising
+    ``kill_at.error`` (RunKilled), as a crash would, after that step's checkpoint if any."""
+    def make(step):
+        def callback(done, _history):
+            if done == step:
+                raise RunKilled
+        return callback
+    make.error = RunKilled
+    return make

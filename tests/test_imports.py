@@ -45,3 +45,13 @@ def test_the_command_line_imports_no_torch_before_main_runs():
     out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
                          text=True).stdout.split()
     assert out[-1] == "False"
+
+
+def test_each_file_holds_what_its_name_says():
+    assert il.translate is il.inference.translate and il.exact_match is il.inference.exact_match
+    assert il.train is il.training.train and il.set_seed is il.training.set_seed
+    assert il.pick_device is il.training.pick_device and il.History is il.training.History
+    assert il.schedules.learning_rate(1, 1.0, 0) == 1.0
+    # the helper that collided with the il.reference package has a name of its own
+    assert not hasattr(il.training, "reference") and not hasattr(il.inference, "reference")
+    assert il.inference.expected_translation("Je  SUIS.") == "je suis."

@@ -14,13 +14,7 @@ ENCODER = ["Self-Attention", "Feed Forward"]
 DECODER = ["Self-Attention", "Encoder-Decoder Attention", "Feed Forward"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """The models are tiny: one thread is much faster than several on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 WIDTHS = (kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN)

@@ -14,13 +14,7 @@ from illustrated.presets import make_config
 SENTENCE, TARGET = "je suis étudiant", "i am a student"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """The models are tiny: one thread is much faster than several on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

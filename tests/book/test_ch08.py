@@ -11,13 +11,7 @@ from illustrated.book import ch08, kit
 STEPS = [0, 5, 100]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """The models are tiny: one thread is much faster than several on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

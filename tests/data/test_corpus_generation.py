@@ -1,11 +1,8 @@
 """The shipped corpus files are exactly what the seeded generator writes."""
-import ast
 from importlib import resources
-from pathlib import Path
 
 import pytest
 
-import illustrated.data
 from illustrated.data import CORPORA
 from illustrated.data.generate import generate_corpus, main
 
@@ -33,15 +30,3 @@ def test_generate_unknown_name():
     with pytest.raises(ValueError, match=r"^name: got 'nope', expected one of"):
         generate_corpus("nope")
 
-
-@pytest.mark.parametrize("module", ["tokenizer", "vocab", "corpora", "generate", "fr_en_grammar",
-                                    "coreference_grammar", "__init__"])
-def test_torch_free_modules_do_not_import_torch(module):
-    source = Path(illustrated.data.__file__).with_name(f"{module}.py").read_text(encoding="utf-8")
-    imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0:
-            imported.add(node.module.split(".")[0])
-    assert "torch" not in imported and "numpy" not in imported

@@ -27,7 +27,7 @@ file against the index.
 
 The graphs take one unpadded source sentence (no source mask is needed: every position may be
 attended to), which is how :func:`~illustrated.decoding.greedy_decode` and
-:func:`~illustrated.decoding.beam_search` call the model. tests/test_onnx_export.py checks the
+:func:`~illustrated.decoding.beam_search` call the model. tests/commands/test_onnx_export.py checks the
 graphs against ``model.encode``/``model.decode`` with onnxruntime (within 1e-5).
 
 Usage: ``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``

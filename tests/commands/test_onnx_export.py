@@ -179,7 +179,7 @@ def test_graphs_take_the_longest_sentence(sessions):
 
 
 # ---- error paths of `python -m illustrated.commands.onnx_export`: one line, exit 2 (130 for Ctrl-C),
-# the earlier export whole (tests/test_file_set.py injects faults at every write point)
+# the earlier export whole (tests/files/test_file_set.py injects faults at every write point)
 
 from illustrated.commands import onnx_export  # noqa: E402
 from illustrated.files import atomic as _atomic  # noqa: E402

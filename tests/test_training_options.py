@@ -114,24 +114,13 @@ def test_bf16_autocast_trains_float32_weights_close_to_fp32():
     assert low.loss[-1] < 0.6 * low.loss[0]
 
 
-class Stop(Exception):
-    """Stands for a run killed mid-way."""
-
-
-def stop_at(step):
-    def callback(done, _history):
-        if done == step:
-            raise Stop
-    return callback
-
-
-def test_a_run_stopped_after_a_checkpoint_and_resumed_equals_the_run_straight(tmp_path):
+def test_a_run_stopped_after_a_checkpoint_and_resumed_equals_the_run_straight(tmp_path, kill_at):
     recipe = {"steps": 16, "schedule": "cosine", "label_smoothing": 0.1, "seed": 3}  # dropout 0.1
     straight = fresh()
     history = run(straight, **recipe)
     path = tmp_path / "run.pt"
-    with pytest.raises(Stop):  # killed at step 10: the checkpoint of step 8 is what is left
-        run(fresh(), **recipe, checkpoint_every=4, checkpoint_path=path, callback=stop_at(10))
+    with pytest.raises(kill_at.error):  # killed at step 10: the checkpoint of step 8 is what is left
+        run(fresh(), **recipe, checkpoint_every=4, checkpoint_path=path, callback=kill_at(10))
     _, _, _, state = load_training_state(path)
     assert state["step"] == 8 and len(state["history"]["loss"]) == 8
     assert 0 < len(state["order"]) < 12  # mid-epoch: the batch order carries over

@@ -18,7 +18,7 @@ import torch
 import illustrated as il
 from illustrated.commands import shipped
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = shipped.manifest()
 
 

@@ -37,17 +37,6 @@ def fresh(seed=0):
                                           tgt_vocab_size=len(TGT), dropout=0.1))
 
 
-class Stop(Exception):
-    """Stands for a run killed mid-way."""
-
-
-def stop_at(step):
-    def callback(done, _history):
-        if done == step:
-            raise Stop
-    return callback
-
-
 @pytest.fixture(scope="module")
 def straight():
     model = fresh()
@@ -56,12 +45,12 @@ def straight():
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+def saved(tmp_path_factory, kill_at):
     """A run killed at step 7 whose checkpoint of step 6 is left (mid-epoch)."""
     path = tmp_path_factory.mktemp("resume") / "run.pt"
-    with pytest.raises(Stop):
+    with pytest.raises(kill_at.error):
         il.train(fresh(), PAIRS, SRC, TGT, **RECIPE, checkpoint_every=3, checkpoint_path=path,
-                 callback=stop_at(7))
+                 callback=kill_at(7))
     return path
 
 
