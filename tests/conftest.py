@@ -1,4 +1,5 @@
-"""Shared fixtures: float64, seeded, two threads; a training run killed at a given step."""
+"""Shared fixtures: float64, seeded, two threads (one for tiny models); a training run killed at
+a given step."""
 import pytest
 import torch
 
@@ -30,3 +31,12 @@ def kill_at():
         return callback
     make.error = RunKilled
     return make
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """The models are tiny: one thread is much faster than several on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

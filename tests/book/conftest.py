@@ -3,7 +3,6 @@ desktop column and in a phone's."""
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
-import torch
 from matplotlib.text import Text
 
 from illustrated.book.kit import DESKTOP_WIDTH_IN, MIN_FONT_PT, PHONE_WIDTH_IN
@@ -64,12 +63,3 @@ def legible():
 def width(request):
     """Each test that takes it runs for the desktop column and for a phone's."""
     return request.param
-
-
-@pytest.fixture(scope="module")
-def one_thread():
-    """The models are tiny: one thread is much faster than several on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)

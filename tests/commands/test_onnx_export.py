@@ -25,14 +25,7 @@ TOL = 1e-5
 LOGIT_RTOL = 5e-6
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """The Python side on one thread: these tiny models run 10x slower on two threads of a
-    2-core machine that also runs the browser (measured), and the numbers do not change."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="session")

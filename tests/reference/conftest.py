@@ -67,13 +67,22 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
+def torch_layer(cls, d_model: int, n_heads: int, d_ff: int, norm_first: bool,
+                seed: int = 0) -> torch.nn.Module:
+    """A float64 ``nn.TransformerEncoderLayer``/``DecoderLayer`` (``cls``) with random weights."""
+    layer = cls(d_model, n_heads, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first,
+                dtype=torch.float64)
+    return randomize_(layer, seed)
+
+
 @pytest.fixture
 def from_torch() -> SimpleNamespace:
     """The torch -> reference converters above, as a fixture so any import mode finds them.
 
     ``from_torch.mha(module, prefix="")``, ``from_torch.encoder(layer)``,
     ``from_torch.decoder(layer)``, ``from_torch.randomize_(module, seed)``,
-    ``from_torch.to_numpy(tensor)``.
+    ``from_torch.to_numpy(tensor)``, ``from_torch.layer(cls, d_model, n_heads, d_ff, norm_first,
+    seed=0)``.
     """
     return SimpleNamespace(mha=mha_params, encoder=encoder_params, decoder=decoder_params,
-                           randomize_=randomize_, to_numpy=to_numpy)
+                           randomize_=randomize_, to_numpy=to_numpy, layer=torch_layer)

@@ -12,10 +12,7 @@ D_MODEL, N_HEADS, D_FF = 8, 4, 12
 
 
 def _torch_layer(from_torch, norm_first, seed=0):
-    layer = torch.nn.TransformerDecoderLayer(D_MODEL, N_HEADS, D_FF, dropout=0.0,
-                                             batch_first=True, norm_first=norm_first,
-                                             dtype=torch.float64)
-    return from_torch.randomize_(layer, seed)
+    return from_torch.layer(torch.nn.TransformerDecoderLayer, D_MODEL, N_HEADS, D_FF, norm_first, seed)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
