@@ -156,25 +156,10 @@ def decoder_layer(x: object, memory: object, params: Mapping[str, object], n_hea
 
 
 def init_decoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, np.ndarray]:
-    """Randomly initialized weights for :func:`decoder_layer`, as in an untrained model.
-
-    Glorot-uniform matrices, zero biases, layer norms the identity (gamma ones, beta zeros).
-
-    Parameters
-    ----------
-    d_model, d_ff: 512 and 2048 in the paper; seed: of the NumPy random generator.
-    Returns
-    -------
-    One array per key of :data:`DECODER_PARAM_KEYS`.
-    Shapes
-    ------
-    As in :func:`decoder_layer`.
-    Raises
-    ------
-    ValueError if ``d_model`` or ``d_ff`` is not a positive integer.
-    References
-    ----------
-    Post "Recap Of Training" ("the model's parameters (weights) are all initialized randomly").
+    """Randomly initialized weights for :func:`decoder_layer`, as in an untrained model: drawn
+    as :func:`init_encoder_params` draws them (same parameters, shapes, errors and source), with
+    a second attention (``cross_``) and a third layer norm; one array per key of
+    :data:`DECODER_PARAM_KEYS`.
     """
     d_model = check_positive_int("d_model", d_model)
     d_ff = check_positive_int("d_ff", d_ff)

@@ -105,10 +105,11 @@ def kl_divergence(target: object, predicted: object) -> np.ndarray:
     One divergence per distribution (a scalar for 1-D inputs), in nats.
     Shapes
     ------
-    target, predicted (..., vocab); returns (...).
+    As :func:`cross_entropy`: (..., vocab) in, (...) out.
     Raises
     ------
-    ValueError if the shapes differ or an entry is negative, NaN or infinite.
+    ValueError as :func:`cross_entropy` does (shapes that differ, an entry negative or not
+    finite).
     References
     ----------
     Post "The Loss Function" (KL divergence); the paper (§5.4) names no loss beyond label
