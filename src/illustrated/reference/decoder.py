@@ -156,10 +156,24 @@ def decoder_layer(x: object, memory: object, params: Mapping[str, object], n_hea
 
 
 def init_decoder_params(d_model: int, d_ff: int, *, seed: int = 0) -> dict[str, np.ndarray]:
-    """Randomly initialized weights for :func:`decoder_layer`, as in an untrained model: drawn
-    as :func:`init_encoder_params` draws them (same parameters, shapes, errors and source), with
-    a second attention (``cross_``) and a third layer norm; one array per key of
-    :data:`DECODER_PARAM_KEYS`.
+    """Randomly initialized weights for :func:`decoder_layer`, as in an untrained model.
+
+    Parameters
+    ----------
+    As :func:`init_encoder_params`, drawn the same way.
+    Returns
+    -------
+    One array per key of :data:`DECODER_PARAM_KEYS`: a second attention (``cross_``) and a third
+    layer norm beside the encoder layer's.
+    Shapes
+    ------
+    As in :func:`decoder_layer`.
+    Raises
+    ------
+    As :func:`init_encoder_params`.
+    References
+    ----------
+    Post "Recap Of Training"; paper §3.1 (the decoder layer's third sub-layer).
     """
     d_model = check_positive_int("d_model", d_model)
     d_ff = check_positive_int("d_ff", d_ff)
