@@ -26,40 +26,10 @@ from .data import Vocab, encode_sentence
 from .data.vocab import check_vocab_fits
 from .decoding import EvalMode, greedy_decode, prepare_source, token_ids
 from .modules.transformer import Transformer
+from .reference import AttentionResult
 
-__all__ = ["to_numpy", "AttentionTrace", "SublayerTrace", "EncoderLayerTrace",
+__all__ = ["to_numpy", "SublayerTrace", "EncoderLayerTrace",
            "DecoderLayerTrace", "Trace", "trace"]
-
-
-@dataclass(frozen=True)
-class AttentionTrace:
-    """One multi-head attention sub-layer of one sentence (batch of one), every step of the post.
-
-    Shapes: ``q`` (n_heads, seq_q, d_k); ``k``, ``v`` (n_heads, seq_k, d_k); ``scores``,
-    ``scaled``, ``weights`` (n_heads, seq_q, seq_k); ``z`` (n_heads, seq_q, d_k); ``concat``,
-    ``output`` (seq_q, d_model); ``mask`` bool (seq_q, seq_k), True = may attend.
-    """
-
-    q: np.ndarray
-    """Queries of every head: ``query_input @ W_Q + b_Q`` split into heads."""
-    k: np.ndarray
-    """Keys of every head."""
-    v: np.ndarray
-    """Values of every head."""
-    scores: np.ndarray
-    """``q @ k^T`` (post step 2), masked entries included."""
-    scaled: np.ndarray
-    """``scores / sqrt(d_k)`` (step 3), ``-inf`` where the mask forbids."""
-    weights: np.ndarray
-    """The module's own softmax weights (step 4), as ``return_attention=True`` gives them."""
-    z: np.ndarray
-    """``weights @ v`` of every head (steps 5-6)."""
-    concat: np.ndarray
-    """The heads' z side by side."""
-    output: np.ndarray
-    """The module's output, ``concat @ W_O + b_O``."""
-    mask: np.ndarray
-    """Which keys each query may attend to."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +57,7 @@ class SublayerTrace:
 class EncoderLayerTrace:
     """One encoder layer: self-attention, then the feed-forward network, each with Add & Norm."""
 
-    self_attn: AttentionTrace
+    self_attn: AttentionResult
     """Its self-attention (seq_q = seq_k = src_len)."""
     attn_block: SublayerTrace
     """Add & Norm around the self-attention."""
@@ -111,10 +81,10 @@ class EncoderLayerTrace:
 class DecoderLayerTrace:
     """One decoder layer: masked self-attention, encoder-decoder attention, feed-forward."""
 
-    self_attn: AttentionTrace
+    self_attn: AttentionResult
     """Masked self-attention (tgt_len x tgt_len)."""
     self_block: SublayerTrace
-    cross_attn: AttentionTrace
+    cross_attn: AttentionResult
     """Encoder-decoder attention: queries from the decoder, keys and values from the memory
     (tgt_len x src_len)."""
     cross_block: SublayerTrace
@@ -246,7 +216,7 @@ def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> 
     return calls
 
 
-def _attention(calls: dict, name: str, mha: torch.nn.Module) -> AttentionTrace:
+def _attention(calls: dict, name: str, mha: torch.nn.Module) -> AttentionResult:
     """The attention sub-layer ``name`` from its hooked call and those of W_Q, W_K, W_V, W_O."""
     args, (out, weights) = calls[name]  # (1, seq_q, d_model), (1, n_heads, seq_q, seq_k)
     q, k, v = (mha.split_heads(calls[f"{name}.w_{x}"][1]) for x in "qkv")  # (1, n_heads, seq, d_k)
@@ -254,7 +224,7 @@ def _attention(calls: dict, name: str, mha: torch.nn.Module) -> AttentionTrace:
     scores = q @ k.transpose(-2, -1)  # (1, n_heads, seq_q, seq_k): step 2, returned by no module
     mask = args["mask"].expand(scores.shape)[0, 0]  # (seq_q, seq_k)
     scaled = (scores / math.sqrt(mha.d_k)).masked_fill(~mask, float("-inf"))
-    return AttentionTrace(*map(_np, (q, k, v, scores, scaled, weights, mha.split_heads(concat),
+    return AttentionResult(*map(_np, (q, k, v, scores, scaled, weights, mha.split_heads(concat),
                                      concat, out)), mask.cpu().numpy().copy())
 
 

@@ -15,12 +15,12 @@ from .examples import (THINKING_MACHINES_SCALE, THINKING_MACHINES_WORDS, WorkedE
 from .feed_forward import feed_forward, relu
 from .loss import (cross_entropy, cross_entropy_from_logits, kl_divergence, one_hot,
                    smooth_labels)
-from .multi_head import MultiHeadResult, merge_heads, multi_head_attention, split_heads
+from .multi_head import merge_heads, multi_head_attention, split_heads
 from .output import OutputResult, final_linear_softmax
 from .positional import (LAYOUTS, positional_encoding, positional_frequencies,
                          relative_position_matrix)
 from .residual import LayerNormSteps, add_and_norm, layer_norm, layer_norm_steps
-from .self_attention import SelfAttentionResult, scaled_dot_product_attention, self_attention
+from .self_attention import AttentionResult, scaled_dot_product_attention, self_attention
 from .softmax import log_softmax, softmax
 
 __all__ = [
@@ -29,11 +29,11 @@ __all__ = [
     # embeddings
     "embed",
     # self-attention
-    "SelfAttentionResult", "self_attention", "scaled_dot_product_attention",
+    "AttentionResult", "self_attention", "scaled_dot_product_attention",
     "WorkedExample", "thinking_machines_example", "THINKING_MACHINES_SCALE",
     "THINKING_MACHINES_WORDS",
     # multi-head attention
-    "MultiHeadResult", "multi_head_attention", "split_heads", "merge_heads",
+    "multi_head_attention", "split_heads", "merge_heads",
     # positional encoding
     "LAYOUTS", "positional_encoding", "positional_frequencies", "relative_position_matrix",
     # residuals

@@ -17,7 +17,8 @@ from ._params import (attention_shapes, attention_weights, ffn_and_norm_shapes,
                       init_attention, init_ffn_and_norms)
 from ._checks import finite_result
 from .feed_forward import feed_forward
-from .multi_head import MultiHeadResult, multi_head_attention
+from .multi_head import multi_head_attention
+from .self_attention import AttentionResult
 from .residual import add_and_norm, layer_norm
 
 __all__ = ["DECODER_PARAM_KEYS", "DecoderLayerResult", "causal_mask", "decoder_layer",
@@ -35,11 +36,11 @@ DECODER_PARAM_KEYS = (
 class DecoderLayerResult(NamedTuple):
     """What one decoder computes, sub-layer by sub-layer."""
 
-    self_attention: MultiHeadResult
+    self_attention: AttentionResult
     """The masked self-attention's steps (queries, keys and values from the decoder)."""
     z_self: np.ndarray
     """After masked self-attention and its add & norm, shape (..., tgt_len, d_model)."""
-    cross_attention: MultiHeadResult
+    cross_attention: AttentionResult
     """The encoder-decoder attention's steps (keys and values from the encoder's output)."""
     z_cross: np.ndarray
     """After encoder-decoder attention and its add & norm, shape (..., tgt_len, d_model)."""

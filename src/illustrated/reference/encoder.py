@@ -17,7 +17,8 @@ from ._params import (attention_shapes, attention_weights, ffn_and_norm_shapes,
                       init_attention, init_ffn_and_norms)
 from ._checks import finite_result
 from .feed_forward import feed_forward
-from .multi_head import MultiHeadResult, multi_head_attention
+from .multi_head import multi_head_attention
+from .self_attention import AttentionResult
 from .residual import add_and_norm, layer_norm
 
 __all__ = ["ENCODER_PARAM_KEYS", "EncoderLayerResult", "encoder_layer", "init_encoder_params"]
@@ -33,7 +34,7 @@ ENCODER_PARAM_KEYS = (
 class EncoderLayerResult(NamedTuple):
     """What one encoder computes, in the order the post draws it."""
 
-    attention: MultiHeadResult
+    attention: AttentionResult
     """The self-attention layer's steps; ``attention.output`` is its Z before add & norm."""
     z: np.ndarray
     """After self-attention and its add & norm, shape (..., seq, d_model)."""
@@ -60,7 +61,7 @@ def encoder_layer(x: object, params: Mapping[str, object], n_heads: int, mask: o
     (batch, 1, 1, seq); eps: layer norm's epsilon.
     Returns
     -------
-    EncoderLayerResult(attention (a MultiHeadResult), z, ffn, output).
+    EncoderLayerResult(attention (an AttentionResult), z, ffn, output).
     Shapes
     ------
     x (..., seq, d_model); W_Q, W_K, W_V, W_O (d_model, d_model); W_1 (d_model, d_ff); b_1 (d_ff,);

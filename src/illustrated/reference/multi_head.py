@@ -5,35 +5,14 @@ Each head has its own slice of the projections: head ``h`` uses columns ``h*d_k:
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from ._checks import (as_float_array, check_bias, check_mask, check_matrix, check_min_ndim,
                       check_n_heads)
 from ._checks import finite_result
-from .self_attention import scaled_dot_product_attention
+from .self_attention import AttentionResult, attend
 
-__all__ = ["MultiHeadResult", "merge_heads", "multi_head_attention", "split_heads"]
-
-
-class MultiHeadResult(NamedTuple):
-    """Every matrix of the post's multi-headed attention recap figure."""
-
-    q: np.ndarray
-    """Queries of each head, shape (..., n_heads, seq_q, d_k)."""
-    k: np.ndarray
-    """Keys of each head, shape (..., n_heads, seq_k, d_k)."""
-    v: np.ndarray
-    """Values of each head, shape (..., n_heads, seq_k, d_k)."""
-    weights: np.ndarray
-    """Attention weights of each head, shape (..., n_heads, seq_q, seq_k)."""
-    z: np.ndarray
-    """The Z matrix of each head, shape (..., n_heads, seq_q, d_k)."""
-    concat: np.ndarray
-    """The heads' Z matrices concatenated, shape (..., seq_q, d_model)."""
-    output: np.ndarray
-    """``concat @ W_O + b_O``, shape (..., seq_q, d_model)."""
+__all__ = ["merge_heads", "multi_head_attention", "split_heads"]
 
 
 def split_heads(x: object, n_heads: int) -> np.ndarray:
@@ -126,7 +105,7 @@ def _weight(name: str, W: object, d_model: int) -> np.ndarray:
 def multi_head_attention(query: object, key: object, value: object, W_Q: object, W_K: object,
                          W_V: object, W_O: object, n_heads: int, *, b_Q: object = None,
                          b_K: object = None, b_V: object = None, b_O: object = None,
-                         mask: object = None) -> MultiHeadResult:
+                         mask: object = None) -> AttentionResult:
     """Multi-headed attention: do the self-attention calculation once per head, concat, times W_O.
 
     ``Concat(head_1, ..., head_h) W_O`` with ``head_i = Attention(query W_Q^i, key W_K^i,
@@ -141,7 +120,7 @@ def multi_head_attention(query: object, key: object, value: object, W_Q: object,
     (batch, 1, 1, seq_k) padding.
     Returns
     -------
-    MultiHeadResult(q, k, v, weights, z per head, concat, output).
+    AttentionResult(q, k, v, scores, scaled, weights, z per head, concat, output, mask).
     Shapes
     ------
     query (..., seq_q, d_model); key, value (..., seq_k, d_model); W_* (d_model, d_model);
@@ -169,7 +148,7 @@ def multi_head_attention(query: object, key: object, value: object, W_Q: object,
     q = split_heads(query @ W_Q + b_Q, n_heads)  # (..., n_heads, seq_q, d_k)
     k = split_heads(key @ W_K + b_K, n_heads)  # (..., n_heads, seq_k, d_k)
     v = split_heads(value @ W_V + b_V, n_heads)  # (..., n_heads, seq_k, d_k)
-    z, weights = scaled_dot_product_attention(q, k, v, mask)  # (..., n_heads, seq_q, d_k)
-    concat = merge_heads(z)  # (..., seq_q, d_model)
+    heads = attend(q, k, v, mask, 1.0 / np.sqrt(q.shape[-1]))  # steps 2-6 of every head
+    concat = merge_heads(heads.z)  # (..., seq_q, d_model)
     output = concat @ W_O + b_O  # (..., seq_q, d_model)
-    return MultiHeadResult(q, k, v, weights, z, concat, output)
+    return heads._replace(concat=concat, output=output)

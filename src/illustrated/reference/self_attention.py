@@ -13,26 +13,39 @@ import numpy as np
 from ._checks import as_float_array, check_mask, check_matrix, check_min_ndim, finite_result
 from .softmax import softmax
 
-__all__ = ["SelfAttentionResult", "scaled_dot_product_attention", "self_attention"]
+__all__ = ["AttentionResult", "scaled_dot_product_attention", "self_attention"]
 
 
-class SelfAttentionResult(NamedTuple):
-    """Every step of the post's self-attention calculation, so each can be shown on its own."""
+class AttentionResult(NamedTuple):
+    """Every step of one attention as the post tells it: the one record of an attention that the
+    NumPy reference returns, :func:`illustrated.trace` fills from the model and the book draws.
+
+    For one head (:func:`self_attention`) the arrays are (seq_q, ·); for every head at once
+    (:func:`~illustrated.reference.multi_head_attention`, ``il.trace``) they carry the heads
+    first, (..., n_heads, seq_q, ·), and ``concat`` and ``output`` are filled in.
+    """
 
     q: np.ndarray
-    """Step 1, queries ``X @ W_Q``, shape (seq, d_k)."""
+    """Step 1, queries ``X @ W_Q``, (seq_q, d_k) per head."""
     k: np.ndarray
-    """Step 1, keys ``X @ W_K``, shape (seq, d_k)."""
+    """Step 1, keys ``X @ W_K``, (seq_k, d_k) per head."""
     v: np.ndarray
-    """Step 1, values ``X @ W_V``, shape (seq, d_v)."""
+    """Step 1, values ``X @ W_V``, (seq_k, d_v) per head."""
     scores: np.ndarray
-    """Step 2, every query dotted with every key, shape (seq, seq)."""
+    """Step 2, every query dotted with every key, (seq_q, seq_k) per head."""
     scaled: np.ndarray
-    """Step 3, the scores divided by sqrt(d_k), before any masking, shape (seq, seq)."""
+    """Step 3, the scores divided by sqrt(d_k), (seq_q, seq_k) per head; ``il.trace`` sets the
+    masked ones to ``-inf``, the reference leaves them."""
     weights: np.ndarray
-    """Step 4, softmax of the (masked) scaled scores; each row sums to 1, shape (seq, seq)."""
+    """Step 4, softmax of the (masked) scaled scores; each row sums to 1, (seq_q, seq_k)."""
     z: np.ndarray
-    """Steps 5 and 6, the values weighted by the softmax and summed, shape (seq, d_v)."""
+    """Steps 5 and 6, the values weighted by the softmax and summed, (seq_q, d_v) per head."""
+    concat: np.ndarray | None = None
+    """Several heads: their z side by side, (..., seq_q, d_model)."""
+    output: np.ndarray | None = None
+    """Several heads: ``concat @ W_O + b_O``, (..., seq_q, d_model)."""
+    mask: np.ndarray | None = None
+    """Which keys each query may attend to (True = may), where a mask was given."""
 
 
 def _scale(scale: float | None, d_k: int) -> float:
@@ -53,7 +66,7 @@ def _apply_mask(scaled: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
 
 @finite_result("X", "W_Q", "W_K", "W_V")
 def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: object = None, *,
-                   scale: float | None = None) -> SelfAttentionResult:
+                   scale: float | None = None) -> AttentionResult:
     """Self-attention: score every word against this word, softmax the scores, and sum the values.
 
     The post's six steps: (1) a query, key and value per word, ``X @ W_Q``, ``X @ W_K``,
@@ -70,7 +83,7 @@ def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: objec
     :func:`illustrated.reference.thinking_machines_example` passes ``scale=1/8``.
     Returns
     -------
-    SelfAttentionResult(q, k, v, scores, scaled, weights, z), one field per step.
+    AttentionResult(q, k, v, scores, scaled, weights, z), one field per step.
     Shapes
     ------
     X (seq, d_model); W_Q, W_K (d_model, d_k); W_V (d_model, d_v); mask broadcastable to
@@ -111,7 +124,7 @@ def self_attention(X: object, W_Q: object, W_K: object, W_V: object, mask: objec
     weights = softmax(_apply_mask(scaled, mask), axis=-1)  # (seq, seq)
     # Steps 5 and 6: weight each value vector by its softmax score and sum them up.
     z = weights @ v  # (seq, d_v)
-    return SelfAttentionResult(q, k, v, scores, scaled, weights, z)
+    return AttentionResult(q, k, v, scores, scaled, weights, z)
 
 
 @finite_result("Q", "K", "V")
@@ -164,8 +177,16 @@ def scaled_dot_product_attention(Q: object, K: object, V: object, mask: object =
     mask = check_mask("mask", mask, target, "(..., seq_q, seq_k)")
     scale = _scale(scale, d_k)
 
-    scores = Q @ np.swapaxes(K, -1, -2)  # (..., seq_q, seq_k)
+    steps = attend(Q, K, V, mask, scale)
+    return steps.z, steps.weights
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None,
+           scale: float) -> AttentionResult:
+    """Steps two to six on checked arrays (q (..., seq_q, d_k), k (..., seq_k, d_k), v
+    (..., seq_k, d_v), a bool mask or None), every step kept; the callers check their inputs."""
+    scores = q @ np.swapaxes(k, -1, -2)  # (..., seq_q, seq_k)
     scaled = scores * scale  # (..., seq_q, seq_k)
     weights = softmax(_apply_mask(scaled, mask), axis=-1)  # (..., seq_q, seq_k)
-    Z = weights @ V  # (..., seq_q, d_v)
-    return Z, weights
+    z = weights @ v  # (..., seq_q, d_v)
+    return AttentionResult(q, k, v, scores, scaled, weights, z, mask=mask)
