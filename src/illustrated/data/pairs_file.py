@@ -17,8 +17,8 @@ from typing import Iterable, Sequence
 
 from .._args import check_int, check_real
 from ..files.bounded import describe_type
-from .tokenizer import SPECIALS, normalize, special_token, tokenize, words
-from .vocab import Vocab
+from .tokenizer import SPECIALS, normalize, special_token, words
+from .vocab import Vocab, tokens_of
 
 __all__ = ["MIN_PAIRS", "MAX_LINE_BYTES", "MAX_FILE_BYTES", "MAX_SENTENCE_TOKENS", "read_pairs",
            "build_vocab", "split_pairs", "bleu"]
@@ -153,11 +153,8 @@ def build_vocab(sentences: Iterable[str], *, min_count: int = 1) -> Vocab:
     """
     check_int("min_count", min_count, low=1)
     counts: Counter[str] = Counter()
-    for i, sentence in enumerate(sentences):
-        try:
-            counts.update(tokenize(sentence))
-        except ValueError as error:
-            raise ValueError(f"sentences: sentence {i}: {error}") from None
+    for tokens in tokens_of(sentences):
+        counts.update(tokens)
     kept = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
     return Vocab([*SPECIALS, *kept])
 

@@ -9,12 +9,21 @@ Post "The Final Linear and Softmax Layer", "Recap Of Training"; paper §3.4.
 from __future__ import annotations
 
 import operator
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .._args import ArgumentTypeError, check_bool
 from .tokenizer import SPECIALS, detokenize, normalize, tokenize
 
 __all__ = ["SPECIALS", "Vocab", "encode_sentence", "check_vocab_fits"]
+
+
+def tokens_of(sentences: Iterable[str]) -> Iterator[list[str]]:
+    """Each sentence's tokens; a sentence the tokenizer refuses is named by its position."""
+    for i, sentence in enumerate(sentences):
+        try:
+            yield tokenize(sentence)
+        except ValueError as error:
+            raise ValueError(f"sentences: sentence {i}: {error}") from None
 
 
 class Vocab:
@@ -84,11 +93,8 @@ class Vocab:
                              "sentences")
         check_bool("specials_first", specials_first)
         words: set[str] = set()
-        for i, sentence in enumerate(sentences):
-            try:
-                words.update(tokenize(sentence))
-            except ValueError as err:
-                raise ValueError(f"sentences: sentence {i}: {err}") from None
+        for tokens in tokens_of(sentences):
+            words.update(tokens)
         ordered = sorted(words)
         return cls([*SPECIALS, *ordered] if specials_first else [*ordered, *SPECIALS])
 
