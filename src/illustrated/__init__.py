@@ -18,6 +18,7 @@ if _interrupt.run_as_command():
 
 from . import data, display, reference  # noqa: E402 - after the guard
 from .config import PAPER_BASE, TINY, TransformerConfig  # noqa: E402
+from .recipe import Recipe  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -37,7 +38,8 @@ _LAZY_NAMES = {
 _LAZY_MODULES = {"checkpoint", "decoding", "inference", "masks", "modules", "parity", "presets",
                  "schedules", "shipped", "tracing", "training", "training_state"}
 
-__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
+__all__ = ["PAPER_BASE", "Recipe", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged",
+           "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",
            "greedy_decode", "length_penalty", "load_checkpoint", "modules", "padding_mask",
            "pick_device", "pretrained", "reference", "save_checkpoint", "set_seed", "shipped",
