@@ -32,8 +32,14 @@ export function limitsText({ limits: l, dFfPerDModel }) {
 let loaded = null;
 /** recipeFrom(recipe.json), loaded once (index.json names it with its sha256). */
 export function loadRecipe() {
-  loaded ??= loadIndex().then(async ({ recipe }) => recipeFrom(await (await fetch(new URL(recipe.file, MODELS_URL))).json()));
-  loaded.catch(() => { loaded = null; });
+  loaded ??= loadIndex().then(async ({ recipe }) => {
+    const response = await fetch(new URL(recipe.file, MODELS_URL));
+    if (!response.ok) throw new Error(`${response.url}: HTTP ${response.status}`);
+    return recipeFrom(await response.json());
+  });
+  loaded.catch(() => {
+    loaded = null;  // a failed load is tried again next time
+  });
   return loaded;
 }
 
