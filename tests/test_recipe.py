@@ -2,6 +2,8 @@
 checked in one place, and followed by il.train, the presets, the command line, chapter 10 and
 the schema the page reads."""
 import dataclasses
+import hashlib
+import json
 import types
 from dataclasses import replace
 
@@ -10,6 +12,7 @@ import pytest
 import illustrated as il
 from illustrated import __main__ as cli
 from illustrated import recipe as rc
+from illustrated import web_export
 from illustrated.book import ch10
 from illustrated.data.pairs_file import build_vocab
 
@@ -115,3 +118,13 @@ def test_the_command_line_chapter_10_and_the_schema_follow_a_changed_declaration
     assert rc.schema()["properties"]["warmup"]["x-page"] == [5, 77]
     with pytest.raises(ValueError, match="warmup: expected a number of steps >= 5, got 4"):
         il.Recipe(warmup=4)
+
+
+def test_the_page_export_writes_the_schema_as_one_more_member_of_its_set(tmp_path):
+    index = web_export.export_site(tmp_path, corpora=("post",))
+    entry = index["recipe"]
+    data = (tmp_path / entry["file"]).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == entry["sha256"] and len(data) == entry["bytes"]
+    assert json.loads(data) == json.loads(json.dumps(rc.schema()))
+    train = json.loads((tmp_path / index["models"]["post"]["files"]["train"]).read_text())
+    assert train["train_settings"]["schedule"] == il.Recipe.schedule  # the Recipe's default

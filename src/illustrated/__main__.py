@@ -24,14 +24,14 @@ __all__ = ["main", "build_parser"]
 #: A run expected to take longer than this many seconds here is announced, with its estimate.
 LONG_RUN = 180.0
 
-#: ``il.train``'s names of the loop options the command line passes, and the options they come
-#: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
-#: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 def _flag(name: str) -> str:
     """The command-line option of the Recipe field ``name``: its declared flag or --the-name."""
     return recipe_fields()[name].metadata["flag"] or "--" + name.replace("_", "-")
 
 
+#: ``il.train``'s names of the loop options the command line passes, and the options they come
+#: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
+#: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 OPTION_OF = {"checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
              "timeout": "--timeout", **{name: _flag(name) for name in (
                  "grad_accum_steps", "precision", "batch_size", "tokens_per_batch")}}
