@@ -60,3 +60,9 @@ def test_at_least_gives_every_micro_batch_a_pair():
     assert tokens_fit(list(range(6)), widths, 11, at_least=4) == 4
     assert tokens_fit(list(range(6)), widths, 11) == 1
     assert tokens_fit([3, 4, 0, 5], widths, 12) == 2  # stops where the length changes
+
+
+def test_a_batch_may_fill_its_budget_exactly_and_not_one_token_more():
+    widths = [(3, 4)] * 4  # 4 positions a pair
+    assert tokens_fit([0, 1, 2, 3], widths, 12) == 3
+    assert tokens_fit([0, 1, 2, 3], widths, 11) == 2
