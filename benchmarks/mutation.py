@@ -32,6 +32,7 @@ AREAS = {
                 "tests/reference/test_decoder.py"],
     "training": ["tests/test_schedules.py", "tests/test_training_options.py",
                  "tests/files/test_training_state.py", "tests/test_training.py",
+                 "tests/test_recipe.py", "tests/test_training_tokens.py",
                  "tests/test_api_arguments.py", "tests/commands/test_train_pairs.py"],
     "checkpoint": ["tests/files/test_checkpoint.py", "tests/commands/test_shipped.py",
                    "tests/files/test_training_state.py", "tests/commands/test_cli.py"],
@@ -188,12 +189,12 @@ _area("training", [
     ("schedule: noam without warm-up gives a rate of 0", "schedules.py",
      'if schedule == "noam" and warmup > 0:', 'if schedule == "noam":'),
     ("train: the schedule told one step more than the run has", "training.py",
-     "rate = learning_rate(step, lr, warmup, schedule, steps)",
-     "rate = learning_rate(step, lr, warmup, schedule, steps + 1)"),
+     "rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps)",
+     "rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps + 1)"),
     # the one loss-and-accuracy function
     ("loss: label smoothing dropped", "training.py",
      'ignore_index=tgt_vocab.pad_id,\n                                       '
-     'label_smoothing=run.recipe["label_smoothing"])',
+     'label_smoothing=run.recipe.label_smoothing)',
      "ignore_index=tgt_vocab.pad_id)"),
     ("loss: <pad> positions counted", "training.py",
      "batch.tgt_out.flatten(),\n                                       "
@@ -211,8 +212,8 @@ _area("training", [
     ("accumulation: micro-batches overlap", "training.py",
      "micro = [run.encoded[i] for i in shard[m::accum]]",
      "micro = [run.encoded[i] for i in shard[m:m + len(shard) // accum]]"),
-    ("Adam: beta2 0.999 instead of the paper's 0.98", "training.py",
-     "betas=(0.9, 0.98), eps=1e-9,", "betas=(0.9, 0.999), eps=1e-9,"),
+    ("Adam: beta2 0.999 instead of the paper's 0.98", "recipe.py",
+     "adam_betas: tuple = _spec((0.9, 0.98),", "adam_betas: tuple = _spec((0.9, 0.999),"),
     ("clipping: never clips", "training.py",
      "params, clip_grad if clip_grad > 0 else math.inf)", "params, math.inf)"),
     ("divergence: the weights not restored", "training.py",
@@ -381,6 +382,13 @@ _area("onnx", [
 
 # A mutant whose text is gone from the code must be re-targeted (tests/test_mutation_targets.py).
 _area("data", [
+    ("token batches: one token over the budget", "data/batching.py",
+     "(taken + 1) * wider > tokens_per_batch", "(taken + 1) * wider > tokens_per_batch + 1"),
+    ("token batches: lengths mixed", "data/batching.py",
+     "\n                                  or max(widths[i]) != max(widths[order[0]]))", ")"),
+    ("token batches: the batches in sorted order", "data/batching.py",
+     "for b in torch.randperm(len(batches), generator=generator).tolist()",
+     "for b in range(len(batches))"),
     ("tokenizer: no lower-casing", "data/tokenizer.py",
      r"""normalize(text.replace("\u2019", "'").lower())""",
      r"""normalize(text.replace("\u2019", "'"))"""),

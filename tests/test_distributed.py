@@ -215,3 +215,27 @@ def test_more_processes_than_training_pairs_names_the_pairs(tmp_path, monkeypatc
                                          r"\(batches of 2 pairs.*got 2$"):
         il.train(model, [("a", "x"), ("b", "x")], build_vocab(["a b"]), build_vocab(["x"]),
                  batch_size=2, grad_accum_steps=2, device="cpu", progress=False)
+
+
+def test_batches_by_tokens_split_over_two_processes_as_one_process_trains_them(tmp_path,
+                                                                                monkeypatch):
+    """tokens_per_batch (paper §5.1) under DDP: every rank cuts the same batches and takes every
+    other pair of each; the run equals one process's; a budget that cannot give each process a
+    pair of the longest length is refused by name."""
+    recipe = {**RECIPE, "steps": 6, "tokens_per_batch": 30}  # 5 pairs of 6 positions a batch
+    script = tmp_path / "worker.py"
+    script.write_text(textwrap.dedent(WORKER))
+    torchrun(script, json.dumps(PAIRS), json.dumps(recipe), str(tmp_path))
+    ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1)]
+    src, tgt = build_vocab([s for s, _ in PAIRS]), build_vocab([t for _, t in PAIRS])
+    il.set_seed(0)
+    model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
+                                           tgt_vocab_size=len(tgt)))
+    alone = il.train(model, PAIRS, src, tgt, device="cpu", progress=False, **recipe)
+    assert ranks[0]["loss"] == ranks[1]["loss"]
+    assert ranks[0]["loss"] == pytest.approx(alone.loss, rel=1e-4, abs=1e-5)
+    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
+    with pytest.raises(ValueError, match=r"^tokens_per_batch: expected at least 12 \(the longest "
+                                         r"pair takes 6 positions, and each of 1 micro-batches "
+                                         r"over 2 processes needs one\), got 11$"):
+        il.train(model, PAIRS, src, tgt, tokens_per_batch=11, device="cpu", progress=False)

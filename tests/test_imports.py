@@ -34,7 +34,7 @@ def test_unknown_name_is_an_attribute_error():
 
 def test_all_lists_exactly_the_eager_and_lazy_names():
     lazy = set(il._LAZY_NAMES) | {"modules", "shipped"}
-    eager = {"PAPER_BASE", "TINY", "TransformerConfig", "data", "display", "reference"}
+    eager = {"PAPER_BASE", "Recipe", "TINY", "TransformerConfig", "data", "display", "reference"}
     assert set(il.__all__) == lazy | eager
 
 def test_the_command_line_imports_no_torch_before_main_runs():

@@ -84,12 +84,11 @@ export function transformer(jax, cfg) {
   return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
 }
 
-/** torch.optim.Adam (betas 0.9, 0.98, eps 1e-9: training.py's) after clip_grad_norm_, one jitted step
- * over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off). */
-export function trainer(jax, cfg, { smoothing = 0, clip = 1 } = {}) {
+/** torch.optim.Adam (betas [beta1, beta2] and eps: the Recipe's, recipe.json) after clip_grad_norm_, one
+ * jitted step over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off). */
+export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], eps }) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
-  const [beta1, beta2, eps] = [0.9, 0.98, 1e-9];
   const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
   const lossAndGrads = jax.valueAndGrad(objective, { hasAux: true });
   const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {

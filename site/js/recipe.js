@@ -1,24 +1,63 @@
 // A training's recipe in the page (trainer.js): illustrated.train's options checked and filled
-// in from presets.SETTINGS; initial weights drawn as PyTorch draws them (other random numbers).
+// in from presets.SETTINGS; their limits, choices and defaults read from recipe.json, the Recipe's
+// JSON schema (illustrated.recipe.schema, written by web_export); initial weights drawn as PyTorch
+// draws them (other random numbers).
+import { MODELS_URL, loadIndex } from "./models.js";
 import { checkRange, refuse } from "./options.js";
 
-/** Limits of what the page trains (the widget states them): [low, high, integer?]. */
-export const LIMITS = { steps: [1, 3000, 1], lr: [1e-5, 0.05, 0], warmup: [0, 1000, 1],
-  labelSmoothing: [0, 0.5, 0], dModel: [8, 128, 1], nHeads: [1, 8, 1], nLayers: [1, 4, 1],
-  batchSize: [1, 128, 1], seed: [0, 2 ** 32 - 1, 1] };
 const CHOICES = ["corpus", "schedule", "normFirst", "measure"];
+const camel = (name) => name.replace(/_(.)/g, (_, c) => c.toUpperCase());
 
-/** The options filled in from the corpus's recipe (data: {corpus}.train.json) and checked. */
-export function trainOptions(options, data) {
+/** What the page reads of the schema: limits {option: [low, high, integer?]} (each field's
+ * page limits, "x-page", and the model's, "x-page-model"), schedules, defaults {option: value},
+ * Adam's betas and eps, clip (the gradient norm) and dFfPerDModel (d_ff = that x d_model). */
+export function recipeFrom(schema) {
+  const fields = Object.entries(schema.properties);
+  const limits = Object.fromEntries([
+    ...fields.filter(([, f]) => f["x-page"]).map(([n, f]) => [camel(n), [...f["x-page"], +(f.type === "integer")]]),
+    ...Object.entries(schema["x-page-model"]).map(([n, range]) => [camel(n), [...range, 1]])]);
+  const defaults = Object.fromEntries(fields.map(([n, f]) => [camel(n), f.default]));
+  return { limits, defaults, schedules: schema.properties.schedule.enum, betas: defaults.adamBetas,
+    eps: defaults.adamEps, clip: defaults.clipGrad, dFfPerDModel: schema["x-d-ff-per-d-model"] };
+}
+
+/** The limits in words (the widget states them): strings, and {code} for names. */
+export function limitsText({ limits: l, dFfPerDModel }) {
+  const range = ([low, high]) => `${low.toLocaleString("en")}-${high.toLocaleString("en")}`;
+  return [`Limits: ${range(l.steps)} steps, learning rate up to ${l.lr[1]}, `, { code: "d_model" },
+    ` ${range(l.dModel)} (a multiple of `, { code: "n_heads" }, `), ${range(l.nHeads)} heads, ${range(l.nLayers)} ` +
+    "layers a side; ", { code: "d_ff" }, ` is ${dFfPerDModel} x `, { code: "d_model" }, "."];
+}
+
+let loaded = null;
+/** recipeFrom(recipe.json), loaded once (index.json names it with its sha256). */
+export function loadRecipe() {
+  loaded ??= loadIndex().then(async ({ recipe }) => {
+    const response = await fetch(new URL(recipe.file, MODELS_URL));
+    if (!response.ok) throw new Error(`${response.url}: HTTP ${response.status}`);
+    return recipeFrom(await response.json());
+  });
+  loaded.catch(() => {
+    loaded = null;  // a failed load is tried again next time
+  });
+  return loaded;
+}
+
+/** The options filled in from the corpus's recipe (data: {corpus}.train.json) and checked
+ * against the page's recipe (recipeFrom). */
+export function trainOptions(options, data, recipe) {
   const c = data.config;
   const t = data.train_settings;
   const o = { steps: t.steps, lr: t.lr, warmup: t.warmup, schedule: t.schedule,
     labelSmoothing: t.label_smoothing, batchSize: t.batch_size, dModel: c.d_model,
-    nHeads: c.n_heads, nLayers: c.n_layers, normFirst: c.norm_first, seed: 0, measure: false, ...options };
-  const unknown = Object.keys(o).filter((k) => !(k in LIMITS) && !CHOICES.includes(k));
+    nHeads: c.n_heads, nLayers: c.n_layers, normFirst: c.norm_first, seed: recipe.defaults.seed, measure: false,
+    ...options };
+  const unknown = Object.keys(o).filter((k) => !(k in recipe.limits) && !CHOICES.includes(k));
   if (unknown.length) refuse("options", "only the options of illustrated.train", unknown);
-  for (const [name, limits] of Object.entries(LIMITS)) checkRange(name, o[name], limits);
-  if (!["constant", "noam", "cosine"].includes(o.schedule)) refuse("schedule", "constant, noam or cosine", o.schedule);
+  for (const [name, limits] of Object.entries(recipe.limits)) checkRange(name, o[name], limits);
+  if (!recipe.schedules.includes(o.schedule)) {
+    refuse("schedule", `${recipe.schedules.slice(0, -1).join(", ")} or ${recipe.schedules.at(-1)}`, o.schedule);
+  }
   if (typeof o.normFirst !== "boolean") refuse("normFirst", "true or false", o.normFirst);
   if (o.dModel % o.nHeads !== 0 || o.dModel % 2) refuse("dModel", `an even multiple of nHeads=${o.nHeads}`, o.dModel);
   return o;

@@ -2,7 +2,7 @@
 // illustrated.train with a loss curve, progress, test sentences every 50 steps, the exact match,
 // the model downloaded for il.load_checkpoint. data-state: ready, training, done, error.
 import { h, s, select } from "./dom.js";
-import { LIMITS } from "./recipe.js";
+import { limitsText, loadRecipe } from "./recipe.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
@@ -34,8 +34,9 @@ function trained(out, corpus) {
     `or python -m illustrated translate --model ${file} "…"`)];
 }
 
-export function mount(element, api) {
+export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
+  const recipe = await loadRecipe();  // limits, schedules: recipe.json
   const state = { controller: null, measured: null };
   const status = h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" });
   const warning = h("p", { class: "il-notes", "data-role": "warning" });
@@ -44,7 +45,7 @@ export function mount(element, api) {
   const result = h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" });
   const inputs = {};
   for (const [key, , step] of FIELDS) {
-    const [min, max] = LIMITS[key];
+    const [min, max] = recipe.limits[key];
     inputs[key] = h("input", { type: "number", "data-control": key, min, max, step, onchange: warn });
   }
   const fill = (corpus) => {
@@ -54,7 +55,7 @@ export function mount(element, api) {
     warn();
   };
   const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, fill, "corpus");
-  const schedule = select("schedule", ["constant", "noam", "cosine"].map((c) => [c, c]), "cosine", warn, "schedule");
+  const schedule = select("schedule", recipe.schedules.map((c) => [c, c]), "cosine", warn, "schedule");
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");
   const [corpusMenu, scheduleMenu, normMenu] = [corpus, schedule, norm].map((l) => l.querySelector("select"));
   const options = () => ({ corpus: corpusMenu.value, schedule: scheduleMenu.value,
@@ -114,9 +115,7 @@ export function mount(element, api) {
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, p.corpora.length > 1 ? corpus : null,
       FIELDS.map(([key, label]) => h("label", {}, label, inputs[key])), schedule, norm),
-    h("p", { class: "il-about" }, "Limits: 1-3,000 steps, learning rate up to 0.05, ", code("d_model"),
-      " 8-128 (a multiple of ", code("n_heads"), "), 1-8 heads, 1-4 layers a side; ", code("d_ff"), " is 2 x ",
-      code("d_model"), "."),
+    h("p", { class: "il-about" }, limitsText(recipe).map((x) => (x.code ? code(x.code) : x))),
     warning, h("div", { class: "il-controls" }, train, stop, reset), status, chart, samples, result));
   for (const control of element.querySelectorAll("input, select, button")) control.style = TALL;
   fill(p.corpus);

@@ -4,7 +4,7 @@
 import { arrays, learningRate, trainer } from "./engine.js";
 import { encode, ids } from "./graphs.js";
 import { MODELS_URL, loadIndex, loadRuntime, setTrained } from "./models.js";
-import { initialWeights, trainOptions, uniform } from "./recipe.js";
+import { initialWeights, loadRecipe, trainOptions, uniform } from "./recipe.js";
 import { writeModel } from "./safetensors.js";
 import { beamSearch } from "./search_beam.js";
 import { SPECIALS, Vocab } from "./vocab.js";
@@ -46,12 +46,13 @@ function batches(np, data, cfg, batchSize, random, widths) {
 async function setup(options) {
   const { files } = (await loadIndex()).models[options.corpus];  // named with their sha256
   const data = await (await fetch(new URL(files.train, MODELS_URL))).json();
-  const o = trainOptions(options, data);
+  const recipe = await loadRecipe();
+  const o = trainOptions(options, data, recipe);
   const jax = await loadRuntime();
-  const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: 2 * o.dModel,
+  const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: recipe.dFfPerDModel * o.dModel,
     n_layers: o.nLayers, norm_first: o.normFirst, dropout: 0 };
   const random = uniform(o.seed);
-  const t = trainer(jax, cfg, { smoothing: o.labelSmoothing });
+  const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps });
   const p = arrays(jax, initialWeights(cfg, random));
   const widths = [0, 1].map((side) => Math.max(...data.train.map((pair) => pair[side].length)) + side);
   const config = { ...data, src_pad_id: cfg.pad_id, tgt_pad_id: cfg.tgt_pad_id, max_len: cfg.max_len,

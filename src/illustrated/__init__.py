@@ -18,6 +18,7 @@ if _interrupt.run_as_command():
 
 from . import data, display, reference  # noqa: E402 - after the guard
 from .config import PAPER_BASE, TINY, TransformerConfig  # noqa: E402
+from .recipe import Recipe  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -39,7 +40,8 @@ _LAZY_MODULES = {name: name for name in ("decoding", "inference", "masks", "modu
                                           "files", "commands")}
 _LAZY_MODULES["shipped"] = "commands.shipped"
 
-__all__ = ["PAPER_BASE", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged", "TransformerConfig",
+__all__ = ["PAPER_BASE", "Recipe", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged",
+           "TransformerConfig",
            "beam_search", "causal_mask", "data", "display", "evaluate", "exact_match",
            "greedy_decode", "length_penalty", "load_checkpoint", "modules", "padding_mask",
            "pick_device", "pretrained", "reference", "save_checkpoint", "set_seed", "shipped",

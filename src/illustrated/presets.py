@@ -1,4 +1,4 @@
-"""Default model sizes and training settings for each toy corpus, and the book's trained models.
+"""Default model sizes and training recipe for each toy corpus, and the book's trained models.
 
 The same settings serve the command line (``python -m illustrated train``), the chapters and the
 benchmarks, so that every page shows the model the README's numbers describe. The trained
@@ -24,32 +24,18 @@ from .config import TINY, TransformerConfig
 from .data import CORPORA, Vocab, load_corpus, pronoun_correct
 from .inference import exact_match, translate
 from .modules.transformer import Transformer
+from .recipe import CORPUS_PRESETS, PRESETS
 from .training import History, pick_device, set_seed, train
 
 __all__ = ["SETTINGS", "make_config", "train_corpus", "pretrained", "evaluate", "MANIFEST",
            "MANIFEST_FORMAT", "manifest", "read_manifest", "weights_path", "sha256",
            "load_shipped"]
 
-# Per corpus: model sizes (fields of TransformerConfig) and keywords of train().
+#: Per corpus: model sizes (fields of TransformerConfig over TINY) and the Recipe's fields it
+#: sets, from the one table of presets (:data:`illustrated.recipe.PRESETS`).
 SETTINGS: dict[str, dict[str, dict]] = {
-    # The post's two sentences: TINY as it is.
-    "post": {"model": {}, "train": {"steps": 100, "lr": 3e-3, "warmup": 10, "batch_size": 2}},
-    # Copy and reverse need only one layer a side; the cosine decay settles the last few percent.
-    # 100 % exact match on the test split for seeds 0-2 under ATEN_CPU_CAPABILITY default, avx2
-    # and avx512 (benchmarks/retrain.py); copy at 300 steps / warm-up 20 stopped at 99 % on
-    # avx512 seed 0, and at lr 5e-3 the same model stopped at 99 % (copy) and 84 % (reverse).
-    "copy": {"model": {"n_heads": 2, "n_layers": 1},
-             "train": {"steps": 400, "lr": 1e-2, "warmup": 40, "schedule": "cosine"}},
-    "reverse": {"model": {"n_heads": 2, "n_layers": 1},
-                # 500 steps: with the fused attention path, 400 left seed 2 at 99 % exact match
-                # under ATEN_CPU_CAPABILITY=default/avx2 (benchmarks/results/retrain*.json).
-                "train": {"steps": 500, "lr": 1e-2, "warmup": 50, "schedule": "cosine"}},
-    # Real grammar: agreement, word order and pronoun choice want a wider model.
-    "fr-en": {"model": {"d_model": 64, "d_ff": 128},
-              "train": {"steps": 400, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}},
-    "coreference": {"model": {"d_model": 64, "d_ff": 128},
-                    "train": {"steps": 300, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}},
-}
+    corpus: {"model": dict(PRESETS[corpus].model), "train": dict(PRESETS[corpus].train)}
+    for corpus in CORPUS_PRESETS}
 
 
 def _check_corpus(corpus: object) -> None:

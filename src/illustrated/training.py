@@ -13,6 +13,7 @@ schedule) and §5.4 (label smoothing).
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import random
@@ -32,14 +33,15 @@ from .files.atomic import check_writable
 from .files.checkpoint import estimate_bytes
 from .config import TransformerConfig
 from .data import Vocab, collate, encode_pairs
+from .data.batching import pair_widths, token_epoch, tokens_fit
 from .data.vocab import check_vocab_fits
 from .decoding import check_model
 from .modules.transformer import Transformer
+from .recipe import PRECISIONS, Recipe
 from .schedules import learning_rate
-from .files.training_state import (PRECISIONS, check_recipe, data_fingerprint, restore, resume_state,
-                             save_training_state)
+from .files.training_state import data_fingerprint, restore, resume_state, save_training_state
 
-__all__ = ["MAX_SEED", "PRECISIONS", "set_seed", "pick_device", "preload_optimizer", "History",
+__all__ = ["MAX_SEED", "PRECISIONS", "Recipe", "set_seed", "pick_device", "preload_optimizer", "History",
            "TrainingDiverged", "train", "seconds_per_step"]
 
 
@@ -73,6 +75,15 @@ def preload_optimizer() -> float:
 
 def pick_device(device: str | torch.device = "auto") -> torch.device:
     """Choose where to run: "auto" picks CUDA, then Apple's MPS, then the CPU.
+
+    "auto" is never slower than the CPU, but the GPU only pays for models far bigger than the
+    book's. Measured with eager PyTorch (issue 34): the book's tiny sizes (d_model 64, 2+2
+    layers, 64 pairs of 10 tokens) take 14.3 ms a training step on an H100, and 14.6 ms on one
+    CPU thread (``benchmarks/results/throughput.json``): a few hundred kernel launches of
+    microseconds each, so the GPU waits on Python and gains nothing. The paper's base size
+    (d_model 512, 6+6 layers, vocabulary 8,000, 64 pairs of 32 tokens) takes 38.2 ms on the H100
+    in fp32 (41.0 ms in bf16), where a CPU takes seconds. For the book's models "cpu" is as fast
+    and frees the GPU; for the base preset pick "cuda".
 
     Raises
     ------
@@ -172,25 +183,25 @@ def _global_rng_kept(device: torch.device) -> Iterator[None]:
 
 
 def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab,
-          *, steps: int = 300, lr: float = 3e-3, warmup: int = 20, schedule: str = "constant",
-          label_smoothing: float = 0.0, batch_size: int = 64, clip_grad: float = 1.0,
-          device: str | torch.device = "auto", seed: int = 0,
-          callback: Callable[[int, History], None] | None = None,
-          progress: bool = True, grad_accum_steps: int = 1, precision: str = "fp32",
+          recipe: Recipe | None = None, *, device: str | torch.device = "auto",
+          callback: Callable[[int, History], None] | None = None, progress: bool = True,
           distributed: bool | None = None, checkpoint_every: int = 0,
           checkpoint_path: str | os.PathLike | None = None,
-          resume: str | os.PathLike | None = None) -> History:
-    """Train the model in place with Adam on teacher-forced cross-entropy.
+          resume: str | os.PathLike | None = None, **overrides) -> History:
+    """Train the model in place with Adam on teacher-forced cross-entropy, as ``recipe`` says.
 
     Each step takes a batch of pairs (shuffled epochs), feeds the target shifted right by one
     (<bos> first) to the decoder, and compares the logits with the target followed by <eos>.
     The global RNGs (Python, NumPy, torch) are seeded with ``seed`` for the run and given back
-    to the caller as they were.
+    to the caller as they were. A batch is ``batch_size`` pairs, or with ``tokens_per_batch``
+    (paper §5.1) pairs of similar length, as many as keep the padded batch within that many
+    source and target tokens (:func:`illustrated.data.batching.token_epoch`); either way each
+    epoch shows every pair once, and the loss is the mean per target token.
 
     One loop serves one process and several: under a running ``torch.distributed`` process
     group (``torchrun``, :func:`illustrated.distributed.init`) the model is wrapped in
     ``DistributedDataParallel``; every process draws the same shuffled global batch of
-    ``batch_size`` pairs and takes pairs ``rank, rank + world_size, ...`` of it (a
+    pairs and takes pairs ``rank, rank + world_size, ...`` of it (a
     DistributedSampler-style split), and only rank 0 shows progress and writes checkpoints.
     One function computes the loss and the accuracy for one process or several, a batch or its
     micro-batches: each micro-batch's mean cross-entropy (``F.cross_entropy``) weighted by its
@@ -202,21 +213,16 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     ----------
     model : Transformer, trained in place (and moved to ``device``).
     pairs : (source, target) sentences.   src_vocab, tgt_vocab : their vocabularies.
-    steps : int, optimiser steps (in all, counting those of a resumed run).
-    lr : float, peak learning rate.   warmup : int, linear warm-up steps.
-    schedule : "constant", "noam" (paper Eq. 3) or "cosine" (decays to 0 at ``steps``).
-    label_smoothing : float in [0, 1), paper §5.4 (same convention as ``F.cross_entropy``).
-    batch_size : int, pairs per optimiser step (the global batch, over all processes).
-    clip_grad : float, max gradient norm (0 = no clipping).
+    recipe : :class:`illustrated.recipe.Recipe` (default ``Recipe()``): steps, lr, warmup,
+        schedule, label_smoothing, batch_size, tokens_per_batch, clip_grad, seed,
+        grad_accum_steps, precision, Adam's betas and eps; each field's meaning, default and
+        limits are declared there.
+    **overrides : fields of the Recipe that win over ``recipe``'s (``steps=500, lr=1e-2``).
     device : "auto", "cpu", "cuda", "mps" or a torch.device; under a process group "auto" is
         this rank's GPU with NCCL, the CPU with gloo.
     seed : int, seeds the global RNGs for the run and the batch order.
     callback : called as ``callback(step, history)`` after every step (on every process).
     progress : bool, show a tqdm progress bar (works in terminals and notebooks; rank 0 only).
-    grad_accum_steps : int, micro-batches per step; their gradients add up before one update
-        (a big batch in the memory of a small one).
-    precision : "fp32" or "bf16" (``torch.autocast`` with bfloat16 for the forward pass and the
-        loss; weights, gradients and Adam's state stay float32). CUDA (bf16-capable) or CPU.
     distributed : None (default: use DDP when a process group is running), True (require one)
         or False (train alone even so).
     checkpoint_every : int, write ``checkpoint_path`` every that many steps and after the last
@@ -230,8 +236,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         and continue its run up to ``steps``. On one process in fp32, training 20 steps equals
         training 10, checkpointing and resuming to 20, bit for bit. The model's config, the
         data (the sha256 of each side's sentences as ids and of each vocabulary, stored in
-        every checkpoint) and the recipe (lr, warmup, schedule, label_smoothing, batch_size,
-        clip_grad, seed, grad_accum_steps, precision, number of processes) must be the
+        every checkpoint) and the recipe (every field of the Recipe but ``steps`` and Adam's,
+        which the optimizer's state checks, and the number of processes) must be the
         checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`).
 
     Returns
@@ -245,11 +251,13 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         If an argument has the wrong type (e.g. ``steps=True``, ``lr='0.1'``); the error is also
         a ValueError.
     ValueError
-        For an out-of-range argument (``steps``/``batch_size`` below 1, ``lr`` not finite and
+        For an override that is not a field of the Recipe, an out-of-range argument
+        (``steps``/``batch_size`` below 1, ``lr`` not finite and
         positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
         ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
         available, fewer training pairs or a smaller ``batch_size`` than processes,
-        ``grad_accum_steps`` giving a micro-batch no pair, ``precision`` unknown or unsupported
+        ``grad_accum_steps`` giving a micro-batch no pair, a ``tokens_per_batch`` below what
+        the longest pair needs in every micro-batch of every process, ``precision`` unknown or unsupported
         on the device, ``checkpoint_every`` without ``checkpoint_path``, a ``checkpoint_path``
         that cannot be written or whose disk has too little room), a ``resume`` file that is not
         a training checkpoint of this model, data and recipe or was changed after it was written
@@ -266,21 +274,20 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     Post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam β=(0.9, 0.98), ε=1e-9)
     and §5.4; Li et al. 2020 (PyTorch DDP); Micikevicius et al. 2018 (mixed precision).
     """
-    run = _Run.checked(model, pairs, src_vocab, tgt_vocab, steps=steps, recipe={
-        "lr": lr, "warmup": warmup, "schedule": schedule, "label_smoothing": label_smoothing,
-        "batch_size": batch_size, "clip_grad": clip_grad, "seed": seed,
-        "grad_accum_steps": grad_accum_steps, "precision": precision}, device=device,
-        callback=callback, progress=progress, distributed=distributed,
-        checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
-    resumed = resume_state(resume, model, recipe=run.recipe, encoded=run.encoded,
+    recipe = Recipe.from_overrides(recipe, **overrides)
+    run = _Run.checked(model, pairs, src_vocab, tgt_vocab, recipe=recipe, device=device,
+                       callback=callback, progress=progress, distributed=distributed,
+                       checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
+    steps, clip_grad = recipe.steps, recipe.clip_grad
+    resumed = resume_state(resume, model, recipe=run.saved, encoded=run.encoded,
                            vocabs=(src_vocab, tgt_vocab), steps=steps,
-                           optimizer=_adam(model, lr, run.device))
+                           optimizer=_adam(model, recipe, run.device))
     history = History(device=run.device_text)
     with _global_rng_kept(run.device):
-        set_seed(seed)
-        generator = torch.Generator().manual_seed(seed)
+        set_seed(recipe.seed)
+        generator = torch.Generator().manual_seed(recipe.seed)
         model.to(run.device).train()
-        optimizer = _adam(model, lr, run.device)
+        optimizer = _adam(model, recipe, run.device)
         first, order = restore(resumed, model, optimizer, generator, history, run.device) \
             if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
@@ -291,15 +298,13 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
                   leave=False, initial=first - 1, total=steps) as bar:
             for step in bar:
-                if len(order) < batch_size:  # a new shuffled epoch, the same on every process
-                    order += torch.randperm(len(run.encoded), generator=generator).tolist()
-                idx, order = order[:batch_size], order[batch_size:]
+                idx, order = run.next_batch(order, generator)  # the same on every process
                 optimizer.zero_grad(set_to_none=True)
                 loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab)
                 grad_norm = torch.nn.utils.clip_grad_norm_(
                     params, clip_grad if clip_grad > 0 else math.inf)
-                _stop_if_diverged(loss, grad_norm, params, before, step, lr, history)
-                rate = learning_rate(step, lr, warmup, schedule, steps)
+                _stop_if_diverged(loss, grad_norm, params, before, step, recipe.lr, history)
+                rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps)
                 for group in optimizer.param_groups:
                     group["lr"] = rate
                 optimizer.step()
@@ -309,7 +314,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                 if checkpoint_every and run.rank == 0 and (step % checkpoint_every == 0
                                                            or step == steps):
                     save_training_state(checkpoint_path, model, (src_vocab, tgt_vocab),
-                                        step=step, recipe=run.recipe, data=run.data,
+                                        step=step, recipe=run.saved, data=run.data,
                                         optimizer=optimizer, generator=generator, order=order,
                                         device=run.device, history=history)
                 if callback is not None:
@@ -330,7 +335,7 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     """
     tokens = sum(len(run.encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
     shard = idx[run.rank::run.world]  # this process's pairs (a DistributedSampler-style split)
-    accum = run.recipe["grad_accum_steps"]
+    accum = run.recipe.grad_accum_steps
     totals = torch.zeros(2, dtype=torch.float64, device=run.device)  # summed loss, correct
     for m in range(accum):
         micro = [run.encoded[i] for i in shard[m::accum]]
@@ -338,11 +343,11 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
-            with _autocast(run.device, run.recipe["precision"] == "bf16"):
+            with _autocast(run.device, run.recipe.precision == "bf16"):
                 logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
                 loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
                                        ignore_index=tgt_vocab.pad_id,
-                                       label_smoothing=run.recipe["label_smoothing"])
+                                       label_smoothing=run.recipe.label_smoothing)
             (loss * (n_tokens * run.world / tokens)).backward()
         with torch.no_grad():
             keep = batch.tgt_out != tgt_vocab.pad_id
@@ -373,17 +378,18 @@ def _autocast(device: torch.device, bf16: bool):
     return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
 
-def _adam(model: Transformer, lr: float, device: torch.device) -> torch.optim.Adam:
-    """Adam as paper §5.3 sets it; the fused kernel (CPU, CUDA) updates every weight at once."""
-    return torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9,
-                            fused=device.type in ("cpu", "cuda"))
+def _adam(model: Transformer, recipe: Recipe, device: torch.device) -> torch.optim.Adam:
+    """Adam as the recipe (paper §5.3) sets it; the fused kernel (CPU, CUDA) updates every
+    weight at once."""
+    return torch.optim.Adam(model.parameters(), lr=recipe.lr, betas=recipe.adam_betas,
+                            eps=recipe.adam_eps, fused=device.type in ("cpu", "cuda"))
 
 
 @dataclass
 class _Run:
     """A training run's checked arguments: the recipe, where it runs, the pairs as ids."""
 
-    recipe: dict
+    recipe: Recipe
     device: torch.device
     rank: int
     world: int
@@ -398,14 +404,37 @@ class _Run:
         return f"{self.device} x {self.world} process{'es' if self.world > 1 else ''}" \
             if self.several else str(self.device)
 
+    @functools.cached_property
+    def widths(self) -> list[tuple[int, int]]:
+        """Each pair's source and target positions (:func:`pair_widths`)."""
+        return pair_widths(self.encoded)
+
+    @property
+    def saved(self) -> dict:
+        """The recipe a checkpoint keeps and a resumed run must share, with the processes."""
+        return {**self.recipe.resumed(), "processes": self.world}
+
+    def next_batch(self, order: list[int], generator: torch.Generator
+                   ) -> tuple[list[int], list[int]]:
+        """(the pairs of the next global batch, the order left): ``batch_size`` pairs of shuffled
+        epochs, or by tokens (:func:`illustrated.data.batching.token_epoch`), a new epoch
+        drawn from ``generator`` when the order left cannot fill a batch."""
+        size, tokens = self.recipe.batch_size, self.recipe.tokens_per_batch
+        least = self.world * self.recipe.grad_accum_steps  # a pair for every micro-batch
+        if len(order) < (least if tokens else size):
+            order = order + (token_epoch(self.widths, tokens, generator) if tokens
+                             else torch.randperm(len(self.encoded), generator=generator).tolist())
+        if tokens:
+            size = tokens_fit(order, self.widths, tokens, at_least=least)
+        return order[:size], order[size:]
+
     @classmethod
-    def checked(cls, model, pairs, src_vocab, tgt_vocab, *, steps, recipe, device, callback,
+    def checked(cls, model, pairs, src_vocab, tgt_vocab, *, recipe, device, callback,
                 progress, distributed, checkpoint_every, checkpoint_path) -> "_Run":
-        """Every argument of :func:`train` checked, before anything is spent on training."""
+        """Every argument of :func:`train` checked, before anything is spent on training (the
+        recipe checked itself when it was made)."""
         check_model("model", model)
         pairs = check_pairs(pairs)
-        check_int("steps", steps, low=1)
-        check_recipe(recipe)
         if callback is not None and not callable(callback):
             raise ArgumentTypeError(f"callback: expected a function callback(step, history) or "
                                     f"None, got {type(callback).__name__}")
@@ -416,7 +445,7 @@ class _Run:
         check_vocab_fits("tgt_vocab", tgt_vocab, model.cfg.tgt_vocab_size, model.cfg.tgt_pad_id)
         rank, world, several = ddp.process_group(distributed)
         device = pick_device(ddp.rank_device() if several and device == "auto" else device)
-        if recipe["precision"] == "bf16" and not (device.type == "cpu" or (
+        if recipe.precision == "bf16" and not (device.type == "cpu" or (
                 device.type == "cuda" and torch.cuda.is_bf16_supported())):
             raise ValueError(f"precision: expected 'fp32' on {device} ('bf16' needs a CPU or a "
                              f"bfloat16-capable CUDA GPU), got 'bf16'")
@@ -425,22 +454,36 @@ class _Run:
                              f"{checkpoint_every}, got None")
         if checkpoint_path is not None and rank == 0:  # and room for it, before any training
             check_writable(checkpoint_path, "checkpoint_path", need_bytes=estimate_bytes(
-                model.cfg, training=True, steps=steps, pairs=len(pairs)))
+                model.cfg, training=True, steps=recipe.steps, pairs=len(pairs)))
         encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
         longest = max(max(len(s), len(t) + 1) for s, t in encoded)
         if longest > model.cfg.max_len:
             raise ValueError(f"pairs: a sentence needs {longest} positions, more than the "
                              f"model's max_len={model.cfg.max_len}")
-        _check_shares(len(encoded), recipe["batch_size"], recipe["grad_accum_steps"], world)
-        return cls({**recipe, "processes": world}, device, rank, world, several, encoded,
+        _check_shares(len(encoded), recipe, world, longest)
+        return cls(recipe, device, rank, world, several, encoded,
                    data_fingerprint(encoded, src_vocab, tgt_vocab), progress and rank == 0)
 
 
-def _check_shares(n_pairs: int, batch_size: int, accum: int, world: int) -> None:
+def _check_shares(n_pairs: int, recipe: Recipe, world: int, longest: int) -> None:
     """ValueError unless every process, and every micro-batch of it, gets at least one pair."""
+    batch_size, accum, tokens = recipe.batch_size, recipe.grad_accum_steps, \
+        recipe.tokens_per_batch
+    processes = f"{world} process{'es' if world > 1 else ''}"
     if n_pairs < world:
         raise ValueError(f"pairs: expected at least {world} training pairs, one for each of the "
                          f"{world} processes, got {n_pairs}")
+    if tokens:
+        if n_pairs < world * accum:
+            raise ValueError(f"grad_accum_steps: expected at most {n_pairs // world} "
+                             f"micro-batches ({n_pairs} training pairs over {processes}: every "
+                             f"micro-batch needs a pair), got {accum}")
+        if tokens < world * accum * longest:
+            raise ValueError(
+                f"tokens_per_batch: expected at least {world * accum * longest} (the longest "
+                f"pair takes {longest} positions, and each of {accum} micro-batches over "
+                f"{processes} needs one), got {tokens}")
+        return
     if batch_size < world:
         raise ValueError(f"batch_size: expected at least {world}, one pair for each of the "
                          f"{world} processes, got {batch_size}")
@@ -449,30 +492,34 @@ def _check_shares(n_pairs: int, batch_size: int, accum: int, world: int) -> None
         raise ValueError(
             f"grad_accum_steps: expected at most {smallest // world} micro-batches "
             f"(batches of {smallest} pairs, batch_size={batch_size} and {n_pairs} training "
-            f"pairs, over {world} process{'es' if world > 1 else ''}: every micro-batch needs a "
-            f"pair), got {accum}")
+            f"pairs, over {processes}: every micro-batch needs a pair), got {accum}")
 
 
 def seconds_per_step(cfg: TransformerConfig, pairs: Sequence[tuple[str, str]], src_vocab: Vocab,
                      tgt_vocab: Vocab, *, batch_size: int, device: str | torch.device = "auto",
-                     grad_accum_steps: int = 1, precision: str = "fp32") -> float:
+                     grad_accum_steps: int = 1, precision: str = "fp32",
+                     tokens_per_batch: int = 0) -> float:
     """Seconds one training step of a fresh ``Transformer(cfg)`` takes here, measured once.
 
     The step (forward, backward, Adam) runs on a model of its own, on ``batch_size`` pairs
-    spread over ``pairs``; the caller's RNG states and models are left as they were. The
-    command line multiplies it by the steps to warn before a run of more than a few minutes.
+    spread over ``pairs`` (with ``tokens_per_batch``, on the first batch of that many tokens);
+    the caller's RNG states and models are left as they were. The command line multiplies it
+    by the steps to warn before a run of more than a few minutes.
     """
     check_choice("precision", precision, PRECISIONS)
     device = pick_device(device)
     encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
     stride = max(1, len(encoded) // max(batch_size, 1))
     idx = list(range(0, len(encoded), stride))[:batch_size]
-    accum = max(1, min(grad_accum_steps, len(idx)))
     with _global_rng_kept(device):
+        if tokens_per_batch:
+            order = token_epoch(pair_widths(encoded), tokens_per_batch, torch.Generator())
+            idx = order[:tokens_fit(order, pair_widths(encoded), tokens_per_batch)]
+        accum = max(1, min(grad_accum_steps, len(idx)))
         model = Transformer(cfg).to(device).train()
-        optimizer = _adam(model, 1e-9, device)
-        run = _Run({"grad_accum_steps": accum, "precision": precision, "label_smoothing": 0.0},
-                   device, 0, 1, False, encoded, {}, False)
+        recipe = Recipe(lr=1e-9, grad_accum_steps=accum, precision=precision)
+        optimizer = _adam(model, recipe, device)
+        run = _Run(recipe, device, 0, 1, False, encoded, {}, False)
         start = time.perf_counter()
         _loss_and_accuracy(model, run, idx, src_vocab, tgt_vocab)
         optimizer.step()

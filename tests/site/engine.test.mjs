@@ -35,7 +35,7 @@ for (const c of read("training.json")) {
     const width = (key) => Math.max(...c.batches.map((b) => b[key][0].length)) + 2;
     const batch = (b) => ({ src: ints(b.src, width("src")), tgtIn: ints(b.tgt_in, width("tgt_in")),
       tgtOut: ints(b.tgt_out, width("tgt_out")) });
-    const t = trainer(jax, c.config, { smoothing: c.label_smoothing });
+    const t = trainer(jax, c.config, { smoothing: c.label_smoothing, ...c.adam });
     const first = batch(c.batches[0]);
     const grads = jax.grad((p) => t.model.lossAndAccuracy(p, first.src, first.tgtIn, first.tgtOut,
       c.label_smoothing)[0])(params(c.initial, shapes));

@@ -5,8 +5,8 @@
 * ``training.json``: for post-LN and pre-LN, label smoothing 0 and 0.1: a small config
   (dropout 0), its initial weights (seeded), 20 fixed batches (collated as the package does),
   and PyTorch's loss at every step, the gradients at step 0 and the weights after 20 steps,
-  trained as ``il.train`` trains (Adam betas (0.9, 0.98), eps 1e-9, the gradient norm clipped to
-  1, a warm-up then cosine learning rate);
+  trained as ``il.train`` trains (Adam's betas and eps and the gradient norm's clip as
+  ``il.Recipe()`` has them, a warm-up then cosine learning rate);
 * ``inference.json``: per shipped model, its config, test sentences as ids, the logits of the
   model on its greedy translation, and the greedy and beam (beam_size 4, top_beams 2, alpha 0.6)
   tokens (the models themselves are the page's files, written by ``illustrated.commands.web_export``).
@@ -60,7 +60,9 @@ def training_case(norm_first: bool, label_smoothing: float, batches: list) -> di
     torch.manual_seed(0)
     model = Transformer(cfg).train()
     initial = _flat(model.state_dict())
-    optimizer = torch.optim.Adam(model.parameters(), lr=LR, betas=(0.9, 0.98), eps=1e-9)
+    recipe = il.Recipe()
+    optimizer = torch.optim.Adam(model.parameters(), lr=LR, betas=recipe.adam_betas,
+                                 eps=recipe.adam_eps)
     losses, grads, collated = [], None, []
     vocabs = _vocab(cfg.src_vocab_size), _vocab(cfg.tgt_vocab_size)
     for step, pairs in enumerate(batches, start=1):
@@ -73,14 +75,15 @@ def training_case(norm_first: bool, label_smoothing: float, batches: list) -> di
         loss.backward()
         if grads is None:
             grads = {k: p.grad.flatten().tolist() for k, p in model.named_parameters()}
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_grad)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, LR, WARMUP, "cosine", STEPS)
         optimizer.step()
         losses.append(loss.item())
     return {"config": asdict(cfg), "label_smoothing": label_smoothing, "lr": LR,
             "warmup": WARMUP, "schedule": "cosine", "steps": STEPS, "initial": initial,
-            "batches": collated, "losses": losses, "grads0": grads,
+            "batches": collated, "losses": losses, "grads0": grads, "adam": {
+                "betas": list(recipe.adam_betas), "eps": recipe.adam_eps, "clip": recipe.clip_grad},
             "final": _flat(model.state_dict())}
 
 

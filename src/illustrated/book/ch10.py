@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 from ..data import CORPORA, load_corpus
 from ..modules import Transformer
 from ..presets import SETTINGS, make_config, pretrained
+from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, recipe_fields
 from ..tracing import trace
 from ..inference import exact_match, translate
 from ..training import set_seed, train
@@ -101,8 +102,8 @@ def draw_cross_attention(model, sentence, src_vocab, tgt_vocab, *,
 def _kernel(corpus: str, sentence: str):
     """The playground in a kernel: pick a corpus and steps, Train, then translate a sentence."""
     choice = widgets.Dropdown(options=list(CORPORA), value=corpus, description="corpus")
-    steps = widgets.IntSlider(value=SETTINGS[corpus]["train"].get("steps", 300), min=10,
-                              max=2000, step=10, description="steps")
+    steps = widgets.IntSlider(value=Recipe(**SETTINGS[corpus]["train"]).steps, min=10,
+                              max=train_limits()["steps"][1], step=10, description="steps")
     button = widgets.Button(description="Train")
     box = widgets.Text(value=sentence, description="sentence", continuous_update=False)
     state = {}
@@ -140,20 +141,28 @@ def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voitu
                                                               width=width))
 
 
-# The training widget's controls: name in the page (site/js/train.js) -> (il.train / config
-# keyword, default from the recipe, limits the page states).
-TRAIN_LIMITS = {"steps": (1, 3000), "lr": (1e-5, 0.05), "warmup": (0, 1000),
-                "labelSmoothing": (0.0, 0.5), "dModel": (8, 128), "nHeads": (1, 8),
-                "nLayers": (1, 4), "seed": (0, 2**32 - 1)}
+#: The training widget's controls: name in the page (site/js/train.js) -> Recipe field or
+#: config keyword.
+PAGE_NAMES = {"steps": "steps", "lr": "lr", "warmup": "warmup", "labelSmoothing": "label_smoothing",
+              "dModel": "d_model", "nHeads": "n_heads", "nLayers": "n_layers", "seed": "seed"}
+
+
+def train_limits() -> dict:
+    """The page's limits of the training widget's controls, {page name: (low, high)}: the
+    Recipe's page limits and :data:`illustrated.recipe.PAGE_MODEL_LIMITS`."""
+    page = {name: f.metadata["page"] for name, f in recipe_fields().items()}
+    return {key: tuple({**page, **PAGE_MODEL_LIMITS}[name]) for key, name in PAGE_NAMES.items()}
 
 
 def recipe(corpus: str) -> dict:
-    """A corpus's presets.SETTINGS recipe with train()'s defaults, as the training widget reads it."""
+    """A corpus's presets.SETTINGS recipe with the Recipe's defaults, as the training widget
+    reads it."""
     cfg = make_config(corpus, *load_corpus(corpus, "train")[1:])
-    t = {"schedule": "constant", "label_smoothing": 0.0, **SETTINGS[corpus]["train"]}
-    return {"steps": t["steps"], "lr": t["lr"], "warmup": t["warmup"], "schedule": t["schedule"],
-            "labelSmoothing": t["label_smoothing"], "dModel": cfg.d_model, "nHeads": cfg.n_heads,
-            "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post", "seed": 0}
+    t = Recipe(**SETTINGS[corpus]["train"])
+    return {"steps": t.steps, "lr": t.lr, "warmup": t.warmup, "schedule": t.schedule,
+            "labelSmoothing": t.label_smoothing, "dModel": cfg.d_model, "nHeads": cfg.n_heads,
+            "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post",
+            "seed": t.seed}
 
 
 def train_widget(corpus: str = "fr-en", corpora=CORPORA, **changes):
@@ -170,11 +179,13 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, **changes):
 def _train_kernel(corpus: str, corpora: list, settings: dict):
     """The training widget in a kernel: the same controls, trained with PyTorch (il.train)."""
     style = {"description_width": "initial"}
+    limits = train_limits()
     number = {k: (widgets.BoundedIntText if isinstance(settings[corpus][k], int)
-                  else widgets.BoundedFloatText) for k in TRAIN_LIMITS}
+                  else widgets.BoundedFloatText) for k in limits}
     controls = {k: number[k](value=settings[corpus][k], min=lo, max=hi, description=k, style=style)
-                for k, (lo, hi) in TRAIN_LIMITS.items()}
-    controls["schedule"] = widgets.Dropdown(options=["constant", "noam", "cosine"],
+                for k, (lo, hi) in limits.items()}
+    controls["schedule"] = widgets.Dropdown(options=list(recipe_fields()["schedule"].metadata[
+                                                "choices"]),
                                             value=settings[corpus]["schedule"], description="schedule")
     controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
                                              value=settings[corpus]["normFirst"])
@@ -191,7 +202,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict):
         test = load_corpus(c, "test")[0]
         set_seed(v["seed"])
         model = Transformer(make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"],
-                                        n_heads=v["nHeads"], d_ff=2 * v["dModel"],
+                                        n_heads=v["nHeads"], d_ff=D_FF_PER_D_MODEL * v["dModel"],
                                         n_layers=v["nLayers"], norm_first=v["normFirst"] == "pre"))
 
         def callback(step, history):

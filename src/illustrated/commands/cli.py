@@ -16,6 +16,7 @@ import sys
 import time
 import warnings
 
+from ..recipe import COMMAND_PRESETS, PRESETS as _PRESETS, Recipe, recipe_fields
 from .interrupt import INTERRUPTED, end_of_start
 
 __all__ = ["main", "build_parser"]
@@ -23,12 +24,17 @@ __all__ = ["main", "build_parser"]
 #: A run expected to take longer than this many seconds here is announced, with its estimate.
 LONG_RUN = 180.0
 
+def _flag(name: str) -> str:
+    """The command-line option of the Recipe field ``name``: its declared flag or --the-name."""
+    return recipe_fields()[name].metadata["flag"] or "--" + name.replace("_", "-")
+
+
 #: ``il.train``'s names of the loop options the command line passes, and the options they come
 #: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
 #: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
-OPTION_OF = {"grad_accum_steps": "--grad-accum", "precision": "--precision",
-             "checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
-             "batch_size": "--batch-size", "timeout": "--timeout"}
+OPTION_OF = {"checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
+             "timeout": "--timeout", **{name: _flag(name) for name in (
+                 "grad_accum_steps", "precision", "batch_size", "tokens_per_batch")}}
 
 #: ``--timeout``'s default: seconds a process waits for the others under torchrun before it
 #: gives up (gloo's and NCCL's own default is 30 minutes).
@@ -48,8 +54,9 @@ def _number(kind: str, low: float | None = None, high: float | None = None,
             raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
         if (low is not None and (value < low or (low_open and value == low))) or \
                 (high is not None and (value > high or (high_open and value == high))):
-            bounds = (f"{'>' if low_open else '>='} {low}" if high is None else
-                      f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}")
+            low_, high_ = (f"{x:g}" if isinstance(x, float) else x for x in (low, high))
+            bounds = (f"{'>' if low_open else '>='} {low_}" if high is None else
+                      f"in {'(' if low_open else '['}{low_}, {high_}{')' if high_open else ']'}")
             raise argparse.ArgumentTypeError(f"expected a value {bounds}, got {text!r}")
         return value
     parse.__name__ = kind  # argparse names the type in its messages
@@ -59,18 +66,25 @@ def _number(kind: str, low: float | None = None, high: float | None = None,
 POSITIVE = _number("int", 1)
 
 
-#: ``--preset`` for ``--pairs``: model sizes (``TINY``/``PAPER_BASE`` fields) and the training
-#: recipe (keywords of ``il.train``). base is the paper's base model, §3 and §5.3-5.4: its lr is
-#: the peak of Eq. 3, d_model^-0.5 * warmup^-0.5.
-PRESETS = {
-    "tiny": ({}, {}),
-    "small": ({"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 3, "dropout": 0.1,
-               "max_len": 128}, {"lr": 1e-3, "warmup": 200, "schedule": "noam",
-                                 "label_smoothing": 0.1}),
-    "base": ({"d_model": 512, "n_heads": 8, "d_ff": 2048, "n_layers": 6, "dropout": 0.1,
-              "max_len": 256}, {"lr": 512 ** -0.5 * 4000 ** -0.5, "warmup": 4000,
-                                "schedule": "noam", "label_smoothing": 0.1}),
-}
+#: ``--preset`` for ``--pairs``: (model sizes over TINY, Recipe fields), from the one table of
+#: presets (:data:`illustrated.recipe.PRESETS`); base is the paper's base model and recipe.
+PRESETS = {name: (dict(_PRESETS[name].model), dict(_PRESETS[name].train))
+           for name in COMMAND_PRESETS}
+
+
+def _add_recipe_flags(parser: argparse.ArgumentParser) -> None:
+    """One option per Recipe field that has a flag: its type, limits, choices and help as the
+    Recipe declares them; left out (None), the corpus's or the preset's own value is used."""
+    for name, f in recipe_fields().items():
+        m = f.metadata
+        if m["flag"] is None:
+            continue
+        kind = {"choices": m["choices"]} if m["choices"] else {"type": _number(
+            "int" if isinstance(f.default, int) else "float", m["low"], m["high"],
+            m["low_open"], m["high_open"])}
+        parser.add_argument(_flag(name), dest=name, **kind,
+                            help=f"{m['description']} (default: the corpus's or the preset's "
+                                 f"own, else {f.default})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,30 +111,16 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--preset", choices=tuple(PRESETS),
                     help="with --pairs: model size and recipe; tiny (default; the book's model), "
                          "small, or base (the paper's: d_model 512, 8 heads, 6+6 layers, "
-                         "dropout 0.1, label smoothing 0.1, warm-up 4000 steps)")
-    tr.add_argument("--steps", type=POSITIVE, help="optimiser steps (default: the corpus's own)")
-    tr.add_argument("--lr", type=_number("float", 0, low_open=True),
-                    help="peak learning rate (default: the corpus's own)")
-    tr.add_argument("--batch-size", type=POSITIVE,
-                    help="pairs per step (default: the corpus's own)")
-    tr.add_argument("--label-smoothing", type=_number("float", 0, 1, high_open=True),
-                    help="label smoothing epsilon in [0, 1), paper §5.4")
+                         "dropout 0.1, label smoothing 0.1, warm-up 4000 steps, batches of "
+                         "25,000 tokens)")
+    _add_recipe_flags(tr)
     tr.add_argument("--d-model", type=POSITIVE, help="model width d_model")
     tr.add_argument("--n-heads", type=POSITIVE, help="attention heads (must divide d_model)")
     tr.add_argument("--n-layers", type=POSITIVE, help="encoder layers, and decoder layers")
-    tr.add_argument("--seed", type=_number("int", 0, 2**32 - 1), default=0,
-                    help="random seed in [0, 2**32 - 1] (default 0)")
     tr.add_argument("--device", default="auto",
-                    help="auto (CUDA, then MPS, then CPU), cpu, cuda or mps (default auto)")
+                    help="auto (CUDA, then MPS, then CPU; see il.pick_device for when the CPU is "
+                         "faster), cpu, cuda or mps (default auto)")
     tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
-    tr.add_argument("--warmup", type=_number("int", 0),
-                    help="linear warm-up steps (default: the corpus's or the preset's own)")
-    tr.add_argument("--grad-accum", type=POSITIVE, default=1, metavar="N",
-                    help="split each batch into N micro-batches whose gradients add up before "
-                         "one update: the same step in less memory (default 1)")
-    tr.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
-                    help="fp32 (default) or bf16: torch.autocast to bfloat16 for the forward "
-                         "pass (weights and Adam stay float32); for CUDA GPUs, allowed on CPUs")
     tr.add_argument("--checkpoint-every", type=POSITIVE, metavar="N",
                     help="rewrite --out (atomically) every N steps and at the end, with the "
                          "optimizer, step, batch order and RNG states, so --resume can go on")
@@ -167,11 +167,7 @@ def _train_pairs(args: argparse.Namespace) -> None:
     cfg = replace(TINY, **{**sizes, "max_len": max_len}, src_vocab_size=len(src_vocab),
                   tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
                   tgt_pad_id=tgt_vocab.pad_id)
-    recipe = {**recipe, **{k: v for k, v in (("steps", args.steps), ("lr", args.lr),
-                                             ("batch_size", args.batch_size),
-                                             ("warmup", args.warmup),
-                                             ("label_smoothing", args.label_smoothing))
-                           if v is not None}, **_loop_options(args)}
+    recipe = {**recipe, **_loop_options(args)}
     from .. import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
     try:
@@ -189,8 +185,9 @@ def _train_pairs(args: argparse.Namespace) -> None:
 
 
 def _loop_options(args: argparse.Namespace) -> dict:
-    """Keywords of ``il.train`` from --grad-accum, --precision, --checkpoint-every, --resume."""
-    options = {"grad_accum_steps": args.grad_accum, "precision": args.precision}
+    """Keywords of ``il.train`` from the Recipe's flags given, --checkpoint-every, --resume."""
+    options = {name: getattr(args, name) for name in recipe_fields()
+               if getattr(args, name, None) is not None}
     if args.checkpoint_every is not None:
         options.update(checkpoint_every=args.checkpoint_every, checkpoint_path=args.out)
     if args.resume is not None:
@@ -223,10 +220,10 @@ def _announce_long_run(cfg, pairs, src_vocab, tgt_vocab, recipe: dict, steps: in
     """A line on stderr before a run that would take more than LONG_RUN seconds here, with the
     estimate from one measured step (of a model of its own: nothing of the run is changed)."""
     from ..training import seconds_per_step
-    step = seconds_per_step(cfg, pairs, src_vocab, tgt_vocab,
-                            batch_size=recipe.get("batch_size", 64), device=device,
-                            grad_accum_steps=recipe.get("grad_accum_steps", 1),
-                            precision=recipe.get("precision", "fp32"))
+    r = Recipe(**{k: v for k, v in recipe.items() if k in recipe_fields()})
+    step = seconds_per_step(cfg, pairs, src_vocab, tgt_vocab, batch_size=r.batch_size,
+                            device=device, grad_accum_steps=r.grad_accum_steps,
+                            precision=r.precision, tokens_per_batch=r.tokens_per_batch)
     total = step * steps
     if total > LONG_RUN:
         print(f"warning: this run would take about {_duration(total)} here ({steps} steps of "
@@ -260,7 +257,7 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     from ..training import preload_optimizer, set_seed, train
     main = is_main()
     if main:
-        _check_out(args, cfg, recipe.get("steps", 300), len(train_pairs))
+        _check_out(args, cfg, recipe.get("steps", Recipe.steps), len(train_pairs))
         import_seconds = preload_optimizer()
         print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, "
               f"{len(test_pairs)} held out; vocabularies {len(src_vocab)} source and "
@@ -268,12 +265,12 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
               f"{cfg.d_model}, {cfg.n_layers}+{cfg.n_layers} layers", flush=True)
         if not several:
             _announce_long_run(cfg, train_pairs, src_vocab, tgt_vocab, recipe,
-                               recipe.get("steps", 300), device)
+                               recipe.get("steps", Recipe.steps), device)
     set_seed(args.seed)
     model = Transformer(cfg)
     start = time.perf_counter()
     # one loop for one process and several: train() wraps the model in DDP under torchrun
-    history = train(model, train_pairs, src_vocab, tgt_vocab, device=device, seed=args.seed,
+    history = train(model, train_pairs, src_vocab, tgt_vocab, device=device,
                     progress=main and sys.stderr.isatty(), **recipe)
     if not main:
         return
@@ -297,6 +294,7 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
 
 
 def _train(args: argparse.Namespace) -> None:
+    args.seed = Recipe.seed if args.seed is None else args.seed  # also splits --pairs
     if args.pairs is not None:
         return _train_pairs(args)
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -318,12 +316,8 @@ def _train(args: argparse.Namespace) -> None:
     _refuse_clashes(args, corpus_files([args.corpus], "--corpus"))
     model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
                                          ("n_layers", args.n_layers)) if v is not None}
-    train_overrides = {k: v for k, v in (("steps", args.steps), ("lr", args.lr),
-                                         ("batch_size", args.batch_size),
-                                         ("warmup", args.warmup),
-                                         ("label_smoothing", args.label_smoothing))
-                       if v is not None}
-    train_overrides.update(_loop_options(args))
+    train_overrides = _loop_options(args)
+    train_overrides.pop("seed")  # train_corpus's own keyword
     train_pairs, src_vocab, tgt_vocab = load_corpus(args.corpus, "train")
     steps = train_overrides.get("steps", SETTINGS[args.corpus]["train"]["steps"])
     # before training, not after: nothing trained is lost for want of a file or of disk space

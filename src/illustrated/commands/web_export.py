@@ -7,12 +7,14 @@ exported in the same form for the page's engine (jax-js, site/js/engine.js).
 ``python -m illustrated.commands.web_export --out DIR`` writes, per shipped corpus,
 ``{corpus}.safetensors`` and ``{corpus}.train.json`` (the corpus as ids, its vocabularies and
 its ``presets.SETTINGS``, for training in the page), ``{corpus}.json`` (vocabularies and sizes,
-read before the runtime loads) and ``index.json`` listing them.
+read before the runtime loads), once ``recipe.json`` (the Recipe's JSON schema: every training
+choice's default, limits, choices and description, and the page's own narrower limits,
+:func:`illustrated.recipe.schema`; ``site/js/recipe.js`` reads it) and ``index.json`` listing
+them.
 """
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import re
 import sys
@@ -26,7 +28,7 @@ from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.safetensors import FORMAT, to_bytes
 from ..data import load_corpus, tokenize
 from ..presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
-from ..training import train
+from ..recipe import Recipe, schema
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
 
@@ -42,8 +44,8 @@ def _train_json(corpus: str) -> dict:
     test, _, _ = load_corpus(corpus, "test")
     cfg = make_config(corpus, src_vocab, tgt_vocab)
     encode = [lambda s: src_vocab.encode(s), lambda t: tgt_vocab.encode(t)]
-    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()
-                if k in ("steps", "lr", "warmup", "schedule", "label_smoothing", "batch_size")}
+    defaults = {k: getattr(Recipe, k) for k in ("steps", "lr", "warmup", "schedule",
+                                                 "label_smoothing", "batch_size")}
     return {"format": FORMAT, "corpus": corpus, "config": asdict(cfg),
             "train_settings": {**defaults, **SETTINGS[corpus]["train"]},
             "src_tokens": list(src_vocab.tokens), "tgt_tokens": list(tgt_vocab.tokens),
@@ -73,13 +75,14 @@ def _vocab_json(corpus: str, model, src_vocab, tgt_vocab) -> dict:
 def _owned(name: str) -> bool:
     """Whether a file name in the export's folder is one of a page export's files."""
     corpora = "|".join(map(re.escape, SETTINGS))
-    return re.fullmatch(rf"(?:{corpora})(?:\.train)?(?:\.[0-9a-f]{{16}})?\.(?:safetensors|json)",
-                        name) is not None
+    return re.fullmatch(rf"(?:(?:{corpora})(?:\.train)?|recipe)(?:\.[0-9a-f]{{16}})?"
+                        r"\.(?:safetensors|json)", name) is not None
 
 
 def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
-    {corpus}.train.json into ``out_dir`` as one set, ``index.json`` last
+    {corpus}.train.json, and recipe.json (index entry "recipe"), into ``out_dir`` as one set,
+    ``index.json`` last
     (:class:`illustrated.files.file_set.SetWriter`: the files under hashed names, the index naming
     each with its sha256 and size, so that a page never reads a new model beside an old
     vocabulary); return the index. Raises ValueError naming a file that cannot be written (the
@@ -88,6 +91,8 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
     out_dir.mkdir(parents=True, exist_ok=True)
     with SetWriter(out_dir, "index.json", owned=_owned, name="--out") as writer:
+        index["recipe"] = writer.add("recipe.json", (json.dumps(schema(), indent=1) + "\n")
+                                     .encode("utf-8"))
         for corpus in corpora:
             model, src_vocab, tgt_vocab = load_shipped(corpus)
             contents = {"model": to_bytes(model, (src_vocab, tgt_vocab))}
@@ -100,7 +105,8 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
             index["models"][corpus] = writer.add_group(
                 {key: (names[key], contents[key]) for key in names})
         writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
-                      [f for m in index["models"].values() for f in m["files"].values()])
+                      [index["recipe"]["file"]] + [f for m in index["models"].values()
+                                                   for f in m["files"].values()])
     return index
 
 

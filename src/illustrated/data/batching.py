@@ -14,7 +14,7 @@ import torch
 
 from .vocab import Vocab
 
-__all__ = ["Batch", "encode_pairs", "collate"]
+__all__ = ["Batch", "encode_pairs", "collate", "pair_widths", "token_epoch", "tokens_fit"]
 
 Encoded = tuple[list[int], list[int]]
 
@@ -105,6 +105,49 @@ def collate(
     tgt_in = torch.tensor(in_rows, dtype=torch.long, device=device)  # (batch, tgt_len)
     tgt_out = torch.tensor(out_rows, dtype=torch.long, device=device)  # (batch, tgt_len)
     return Batch(src, tgt_in, tgt_out)
+
+
+def pair_widths(encoded: Sequence[Encoded]) -> list[tuple[int, int]]:
+    """Per pair of :func:`encode_pairs`, the positions it takes in a batch: (source words,
+    target words + 1 for ``<bos>``/``<eos>``)."""
+    return [(len(s), len(t) + 1) for s, t in encoded]
+
+
+def tokens_fit(order: Sequence[int], widths: Sequence[tuple[int, int]], tokens_per_batch: int,
+               at_least: int = 1) -> int:
+    """How many pairs from the front of ``order`` make the next batch by tokens: those of the
+    first pair's length (its longer side) that keep the padded batch within ``tokens_per_batch``
+    source and as many target positions (pairs x longest source, pairs x longest target), and
+    at least ``at_least`` (fewer only if ``order`` is shorter). ``widths``: :func:`pair_widths`.
+    Paper §5.1."""
+    longest = taken = 0
+    for i in order:
+        wider = max(longest, *widths[i])
+        if taken >= at_least and ((taken + 1) * wider > tokens_per_batch
+                                  or max(widths[i]) != max(widths[order[0]])):
+            break
+        longest, taken = wider, taken + 1
+    return taken
+
+
+def token_epoch(widths: Sequence[tuple[int, int]], tokens_per_batch: int,
+                generator: torch.Generator) -> list[int]:
+    """One epoch's order of the pairs for batches by tokens (paper §5.1): every pair once,
+    sorted by length (pairs of one length in random order), cut into batches of one length and
+    about ``tokens_per_batch`` tokens (:func:`tokens_fit`), the batches in random order,
+    flattened.
+
+    The batches are then read off the order with :func:`tokens_fit` from its front: a rest of
+    the order (a resumed run's) gives the same batches. ``generator`` draws the randomness."""
+    ranked = sorted(torch.randperm(len(widths), generator=generator).tolist(),
+                    key=lambda i: (max(widths[i]), widths[i]))  # stable: ties stay shuffled
+    batches = []
+    while ranked:
+        taken = tokens_fit(ranked, widths, tokens_per_batch)
+        batches.append(ranked[:taken])
+        ranked = ranked[taken:]
+    return [i for b in torch.randperm(len(batches), generator=generator).tolist()
+            for i in batches[b]]
 
 
 def _check_vocabs(src_vocab: object, tgt_vocab: object) -> None:

@@ -20,17 +20,17 @@ import math
 import os
 import random
 from dataclasses import fields
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
-from .._args import MAX_SEED, check_choice, check_int, check_real
+from .._args import check_int
 from .checkpoint import read_checkpoint, save_checkpoint
 from ..config import TransformerConfig
 from ..data import Vocab
 from ..modules.transformer import Transformer
-from ..schedules import SCHEDULES
+from ..recipe import PRECISIONS, Recipe, check_field
 
 __all__ = ["TRAINING_KEYS", "HISTORY_KEYS", "RECIPE_KEYS", "PRECISIONS", "DATA_PARTS",
            "check_recipe", "data_fingerprint", "save_training_state", "load_training_state",
@@ -43,41 +43,27 @@ TRAINING_KEYS = ("step", "recipe", "data", "optimizer", "generator", "order", "r
 #: The lists of ``training["history"]``, one number per step done.
 HISTORY_KEYS = ("loss", "lr", "accuracy", "seconds")
 
-#: Precisions ``il.train`` runs in.
-PRECISIONS = ("fp32", "bf16")
-
 #: The training data's parts, each fingerprinted on its own, and their names in messages.
 DATA_PARTS = {"sources": "source sentences", "targets": "target sentences",
               "src_vocab": "source vocabulary", "tgt_vocab": "target vocabulary"}
 
-#: The recipe: ``il.train``'s keywords (and the number of processes) a resumed run must share,
-#: each with its check (the same for the arguments of ``il.train`` and for a saved recipe).
-RECIPE_CHECKS: dict[str, Callable[[str, Any], Any]] = {
-    "lr": lambda k, v: check_real(k, v, low=0.0, low_open=True, what="a learning rate"),
-    "warmup": lambda k, v: check_int(k, v, low=0, what="a number of steps"),
-    "schedule": lambda k, v: check_choice(k, v, SCHEDULES),
-    "label_smoothing": lambda k, v: check_real(k, v, low=0.0, high=1.0, high_open=True,
-                                               what="a smoothing epsilon"),
-    "batch_size": lambda k, v: check_int(k, v, low=1),
-    "clip_grad": lambda k, v: check_real(k, v, low=0.0,
-                                         what="a gradient norm (0 = no clipping)"),
-    "seed": lambda k, v: check_int(k, v, low=0, high=MAX_SEED),
-    "grad_accum_steps": lambda k, v: check_int(k, v, low=1, what="a number of micro-batches"),
-    "precision": lambda k, v: check_choice(k, v, PRECISIONS),
-    "processes": lambda k, v: check_int(k, v, low=1, what="a number of processes"),
-}
-RECIPE_KEYS = tuple(RECIPE_CHECKS)
+#: The recipe a resumed run must share: the fields of :class:`illustrated.recipe.Recipe` so
+#: declared, and the number of processes.
+RECIPE_KEYS = (*Recipe().resumed(), "processes")
 
 
 def check_recipe(recipe: dict) -> dict:
-    """``recipe`` if each of its keywords (those of :data:`RECIPE_KEYS` it holds) is valid.
+    """``recipe`` if each of its keywords (those of :data:`RECIPE_KEYS` it holds) is valid, as
+    the Recipe declares it (the processes: an integer >= 1).
 
     Raises TypeError (also a ValueError) or ValueError naming the keyword, as ``il.train``'s
     arguments: ``"lr: expected a learning rate > 0.0, got -1.0"``.
     """
-    for key, check in RECIPE_CHECKS.items():
-        if key in recipe:
-            check(key, recipe[key])
+    for key in RECIPE_KEYS:
+        if key == "processes" and key in recipe:
+            check_int(key, recipe[key], low=1, what="a number of processes")
+        elif key in recipe:
+            check_field(key, recipe[key])
     return recipe
 
 

@@ -1,0 +1,63 @@
+"""site/js/recipe.js reads the page's limits, schedules, defaults, Adam's settings and
+d_ff = k x d_model from recipe.json (il.recipe.schema, written by web_export): the schema as
+shipped gives the limits the widget always stated, and a doctored schema moves the page."""
+from __future__ import annotations
+
+import copy
+
+from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+
+from illustrated import recipe
+
+READ = """
+import { readFileSync } from "node:fs";
+import { limitsText, recipeFrom, trainOptions } from "./js/recipe.js";
+const { schema, options } = JSON.parse(readFileSync(0, "utf8"));
+const data = { config: { d_model: 32, n_heads: 4, n_layers: 2, norm_first: false },
+  train_settings: { steps: 100, lr: 0.003, warmup: 10, schedule: "constant", label_smoothing: 0,
+    batch_size: 2 } };
+const r = recipeFrom(schema);
+const tried = options.map((o) => {
+  try { return trainOptions(o, data, r); } catch (e) { return e.message; }
+});
+const text = limitsText(r).map((x) => x.code ?? x).join("");
+console.log(JSON.stringify({ r, text, tried }));
+"""
+
+
+def read(schema: dict, options: list) -> dict:
+    return _node(READ, {"schema": schema, "options": options})
+
+
+def test_the_shipped_schema_gives_the_limits_the_widget_states():
+    out = read(recipe.schema(), [{}, {"steps": 3001}, {"schedule": "linear"}])
+    assert out["text"] == ("Limits: 1-3,000 steps, learning rate up to 0.05, d_model 8-128 (a "
+                           "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x "
+                           "d_model.")
+    assert out["r"]["limits"]["labelSmoothing"] == [0, 0.5, 0]
+    assert out["r"]["limits"]["seed"] == [0, 2**32 - 1, 1]
+    assert out["r"]["betas"] == [0.9, 0.98] and out["r"]["eps"] == 1e-9 and out["r"]["clip"] == 1
+    assert out["tried"][0]["steps"] == 100 and out["tried"][0]["seed"] == 0
+    assert out["tried"][1] == "steps: expected an integer in [1, 3000], got 3001"
+    assert out["tried"][2] == "schedule: expected constant, noam or cosine, got \"linear\""
+
+
+def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():
+    schema = copy.deepcopy(recipe.schema())
+    p = schema["properties"]
+    p["steps"]["x-page"] = [1, 50]
+    p["schedule"]["enum"] = ["constant", "cosine"]
+    p["adam_betas"]["default"] = [0.8, 0.9]
+    p["seed"]["default"] = 7
+    schema["x-page-model"]["d_model"] = [8, 64]
+    schema["x-d-ff-per-d-model"] = 4
+    out = read(schema, [{"steps": 50}, {"steps": 51}, {"steps": 50, "schedule": "noam"},
+                        {"steps": 50, "dModel": 96}])
+    assert out["text"] == ("Limits: 1-50 steps, learning rate up to 0.05, d_model 8-64 (a "
+                           "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 4 x "
+                           "d_model.")
+    assert out["r"]["betas"] == [0.8, 0.9] and out["r"]["dFfPerDModel"] == 4
+    assert out["tried"][0]["steps"] == 50 and out["tried"][0]["seed"] == 7
+    assert out["tried"][1:] == ["steps: expected an integer in [1, 50], got 51",
+                                "schedule: expected constant or cosine, got \"noam\"",
+                                "dModel: expected an integer in [8, 64], got 96"]
