@@ -28,7 +28,7 @@ LONG_RUN = 180.0
 #: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 OPTION_OF = {"grad_accum_steps": "--grad-accum", "precision": "--precision",
              "checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
-             "batch_size": "--batch-size", "timeout": "--timeout"}
+             "batch_size": "--batch-size", "timeout": "--timeout", "compile": "--compile"}
 
 #: ``--timeout``'s default: seconds a process waits for the others under torchrun before it
 #: gives up (gloo's and NCCL's own default is 30 minutes).
@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                     help="fp32 (default) or bf16: torch.autocast to bfloat16 for the forward "
                          "pass (weights and Adam stay float32); for CUDA GPUs, allowed on CPUs")
+    tr.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
+                    help="capture each training step (torch.compile; CUDA graphs over batches "
+                         "padded to a few shapes): auto (default) on CUDA only, on, off")
     tr.add_argument("--checkpoint-every", type=POSITIVE, metavar="N",
                     help="rewrite --out (atomically) every N steps and at the end, with the "
                          "optimizer, step, batch order and RNG states, so --resume can go on")
@@ -189,8 +192,10 @@ def _train_pairs(args: argparse.Namespace) -> None:
 
 
 def _loop_options(args: argparse.Namespace) -> dict:
-    """Keywords of ``il.train`` from --grad-accum, --precision, --checkpoint-every, --resume."""
-    options = {"grad_accum_steps": args.grad_accum, "precision": args.precision}
+    """Keywords of ``il.train`` from --grad-accum, --precision, --compile, --checkpoint-every,
+    --resume."""
+    options = {"grad_accum_steps": args.grad_accum, "precision": args.precision,
+               "compile": {"auto": "auto", "on": True, "off": False}[args.compile]}
     if args.checkpoint_every is not None:
         options.update(checkpoint_every=args.checkpoint_every, checkpoint_path=args.out)
     if args.resume is not None:

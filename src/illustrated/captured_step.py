@@ -7,7 +7,7 @@ handed to ``torch.compile``; on CUDA with ``mode="reduce-overhead"``, which reco
 compiled forward and its backward as CUDA graphs (PyTorch's "CUDA graph trees") and replays
 each as one launch. A CUDA graph replays fixed shapes, so each batch is padded to one of a few
 bucket shapes (:func:`bucket`: source length, target length and number of sentences, each
-rounded up to the ladder 8, 12, 16, 24, 32, 48, ...): one graph per bucket, recorded the first
+rounded up to the ladder 8, 10, 12, 14, 16, 20, 24, ...): one graph per bucket, recorded the first
 time the bucket comes, replayed after.
 
 Padding changes no number the step computes, up to float rounding: padded source positions are
@@ -50,15 +50,17 @@ __all__ = ["COMPILE_CHOICES", "bucket", "padded_batch", "hooked_modules", "check
 #: What ``train(compile=...)`` takes besides the name of a ``torch.compile`` backend.
 COMPILE_CHOICES = ("auto", True, False)
 
-#: The bucket sizes: 8 * 2**k and 12 * 2**k (a padded batch is at most 1.5 times the batch).
-_LADDER = tuple(sorted({base << k for base in (8, 12) for k in range(16)}))
+#: The bucket sizes: 4, 5, 6 and 7 times 2**k, from 8 (8, 10, 12, 14, 16, 20, 24, 28, 32, 40,
+#: ...): a padded side is at most 1.25 times the longest sentence (or the batch), and at most
+#: 4 shapes per octave.
+_LADDER = tuple(sorted({base << k for base in (4, 5, 6, 7) for k in range(1, 24)}))
 
 #: How many shapes torch.compile may record for the step (torch's own default is 8 per function).
 _MAX_SHAPES = 64
 
 
 def bucket(n: int, cap: int | None = None) -> int:
-    """The smallest bucket size (8, 12, 16, 24, 32, 48, ...) that holds ``n``, but at most
+    """The smallest bucket size (8, 10, 12, 14, 16, 20, 24, ...) that holds ``n``, but at most
     ``cap`` (a model's ``max_len``) when ``cap`` holds ``n``."""
     size = next(b for b in _LADDER if b >= n)
     return max(n, min(size, cap)) if cap is not None else size
