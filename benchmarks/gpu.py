@@ -185,13 +185,12 @@ def main() -> None:
                   for impl in ("ours", "torch")}
     torch.set_num_threads(threads)
 
-    plan = [("tiny", p, m, i) for m in ("eager", "captured") for p in ("fp32", "bf16")
-            for i in ("ours", "torch")]
-    if not args.quick:
-        plan += [("base", p, m, i) for p in ("bf16", "fp32") for m in ("eager", "captured")
-                 for i in ("ours", "torch")]
-    else:  # one compile per model on a CPU: the captured fp32 steps only
-        plan = [s for s in plan if not (s[2] == "captured" and s[1] == "bf16")]
+    # The targets first (tiny fp32, base bf16), then the rest; ours then torch's.
+    plan = [(size, p, m, i) for size, p in (("tiny", "fp32"), ("base", "bf16"), ("tiny", "bf16"),
+                                            ("base", "fp32"))
+            for m in ("eager", "captured") for i in ("ours", "torch")]
+    if args.quick:  # the tiny size, and one compile per model on a CPU: captured fp32 only
+        plan = [s for s in plan if s[0] == "tiny" and not (s[1:3] == ("bf16", "captured"))]
     settings, expected = [], dict(EXPECTED_S)
     for size_name, precision, mode, impl in plan:
         row = {"size": size_name, "precision": precision, "mode": mode, "model": impl}

@@ -129,8 +129,8 @@ def test_hooks_force_the_eager_step_and_run(vocabs):
     for compile in (False, "aot_eager"):
         model = tiny_model(vocabs)
         layer = model.encoder.layers[0].self_attn.w_k
-        handle = layer.register_forward_pre_hook(lambda m, args: calls.append(compile) or
-                                                 (args[0] * 0.5,))
+        handle = layer.register_forward_pre_hook(
+            lambda m, args, compile=compile: calls.append(compile) or (args[0] * 0.5,))
         assert hooked_modules(model) == ["encoder.layers.0.self_attn.w_k"]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -97,16 +97,18 @@ def padded_batch(encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Voca
                  for a in (src, tgt_in, tgt_out))
 
 
-def hooked_modules(model: torch.nn.Module) -> list[str]:
+def hooked_modules(model: torch.nn.Module, parts: tuple[list, list] | None = None) -> list[str]:
     """Names of what has a hook that a compiled step would not call as the model's code does:
     modules with forward (pre-)hooks or backward hooks, parameters with gradient hooks, and
-    "global" for hooks registered on every module."""
+    "global" for hooks registered on every module. ``parts``: the model's ``named_modules()``
+    and ``named_parameters()`` as lists, when the caller keeps them (a step checks every time)."""
     from torch.nn.modules import module as nn_module
 
-    found = [name or "model" for name, m in model.named_modules()
+    modules, params = parts or (list(model.named_modules()), list(model.named_parameters()))
+    found = [name or "model" for name, m in modules
              if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
              or m._backward_pre_hooks]
-    found += [name for name, p in model.named_parameters()
+    found += [name for name, p in params
               if p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)]
     if (nn_module._global_forward_hooks or nn_module._global_forward_pre_hooks
             or nn_module._global_backward_hooks or nn_module._global_backward_pre_hooks):
@@ -148,6 +150,7 @@ class CapturedStep:
         self.device, self.backend, self.mode = device, backend, mode
         self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
         self._warned = False
+        self._parts = (list(model.named_modules()), list(model.named_parameters()))
         src_pad, tgt_pad = model.cfg.pad_id, tgt_vocab.pad_id
 
         def forward_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor):
@@ -166,7 +169,7 @@ class CapturedStep:
 
     def __call__(self, micro: Sequence[tuple[list[int], list[int]]]
                  ) -> tuple[torch.Tensor, torch.Tensor] | None:
-        hooked = hooked_modules(self.model)
+        hooked = hooked_modules(self.model, self._parts)
         if hooked:
             if not self._warned:
                 warnings.warn(f"compile: the model has hooks ({', '.join(hooked[:4])}"
