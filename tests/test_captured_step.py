@@ -41,7 +41,7 @@ def test_buckets_are_the_ladder_and_hold_their_length():
         [8, 8, 10, 12, 14, 16, 20, 28, 40, 56, 80, 112, 768, 896]
     assert all(n <= bucket(n) <= max(8, 1.25 * n) for n in range(1, 5000))
     assert len({bucket(n) for n in range(65, 129)}) == 4  # 80, 96, 112, 128: 4 an octave
-    assert bucket(40, cap=42) == 42 and bucket(42, cap=42) == 42 and bucket(5, cap=6) == 6
+    assert bucket(41, cap=42) == 42 and bucket(40, cap=42) == 40 and bucket(42, cap=42) == 42 and bucket(5, cap=6) == 6
 
 
 def test_padded_batch_is_collate_padded_to_its_bucket(vocabs):
@@ -170,6 +170,21 @@ def test_when_the_step_is_captured(vocabs):
     for kwargs in ({"processes": 2}, {"grad_accum_steps": 2}):
         with pytest.warns(UserWarning, match="eager step"):
             assert captured_step(model, True, src_vocab, tgt_vocab, device=cuda, **kwargs) is None
+
+    class Unchecked(torch.nn.Module):  # the decoding contract, without check=False
+        cfg = model.cfg
+
+        def encode(self, src, src_mask=None):
+            return model.encode(src, src_mask)
+
+        def decode(self, tgt_in, memory, src_mask=None):
+            return model.decode(tgt_in, memory, src_mask)
+
+        def generator(self, x):
+            return model.generator(x)
+
+    with pytest.warns(UserWarning, match="take no check=False"):
+        assert captured_step(Unchecked(), "auto", src_vocab, tgt_vocab, device=cuda) is None
 
 
 @pytest.mark.parametrize("value, error", [("yes", "compile: expected 'auto', True, False or a "

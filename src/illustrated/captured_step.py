@@ -33,6 +33,7 @@ for every bucket, and re-record when the model changes. Sources: PyTorch 2.13, `
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 from typing import Sequence
 
@@ -191,9 +192,15 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
     step). "auto" captures on CUDA only; True compiles on any device (CUDA graphs on CUDA);
     a backend's name compiles with it. One process and no gradient accumulation only: with
-    several processes (DDP) or micro-batches the eager step runs, with one warning when capture
-    was asked (True, a backend, or "auto" on CUDA)."""
+    several processes (DDP) or micro-batches, or a model whose ``encode``, ``decode`` and
+    ``generator`` take no ``check`` keyword, the eager step runs, with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
+        return None
+    if not all("check" in inspect.signature(getattr(model, part)).parameters
+               for part in ("encode", "decode", "generator")):
+        warnings.warn(f"compile: {type(model).__name__}'s encode, decode and generator take no "
+                      f"check=False, which the captured step needs; training runs the eager "
+                      f"step", stacklevel=3)
         return None
     if processes > 1 or grad_accum_steps > 1:
         warnings.warn(f"compile: the captured step runs one process without gradient "
