@@ -41,7 +41,8 @@ def test_buckets_are_the_ladder_and_hold_their_length():
         [8, 8, 10, 12, 14, 16, 20, 28, 40, 56, 80, 112, 768, 896]
     assert all(n <= bucket(n) <= max(8, 1.25 * n) for n in range(1, 5000))
     assert len({bucket(n) for n in range(65, 129)}) == 4  # 80, 96, 112, 128: 4 an octave
-    assert bucket(41, cap=42) == 42 and bucket(40, cap=42) == 40 and bucket(42, cap=42) == 42 and bucket(5, cap=6) == 6
+    assert bucket(41, cap=42) == 42 and bucket(40, cap=42) == 40  # the ladder, up to max_len
+    assert bucket(42, cap=42) == 42 and bucket(5, cap=6) == 6
 
 
 def test_padded_batch_is_collate_padded_to_its_bucket(vocabs):
@@ -183,6 +184,7 @@ def test_when_the_step_is_captured(vocabs):
         def generator(self, x):
             return model.generator(x)
 
+    assert captured_step(model, "auto", src_vocab, tgt_vocab, device=cuda) is not None
     with pytest.warns(UserWarning, match="take no check=False"):
         assert captured_step(Unchecked(), "auto", src_vocab, tgt_vocab, device=cuda) is None
 
@@ -200,3 +202,26 @@ def test_bad_compile_is_one_line_naming_it(vocabs, value, error):
         il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=1, device="cpu",
                  progress=False, compile=value)
     assert check_compile("aot_eager") == "aot_eager" and check_compile(True) is True
+
+
+def test_a_failing_compiler_falls_back_to_the_eager_step(vocabs):
+    """A backend that fails (no C compiler, no Triton) stops nothing: one warning, then the
+    eager step, the eager losses bit for bit."""
+    from torch._dynamo import register_backend
+
+    @register_backend
+    def failing_for_the_test(gm, example_inputs):
+        raise RuntimeError("no compiler here")
+
+    src_vocab, tgt_vocab = vocabs
+    losses = {}
+    for compile in (False, "failing_for_the_test"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses[compile] = il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=3,
+                                       batch_size=4, device="cpu", progress=False,
+                                       compile=compile).loss
+        said = [str(w.message) for w in caught if "failed on the first batch" in str(w.message)]
+        assert len(said) == (compile != False)  # noqa: E712
+    assert "no compiler here" in said[0]
+    assert losses["failing_for_the_test"] == losses[False]

@@ -139,7 +139,9 @@ class CapturedStep:
     bf16 autocast when asked), a tensor with its graph for ``backward``; and the number of
     target tokens whose logits' argmax is right. The batch is padded to its bucket
     (:func:`padded_batch`) first. It returns None, and warns once, when the model has hooks
-    (:func:`hooked_modules`): the caller runs its eager step then.
+    (:func:`hooked_modules`): the caller runs its eager step then; and from the first time
+    ``torch.compile`` fails on a new bucket (no C compiler, no Triton: "auto" must never stop a
+    run that eager would finish), also with one warning.
     backend, mode: ``torch.compile``'s (on CUDA "inductor" with "reduce-overhead": CUDA graphs).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
     """
@@ -151,6 +153,7 @@ class CapturedStep:
         self.device, self.backend, self.mode = device, backend, mode
         self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
         self._warned = False
+        self.failed = False  # torch.compile failed once: the eager step from then on
         self._parts = (list(model.named_modules()), list(model.named_parameters()))
         src_pad, tgt_pad = model.cfg.pad_id, tgt_vocab.pad_id
 
@@ -178,11 +181,31 @@ class CapturedStep:
                               "eager step, where every hook sees its call", stacklevel=4)
                 self._warned = True
             return None
+        if self.failed:
+            return None
         batch = padded_batch(micro, self.src_vocab, self.tgt_vocab,
                              max_len=self.model.cfg.max_len, device=self.device)
-        self.shapes.add(tuple(batch[0].shape) + tuple(batch[1].shape))
-        with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
-            return self.compiled(*batch)
+        shape = tuple(batch[0].shape) + tuple(batch[1].shape)
+        try:
+            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
+                out = self.compiled(*batch)
+        except Exception as err:  # noqa: BLE001 - compiling a new shape failed: eager from now
+            if shape in self.shapes:
+                raise
+            self.failed = True
+            warnings.warn(f"compile: torch.compile ({self.backend}) failed on the first batch "
+                          f"of shape {shape}, so training runs the eager step: "
+                          f"{type(err).__name__}: {(str(err) or '-').splitlines()[0][:200]}",
+                          stacklevel=4)
+            return None
+        self.shapes.add(shape)
+        return out
+
+
+def _takes_check(part) -> bool:
+    """Whether a model's method (or sub-module's forward) takes the keyword ``check``."""
+    function = part.forward if isinstance(part, torch.nn.Module) else part
+    return "check" in inspect.signature(function).parameters
 
 
 def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
@@ -196,8 +219,7 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
     ``generator`` take no ``check`` keyword, the eager step runs, with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
         return None
-    if not all("check" in inspect.signature(getattr(model, part)).parameters
-               for part in ("encode", "decode", "generator")):
+    if not all(_takes_check(getattr(model, part)) for part in ("encode", "decode", "generator")):
         warnings.warn(f"compile: {type(model).__name__}'s encode, decode and generator take no "
                       f"check=False, which the captured step needs; training runs the eager "
                       f"step", stacklevel=3)
