@@ -225,3 +225,20 @@ def test_a_failing_compiler_falls_back_to_the_eager_step(vocabs):
         assert len(said) == (compile != False)  # noqa: E712
     assert "no compiler here" in said[0]
     assert losses["failing_for_the_test"] == losses[False]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("precision, rel", [("fp32", 1e-4), ("bf16", 2e-2)])
+def test_on_cuda_the_captured_step_is_cuda_graphs_with_the_eager_losses(vocabs, precision, rel):
+    """On a GPU: compile="auto" records CUDA graphs (inductor skipped none) and trains to the
+    eager losses (fp32 to 1e-4; bf16 to its own rounding, 2e-2), the accuracy too in fp32."""
+    src_vocab, tgt_vocab = vocabs
+    skips = counters["inductor"]["cudagraph_skips"]
+    runs = {}
+    for compile in (False, "auto"):
+        runs[compile] = il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=8,
+                                 batch_size=4, device="cuda", precision=precision,
+                                 progress=False, compile=compile)
+    assert runs["auto"].loss == pytest.approx(runs[False].loss, rel=rel)
+    assert precision == "bf16" or runs["auto"].accuracy == runs[False].accuracy
+    assert counters["inductor"]["cudagraph_skips"] == skips
