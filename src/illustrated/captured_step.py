@@ -195,7 +195,7 @@ class CapturedStep:
             self.failed = True
             warnings.warn(f"compile: torch.compile ({self.backend}) failed on the first batch "
                           f"of shape {shape}, so training runs the eager step: "
-                          f"{type(err).__name__}: {(str(err) or '-').splitlines()[0][:200]}",
+                          f"{type(err).__name__}: {' '.join(str(err).split())[:300]}",
                           stacklevel=4)
             return None
         self.shapes.add(shape)
