@@ -242,3 +242,16 @@ def test_on_cuda_the_captured_step_is_cuda_graphs_with_the_eager_losses(vocabs, 
     assert runs["auto"].loss == pytest.approx(runs[False].loss, rel=rel)
     assert precision == "bf16" or runs["auto"].accuracy == runs[False].accuracy
     assert counters["inductor"]["cudagraph_skips"] == skips
+
+
+def test_the_command_line_passes_compile_to_train(capsys):
+    from illustrated.__main__ import _loop_options, build_parser
+    parser = build_parser()
+    for flag, value in (("auto", "auto"), ("on", True), ("off", False)):
+        args = parser.parse_args(["train", "--corpus", "post", "--compile", flag])
+        passed = _loop_options(args)["compile"]
+        assert passed == value and type(passed) is type(value)
+    assert parser.parse_args(["train", "--corpus", "post"]).compile == "auto"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--corpus", "post", "--compile", "maybe"])
+    assert "--compile: invalid choice: 'maybe'" in capsys.readouterr().err
