@@ -40,6 +40,7 @@ from typing import Sequence
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.nn.modules import module as nn_module
 
 from ._args import ArgumentTypeError, describe
 from .data.vocab import Vocab
@@ -103,8 +104,6 @@ def hooked_modules(model: torch.nn.Module, parts: tuple[list, list] | None = Non
     modules with forward (pre-)hooks or backward hooks, parameters with gradient hooks, and
     "global" for hooks registered on every module. ``parts``: the model's ``named_modules()``
     and ``named_parameters()`` as lists, when the caller keeps them (a step checks every time)."""
-    from torch.nn.modules import module as nn_module
-
     modules, params = parts or (list(model.named_modules()), list(model.named_parameters()))
     found = [name or "model" for name, m in modules
              if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks

@@ -70,10 +70,17 @@ def test_the_import_check_finds_an_import_inside_a_function():
     assert own_imports_inside_functions("import onnx\ndef f():\n    import onnx\n") == []
 
 
+#: The one exception, by name: torch lists no module's hooks publicly, and the captured training
+#: step must see them to leave a hooked model to the eager step (issue 34, captured_step.py).
+HOOK_READERS = {"captured_step.py": {"_global_forward_hooks", "_global_forward_pre_hooks",
+                                     "._forward_hooks", "._forward_pre_hooks"}}
+
+
 @pytest.mark.parametrize("private", ["._version", "_global_forward_hooks",
                                      "_global_forward_pre_hooks", "._forward_hooks",
                                      "._forward_pre_hooks", "nn.modules.module"])
 def test_no_private_torch_attribute_is_read(private):
     users = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-             if private in p.read_text(encoding="utf-8")]
+             if private in p.read_text(encoding="utf-8")
+             and private not in HOOK_READERS.get(p.name, ())]
     assert not users, f"{private} read in {users}"
