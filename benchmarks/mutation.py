@@ -193,11 +193,11 @@ _area("training", [
      "rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps + 1)"),
     # the one loss-and-accuracy function
     ("loss: label smoothing dropped", "training.py",
-     'ignore_index=tgt_vocab.pad_id,\n                                       '
+     'ignore_index=tgt_vocab.pad_id,\n                                           '
      'label_smoothing=run.recipe.label_smoothing)',
      "ignore_index=tgt_vocab.pad_id)"),
     ("loss: <pad> positions counted", "training.py",
-     "batch.tgt_out.flatten(),\n                                       "
+     "batch.tgt_out.flatten(),\n                                           "
      "ignore_index=tgt_vocab.pad_id,",
      "batch.tgt_out.flatten(),"),
     ("accuracy: every target token counted right", "training.py",

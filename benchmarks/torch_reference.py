@@ -36,15 +36,18 @@ class TorchTransformer(nn.Module):
             return ~src_mask[:, 0, 0, :]
         return src == pad_id  # torch: True = ignore
 
-    def encode(self, src, src_mask=None):
+    def encode(self, src, src_mask=None, *, check=True):
+        # check=False (the captured training step) skips our embeddings' checks, as ours does
         pad = self._key_padding(src, self.cfg.pad_id, src_mask)
-        return self.core.encoder(self.positional(self.src_embed(src)), src_key_padding_mask=pad)
+        x = self.positional(self.src_embed(src, check=check), check=check)
+        return self.core.encoder(x, src_key_padding_mask=pad)
 
-    def decode(self, tgt_in, memory, src_mask=None):
+    def decode(self, tgt_in, memory, src_mask=None, *, check=True):
         causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=tgt_in.device)
         pad = None if src_mask is None else ~src_mask[:, 0, 0, :]
-        return self.core.decoder(self.positional(self.tgt_embed(tgt_in)), memory, tgt_mask=causal,
-                                 tgt_is_causal=True, memory_key_padding_mask=pad)
+        y = self.positional(self.tgt_embed(tgt_in, check=check), check=check)
+        return self.core.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True,
+                                 memory_key_padding_mask=pad)
 
     def forward(self, src, tgt_in, src_mask=None):
         if src_mask is None:

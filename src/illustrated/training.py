@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from . import distributed as ddp
 from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
                     describe)
+from .captured_step import captured_step, check_compile
 from .files.atomic import check_writable
 from .files.checkpoint import estimate_bytes
 from .config import TransformerConfig
@@ -187,7 +188,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
           callback: Callable[[int, History], None] | None = None, progress: bool = True,
           distributed: bool | None = None, checkpoint_every: int = 0,
           checkpoint_path: str | os.PathLike | None = None,
-          resume: str | os.PathLike | None = None, **overrides) -> History:
+          resume: str | os.PathLike | None = None, compile: bool | str = "auto",
+          **overrides) -> History:
     """Train the model in place with Adam on teacher-forced cross-entropy, as ``recipe`` says.
 
     Each step takes a batch of pairs (shuffled epochs), feeds the target shifted right by one
@@ -239,6 +241,12 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         every checkpoint) and the recipe (every field of the Recipe but ``steps`` and Adam's,
         which the optimizer's state checks, and the number of processes) must be the
         checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`).
+    compile : "auto" (default: on CUDA only), True, False, or a ``torch.compile`` backend's
+        name: run each step's forward pass and loss compiled, on CUDA as CUDA graphs over
+        batches padded to a few bucket shapes (:mod:`illustrated.captured_step`); the same
+        losses as the eager step up to float rounding. One process without gradient
+        accumulation, and a model without hooks; otherwise the eager step runs, with a warning.
+        A way to run, like ``device``, not a training choice: not in the Recipe.
 
     Returns
     -------
@@ -275,6 +283,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     and §5.4; Li et al. 2020 (PyTorch DDP); Micikevicius et al. 2018 (mixed precision).
     """
     recipe = Recipe.from_overrides(recipe, **overrides)
+    compile = check_compile(compile)
     run = _Run.checked(model, pairs, src_vocab, tgt_vocab, recipe=recipe, device=device,
                        callback=callback, progress=progress, distributed=distributed,
                        checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
@@ -291,6 +300,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         first, order = restore(resumed, model, optimizer, generator, history, run.device) \
             if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
+        captured = captured_step(model, compile, src_vocab, tgt_vocab, device=run.device,
+                                 processes=run.world, grad_accum_steps=recipe.grad_accum_steps,
+                                 precision=recipe.precision,
+                                 label_smoothing=recipe.label_smoothing)
         params = list(model.parameters())
         before = [p.detach().clone() for p in params]  # the weights before the latest step
         start = time.perf_counter() - (history.seconds[-1] if history.seconds else 0.0)
@@ -300,7 +313,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
                 optimizer.zero_grad(set_to_none=True)
-                loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab)
+                loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
+                                                    captured)
                 grad_norm = torch.nn.utils.clip_grad_norm_(
                     params, clip_grad if clip_grad > 0 else math.inf)
                 _stop_if_diverged(loss, grad_norm, params, before, step, recipe.lr, history)
@@ -324,7 +338,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
 
 
 def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vocab: Vocab,
-                       tgt_vocab: Vocab) -> tuple[torch.Tensor, float]:
+                       tgt_vocab: Vocab, captured=None) -> tuple[torch.Tensor, float]:
     """Forward and backward of this process's share of the batch ``idx``, in micro-batches:
     (the global batch's mean loss per target token, its token accuracy).
 
@@ -332,6 +346,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     tokens times the number of processes: the gradients add up, and DDP's average over the
     processes makes them the gradient of the whole batch's mean loss, the same numbers on every
     process. Alone and without accumulation the weight is exactly 1 (the plain loop's mean).
+    ``captured`` (a :class:`~illustrated.captured_step.CapturedStep`) computes the forward pass
+    and the loss when given, unless it declines (a hooked model).
     """
     tokens = sum(len(run.encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
     shard = idx[run.rank::run.world]  # this process's pairs (a DistributedSampler-style split)
@@ -339,19 +355,24 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     totals = torch.zeros(2, dtype=torch.float64, device=run.device)  # summed loss, correct
     for m in range(accum):
         micro = [run.encoded[i] for i in shard[m::accum]]
-        batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
-            with _autocast(run.device, run.recipe.precision == "bf16"):
-                logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
-                loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                                       ignore_index=tgt_vocab.pad_id,
-                                       label_smoothing=run.recipe.label_smoothing)
+            step = captured(micro) if captured is not None else None  # None: the eager step
+            if step is None:
+                batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
+                with _autocast(run.device, run.recipe.precision == "bf16"):
+                    logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
+                    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                                           ignore_index=tgt_vocab.pad_id,
+                                           label_smoothing=run.recipe.label_smoothing)
+                with torch.no_grad():
+                    keep = batch.tgt_out != tgt_vocab.pad_id
+                    correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
+            else:
+                loss, correct = step
             (loss * (n_tokens * run.world / tokens)).backward()
         with torch.no_grad():
-            keep = batch.tgt_out != tgt_vocab.pad_id
-            correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
             totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])
     ddp.sum_over_processes(totals, run.several)
     return totals[0] / tokens, float(totals[1]) / tokens
@@ -369,8 +390,7 @@ def _stop_if_diverged(loss: torch.Tensor, grad_norm: torch.Tensor, params: list,
                 f"lr: the loss became {loss.item():.3g} at step {step} with lr={lr:g}; "
                 f"training stopped and the model was restored to its weights before step "
                 f"{max(step - 1, 1)}. Try a smaller lr.", history)
-        for p, old in zip(params, before):
-            old.copy_(p)
+        torch._foreach_copy_(before, params)  # one launch for every weight, not one each
 
 
 def _autocast(device: torch.device, bf16: bool):

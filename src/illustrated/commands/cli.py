@@ -33,7 +33,7 @@ def _flag(name: str) -> str:
 #: from: an error from ``il.train`` about them names the option the user typed. (Older messages,
 #: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 OPTION_OF = {"checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
-             "timeout": "--timeout", **{name: _flag(name) for name in (
+             "timeout": "--timeout", "compile": "--compile", **{name: _flag(name) for name in (
                  "grad_accum_steps", "precision", "batch_size", "tokens_per_batch")}}
 
 #: ``--timeout``'s default: seconds a process waits for the others under torchrun before it
@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="auto (CUDA, then MPS, then CPU; see il.pick_device for when the CPU is "
                          "faster), cpu, cuda or mps (default auto)")
     tr.add_argument("--out", default="model.pt", help="checkpoint file to write (default model.pt)")
+    tr.add_argument("--compile", choices=("auto", "on", "off"), default="auto",
+                    help="capture each training step (torch.compile; CUDA graphs over batches "
+                         "padded to a few shapes): auto (default) on CUDA only, on, off")
     tr.add_argument("--checkpoint-every", type=POSITIVE, metavar="N",
                     help="rewrite --out (atomically) every N steps and at the end, with the "
                          "optimizer, step, batch order and RNG states, so --resume can go on")
@@ -185,9 +188,11 @@ def _train_pairs(args: argparse.Namespace) -> None:
 
 
 def _loop_options(args: argparse.Namespace) -> dict:
-    """Keywords of ``il.train`` from the Recipe's flags given, --checkpoint-every, --resume."""
+    """Keywords of ``il.train`` from the Recipe's flags given, --compile, --checkpoint-every,
+    --resume."""
     options = {name: getattr(args, name) for name in recipe_fields()
                if getattr(args, name, None) is not None}
+    options["compile"] = {"auto": "auto", "on": True, "off": False}[args.compile]
     if args.checkpoint_every is not None:
         options.update(checkpoint_every=args.checkpoint_every, checkpoint_path=args.out)
     if args.resume is not None:

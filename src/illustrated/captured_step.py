@@ -1,0 +1,236 @@
+"""A training step the GPU runs as one piece: the forward pass and the loss, compiled and captured.
+
+A tiny model's eager step is a few hundred kernels of microseconds each; on a GPU the time goes
+to Python and to launching them, not to the work (issue 34: 14.3 ms a step on an H100, what one
+CPU thread takes). Here the forward pass, the loss and the token accuracy of one batch are
+handed to ``torch.compile``; on CUDA with ``mode="reduce-overhead"``, which records the
+compiled forward and its backward as CUDA graphs (PyTorch's "CUDA graph trees") and replays
+each as one launch. A CUDA graph replays fixed shapes, so each batch is padded to one of a few
+bucket shapes (:func:`bucket`: source length, target length and number of sentences, each
+rounded up to the ladder 8, 10, 12, 14, 16, 20, 24, ...): one graph per bucket, recorded the first
+time the bucket comes, replayed after.
+
+Padding changes no number the step computes, up to float rounding: padded source positions are
+hidden keys (the padding mask), padded target positions are ``ignore_index`` in the
+cross-entropy and come after every real position (the causal mask keeps them out of the real
+ones), and padded sentences copy the first sentence's input with every target ignored (a
+sentence of padding only would leave its queries no key). ``tests/test_captured_step.py``
+holds losses and gradients equal, padded and not, compiled and eager.
+
+The model keeps its one forward per layer: the step calls the model's own ``encode``,
+``decode`` and ``generator`` with ``check=False`` (the loop checked the data before training:
+every id from the vocabularies, every sentence within ``max_len``), so no value check reads
+the GPU in the middle of the graph. A model with hooks (forward or backward, on any module or
+parameter, or global ones) runs the eager step instead, with one warning, so that every hook
+sees its call as the model's code makes it.
+
+Why ``torch.compile`` and not ``torch.cuda.graph`` directly: the same function is compiled on
+the CPU by a CPU backend (``"aot_eager"`` in the tests), so the path a GPU takes is tested
+without one; torch's graph trees copy each batch into the graph's inputs, keep one memory pool
+for every bucket, and re-record when the model changes. Sources: PyTorch 2.13, ``torch.compile``
+(``mode="reduce-overhead"``) and "CUDA Graphs" in the CUDA semantics notes; Nguyen et al. 2021,
+"Accelerating PyTorch with CUDA Graphs".
+"""
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.nn.modules import module as nn_module
+
+from ._args import ArgumentTypeError, describe
+from .data.vocab import Vocab
+from .masks import padding_mask
+
+__all__ = ["COMPILE_CHOICES", "bucket", "padded_batch", "hooked_modules", "check_compile",
+           "CapturedStep", "captured_step"]
+
+#: What ``train(compile=...)`` takes besides the name of a ``torch.compile`` backend.
+COMPILE_CHOICES = ("auto", True, False)
+
+#: The bucket sizes: 4, 5, 6 and 7 times 2**k, from 8 (8, 10, 12, 14, 16, 20, 24, 28, 32, 40,
+#: ...): a padded side is at most 1.25 times the longest sentence (or the batch), and at most
+#: 4 shapes per octave.
+_LADDER = tuple(sorted({base << k for base in (4, 5, 6, 7) for k in range(1, 24)}))
+
+#: How many shapes torch.compile may record for the step (torch's own default is 8 per function).
+_MAX_SHAPES = 64
+
+
+def bucket(n: int, cap: int | None = None) -> int:
+    """The smallest bucket size (8, 10, 12, 14, 16, 20, 24, ...) that holds ``n``, but at most
+    ``cap`` (a model's ``max_len``) when ``cap`` holds ``n``."""
+    size = next(b for b in _LADDER if b >= n)
+    return max(n, min(size, cap)) if cap is not None else size
+
+
+def padded_batch(encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Vocab,
+                 tgt_vocab: Vocab, *, max_len: int | None = None,
+                 device: torch.device | str | None = None
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """src, tgt_in, tgt_out of :func:`~illustrated.data.collate`, padded to a bucket shape.
+
+    encoded: (source ids, target ids) pairs of :func:`~illustrated.data.encode_pairs`, trusted
+    (the training loop checked them). Returns three int64 tensors on ``device``: src
+    (bucket(batch), bucket(longest source)), tgt_in and tgt_out (bucket(batch), bucket(longest
+    target + 1)); lengths at most ``max_len``. Rows past the batch copy the first pair's src and
+    tgt_in, with tgt_out all padding (ignored by the loss). Paper §5.1 (batches of sentence
+    pairs of similar length); post "Recap Of Training".
+    """
+    rows = bucket(len(encoded))
+    src_len = bucket(max(len(s) for s, _ in encoded), max_len)
+    tgt_len = bucket(max(len(t) for _, t in encoded) + 1, max_len)
+    src = np.full((rows, src_len), src_vocab.pad_id, dtype=np.int64)
+    tgt_in = np.full((rows, tgt_len), tgt_vocab.pad_id, dtype=np.int64)
+    tgt_out = np.full((rows, tgt_len), tgt_vocab.pad_id, dtype=np.int64)
+    for i, (s, t) in enumerate(encoded):
+        src[i, :len(s)] = s
+        tgt_in[i, 0] = tgt_vocab.bos_id
+        tgt_in[i, 1:len(t) + 1] = t
+        tgt_out[i, :len(t)] = t
+        tgt_out[i, len(t)] = tgt_vocab.eos_id
+    src[len(encoded):] = src[0]  # sentences of padding only would leave a query no key
+    tgt_in[len(encoded):] = tgt_in[0]  # their targets stay padding: no loss, no gradient
+    return tuple(torch.from_numpy(a).to(device, non_blocking=True)
+                 for a in (src, tgt_in, tgt_out))
+
+
+def hooked_modules(model: torch.nn.Module, parts: tuple[list, list] | None = None) -> list[str]:
+    """Names of what has a hook that a compiled step would not call as the model's code does:
+    modules with forward (pre-)hooks or backward hooks, parameters with gradient hooks, and
+    "global" for hooks registered on every module. ``parts``: the model's ``named_modules()``
+    and ``named_parameters()`` as lists, when the caller keeps them (a step checks every time)."""
+    modules, params = parts or (list(model.named_modules()), list(model.named_parameters()))
+    found = [name or "model" for name, m in modules
+             if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
+             or m._backward_pre_hooks]
+    found += [name for name, p in params
+              if p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)]
+    if (nn_module._global_forward_hooks or nn_module._global_forward_pre_hooks
+            or nn_module._global_backward_hooks or nn_module._global_backward_pre_hooks):
+        found.append("global")
+    return found
+
+
+def check_compile(value: object) -> bool | str:
+    """``value`` if it is "auto", True, False or a ``torch.compile`` backend's name."""
+    if value in COMPILE_CHOICES and isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, str):
+        backends = torch.compiler.list_backends(exclude_tags=())
+        if value in backends:
+            return value
+        raise ValueError(f"compile: expected 'auto', True, False or a torch.compile backend "
+                         f"({', '.join(backends)}), got {value!r}")
+    raise ArgumentTypeError(f"compile: expected 'auto', True, False or a torch.compile "
+                            f"backend's name, got {type(value).__name__} {describe(value)}")
+
+
+class CapturedStep:
+    """The forward pass, the loss and the token accuracy of one micro-batch, compiled.
+
+    ``step(micro)`` takes (source ids, target ids) pairs and returns (loss, correct): the mean
+    cross-entropy per target token of the micro-batch (label smoothing included, under
+    bf16 autocast when asked), a tensor with its graph for ``backward``; and the number of
+    target tokens whose logits' argmax is right. The batch is padded to its bucket
+    (:func:`padded_batch`) first. It returns None, and warns once, when the model has hooks
+    (:func:`hooked_modules`): the caller runs its eager step then; and from the first time
+    ``torch.compile`` fails on a new bucket (no C compiler, no Triton: "auto" must never stop a
+    run that eager would finish), also with one warning.
+    backend, mode: ``torch.compile``'s (on CUDA "inductor" with "reduce-overhead": CUDA graphs).
+    Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
+    """
+
+    def __init__(self, model: torch.nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, *,
+                 device: torch.device, label_smoothing: float = 0.0, bf16: bool = False,
+                 backend: str = "inductor", mode: str | None = None) -> None:
+        self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
+        self.device, self.backend, self.mode = device, backend, mode
+        self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
+        self._warned = False
+        self.failed = False  # torch.compile failed once: the eager step from then on
+        self._parts = (list(model.named_modules()), list(model.named_parameters()))
+        src_pad, tgt_pad = model.cfg.pad_id, tgt_vocab.pad_id
+
+        def forward_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor):
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
+                src_mask = padding_mask(src, src_pad)  # (batch, 1, 1, src_len)
+                memory = model.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
+                out = model.decode(tgt_in, memory, src_mask, check=False)  # (batch, tgt_len, d_model)
+                logits = model.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
+                loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(),
+                                       ignore_index=tgt_pad, label_smoothing=label_smoothing)
+            correct = ((logits.argmax(-1) == tgt_out) & (tgt_out != tgt_pad)).sum()
+            return loss, correct
+
+        self.forward_loss = forward_loss  # the uncompiled function, for tests
+        self.compiled = torch.compile(forward_loss, backend=backend, mode=mode, dynamic=False)
+
+    def __call__(self, micro: Sequence[tuple[list[int], list[int]]]
+                 ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        hooked = hooked_modules(self.model, self._parts)
+        if hooked:
+            if not self._warned:
+                warnings.warn(f"compile: the model has hooks ({', '.join(hooked[:4])}"
+                              f"{', ...' if len(hooked) > 4 else ''}), so training runs the "
+                              "eager step, where every hook sees its call", stacklevel=4)
+                self._warned = True
+            return None
+        if self.failed:
+            return None
+        batch = padded_batch(micro, self.src_vocab, self.tgt_vocab,
+                             max_len=self.model.cfg.max_len, device=self.device)
+        shape = tuple(batch[0].shape) + tuple(batch[1].shape)
+        try:
+            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
+                out = self.compiled(*batch)
+        except Exception as err:  # noqa: BLE001 - compiling a new shape failed: eager from now
+            if shape in self.shapes:
+                raise
+            self.failed = True
+            warnings.warn(f"compile: torch.compile ({self.backend}) failed on the first batch "
+                          f"of shape {shape}, so training runs the eager step: "
+                          f"{type(err).__name__}: {' '.join(str(err).split())[:300]}",
+                          stacklevel=4)
+            return None
+        self.shapes.add(shape)
+        return out
+
+
+def _takes_check(part) -> bool:
+    """Whether a model's method (or sub-module's forward) takes the keyword ``check``."""
+    function = part.forward if isinstance(part, torch.nn.Module) else part
+    return "check" in inspect.signature(function).parameters
+
+
+def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
+                  tgt_vocab: Vocab, *, device: torch.device, processes: int = 1,
+                  grad_accum_steps: int = 1, precision: str = "fp32",
+                  label_smoothing: float = 0.0) -> CapturedStep | None:
+    """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
+    step). "auto" captures on CUDA only; True compiles on any device (CUDA graphs on CUDA);
+    a backend's name compiles with it. One process and no gradient accumulation only: with
+    several processes (DDP) or micro-batches, or a model whose ``encode``, ``decode`` and
+    ``generator`` take no ``check`` keyword, the eager step runs, with one warning."""
+    if compile is False or (compile == "auto" and device.type != "cuda"):
+        return None
+    if not all(_takes_check(getattr(model, part)) for part in ("encode", "decode", "generator")):
+        warnings.warn(f"compile: {type(model).__name__}'s encode, decode and generator take no "
+                      f"check=False, which the captured step needs; training runs the eager "
+                      f"step", stacklevel=3)
+        return None
+    if processes > 1 or grad_accum_steps > 1:
+        warnings.warn(f"compile: the captured step runs one process without gradient "
+                      f"accumulation; with {processes} process(es) and grad_accum_steps="
+                      f"{grad_accum_steps} training runs the eager step", stacklevel=3)
+        return None
+    backend = "inductor" if compile in ("auto", True) else compile
+    mode = "reduce-overhead" if device.type == "cuda" and backend == "inductor" else None
+    return CapturedStep(model, src_vocab, tgt_vocab, device=device,
+                        label_smoothing=label_smoothing, bf16=precision == "bf16",
+                        backend=backend, mode=mode)
+

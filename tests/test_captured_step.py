@@ -1,0 +1,257 @@
+"""The captured training step (illustrated.captured_step): buckets, padding that changes no loss
+or gradient, the compiled step equal to the eager one over several steps, hooks that force the
+eager step.
+
+On the CPU the step is compiled with torch.compile's "aot_eager" backend (dynamo's graph and
+AOTAutograd's forward and backward graphs, run by eager kernels: seconds to compile here, where
+"inductor" takes minutes); on CUDA the same function is compiled by "inductor" with CUDA graphs.
+"""
+import warnings
+from dataclasses import replace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+
+import illustrated as il
+from illustrated.captured_step import (CapturedStep, bucket, captured_step, check_compile,
+                                       hooked_modules, padded_batch)
+from illustrated.data import collate, encode_pairs
+from illustrated.data.pairs_file import build_vocab
+
+PAIRS = [("a b c d", "w"), ("a b", "w x y z"), ("c", "x y"), ("d a", "z w x"),
+         ("b c d a b", "y z"), ("a", "w w x"), ("c c d", "x"), ("d", "z y x w")]
+
+
+@pytest.fixture(scope="module")
+def vocabs():
+    return build_vocab([s for s, _ in PAIRS]), build_vocab([t for _, t in PAIRS])
+
+
+def tiny_model(vocabs, **overrides):
+    src, tgt = vocabs
+    il.set_seed(0)
+    return il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
+                                          tgt_vocab_size=len(tgt), dropout=0.0, **overrides))
+
+
+def test_buckets_are_the_ladder_and_hold_their_length():
+    assert [bucket(n) for n in (1, 8, 9, 11, 13, 15, 17, 25, 33, 49, 65, 100, 768, 781)] == \
+        [8, 8, 10, 12, 14, 16, 20, 28, 40, 56, 80, 112, 768, 896]
+    assert all(n <= bucket(n) <= max(8, 1.25 * n) for n in range(1, 5000))
+    assert len({bucket(n) for n in range(65, 129)}) == 4  # 80, 96, 112, 128: 4 an octave
+    assert bucket(41, cap=42) == 42 and bucket(40, cap=42) == 40  # the ladder, up to max_len
+    assert bucket(42, cap=42) == 42 and bucket(5, cap=6) == 6
+
+
+def test_padded_batch_is_collate_padded_to_its_bucket(vocabs):
+    src_vocab, tgt_vocab = vocabs
+    encoded = encode_pairs(PAIRS[:5], src_vocab, tgt_vocab)
+    plain = collate(encoded, src_vocab, tgt_vocab)
+    src, tgt_in, tgt_out = padded_batch(encoded, src_vocab, tgt_vocab)
+    assert src.shape == (8, 8) and tgt_in.shape == tgt_out.shape == (8, 8)  # 5 x 5, 5 x 5
+    assert torch.equal(src[:5, :5], plain.src) and (src[:5, 5:] == src_vocab.pad_id).all()
+    assert torch.equal(tgt_in[:5, :5], plain.tgt_in) and torch.equal(tgt_out[:5, :5], plain.tgt_out)
+    assert (tgt_out[5:] == tgt_vocab.pad_id).all()  # padded sentences: every target ignored
+    assert torch.equal(src[5:], src[:1].expand(3, -1))  # a source a query can attend to
+
+
+def test_padding_to_the_bucket_changes_neither_loss_nor_gradients(vocabs):
+    """The same pairs, collated as they are and padded to their bucket: the same loss, token
+    accuracy and gradient of every weight, with label smoothing (float64, to 1e-12)."""
+    src_vocab, tgt_vocab = vocabs
+    encoded = encode_pairs(PAIRS[:5], src_vocab, tgt_vocab)
+    model = tiny_model(vocabs).double()
+    step = CapturedStep(model, src_vocab, tgt_vocab, device=torch.device("cpu"),
+                        label_smoothing=0.1, backend="eager")
+    plain = collate(encoded, src_vocab, tgt_vocab)
+    results = []
+    for batch in (tuple(plain), padded_batch(encoded, src_vocab, tgt_vocab)):
+        model.zero_grad()
+        loss, correct = step.forward_loss(*batch)
+        loss.backward()
+        results.append((loss.item(), int(correct),
+                        {n: p.grad.clone() for n, p in model.named_parameters()}))
+    (loss_a, right_a, grads_a), (loss_b, right_b, grads_b) = results
+    assert loss_b == pytest.approx(loss_a, rel=1e-12) and right_a == right_b
+    for name, grad in grads_a.items():
+        torch.testing.assert_close(grads_b[name], grad, rtol=1e-10, atol=1e-12, msg=name)
+    # and the eager loss of train's loop: the model's checked forward on the plain batch
+    with torch.no_grad():
+        logits = model(plain.src, plain.tgt_in)
+        expected = F.cross_entropy(logits.flatten(0, 1), plain.tgt_out.flatten(),
+                                   ignore_index=tgt_vocab.pad_id, label_smoothing=0.1)
+    assert loss_a == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_compiled_training_gives_the_eager_losses(vocabs):
+    """il.train with the step compiled (aot_eager, batches padded to buckets) and eager: the
+    same loss, accuracy and weights over 6 steps of batches of 3 pairs of varying lengths, and
+    one compiled shape for all of them (every batch falls in the bucket 8 x 8 x 8)."""
+    src_vocab, tgt_vocab = vocabs
+    runs = {}
+    graphs = counters["stats"]["unique_graphs"]
+    for compile in (False, "aot_eager"):
+        model = tiny_model(vocabs)
+        history = il.train(model, PAIRS, src_vocab, tgt_vocab, steps=6, batch_size=3,
+                           label_smoothing=0.1, device="cpu", progress=False, compile=compile)
+        runs[compile] = (history, model)
+    (eager, eager_model), (compiled, compiled_model) = runs[False], runs["aot_eager"]
+    assert compiled.loss == pytest.approx(eager.loss, rel=1e-5)
+    assert compiled.accuracy == eager.accuracy
+    assert counters["stats"]["unique_graphs"] == graphs + 1  # one bucket: one graph compiled
+    assert eager.loss[-1] < eager.loss[0]  # it trains
+    for (name, a), b in zip(eager_model.state_dict().items(),
+                            compiled_model.state_dict().values()):
+        # A key's bias adds q . b_k to every score of a query: the softmax drops it, its
+        # gradient is 0 up to rounding, and Adam turns that rounding into steps of size lr.
+        if not name.endswith("w_k.bias"):
+            torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_the_step_compiles_to_one_graph(vocabs):
+    """The forward pass and the loss trace with no graph break: on CUDA one CUDA graph for the
+    forward and one for the backward, not a few hundred launches."""
+    src_vocab, tgt_vocab = vocabs
+    model = tiny_model(vocabs).train()
+    step = CapturedStep(model, src_vocab, tgt_vocab, device=torch.device("cpu"), backend="eager")
+    batch = padded_batch(encode_pairs(PAIRS, src_vocab, tgt_vocab), src_vocab, tgt_vocab)
+    explained = torch._dynamo.explain(step.forward_loss)(*batch)
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+
+
+def test_hooks_force_the_eager_step_and_run(vocabs):
+    """A forward pre-hook on one linear layer: train warns and runs the eager step, where the
+    hook is called, and the losses are the eager ones bit for bit."""
+    src_vocab, tgt_vocab = vocabs
+    calls = []
+    losses = {}
+    for compile in (False, "aot_eager"):
+        model = tiny_model(vocabs)
+        layer = model.encoder.layers[0].self_attn.w_k
+        handle = layer.register_forward_pre_hook(
+            lambda m, args, compile=compile: calls.append(compile) or (args[0] * 0.5,))
+        assert hooked_modules(model) == ["encoder.layers.0.self_attn.w_k"]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses[compile] = il.train(model, PAIRS, src_vocab, tgt_vocab, steps=3,
+                                       batch_size=4, device="cpu", progress=False,
+                                       compile=compile).loss
+        said = [str(w.message) for w in caught if "hooks" in str(w.message)]
+        assert len(said) == (compile == "aot_eager")
+        handle.remove()
+        assert hooked_modules(model) == []
+    assert losses["aot_eager"] == losses[False]
+    assert calls.count("aot_eager") == calls.count(False) == 3
+
+
+def test_global_and_gradient_hooks_are_found(vocabs):
+    model = tiny_model(vocabs)
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda *a: None)
+    try:
+        assert hooked_modules(model) == ["global"]
+    finally:
+        handle.remove()
+    handle = model.generator.proj.weight.register_hook(lambda g: g)
+    assert hooked_modules(model) == ["generator.proj.weight"]
+    handle.remove()
+
+
+def test_when_the_step_is_captured(vocabs):
+    src_vocab, tgt_vocab = vocabs
+    model = tiny_model(vocabs)
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert captured_step(model, "auto", src_vocab, tgt_vocab, device=cpu) is None
+    assert captured_step(model, False, src_vocab, tgt_vocab, device=cuda) is None
+    on_cuda = captured_step(model, "auto", src_vocab, tgt_vocab, device=cuda)
+    assert (on_cuda.backend, on_cuda.mode) == ("inductor", "reduce-overhead")
+    on_cpu = captured_step(model, True, src_vocab, tgt_vocab, device=cpu)
+    assert (on_cpu.backend, on_cpu.mode) == ("inductor", None)
+    for kwargs in ({"processes": 2}, {"grad_accum_steps": 2}):
+        with pytest.warns(UserWarning, match="eager step"):
+            assert captured_step(model, True, src_vocab, tgt_vocab, device=cuda, **kwargs) is None
+
+    class Unchecked(torch.nn.Module):  # the decoding contract, without check=False
+        cfg = model.cfg
+
+        def encode(self, src, src_mask=None):
+            return model.encode(src, src_mask)
+
+        def decode(self, tgt_in, memory, src_mask=None):
+            return model.decode(tgt_in, memory, src_mask)
+
+        def generator(self, x):
+            return model.generator(x)
+
+    assert captured_step(model, "auto", src_vocab, tgt_vocab, device=cuda) is not None
+    with pytest.warns(UserWarning, match="take no check=False"):
+        assert captured_step(Unchecked(), "auto", src_vocab, tgt_vocab, device=cuda) is None
+
+
+@pytest.mark.parametrize("value, error", [("yes", "compile: expected 'auto', True, False or a "
+                                                  "torch.compile backend"),
+                                          (1, "compile: expected 'auto', True, False or a "
+                                              "torch.compile backend's name, got int 1"),
+                                          (None, "got NoneType None")])
+def test_bad_compile_is_one_line_naming_it(vocabs, value, error):
+    with pytest.raises(ValueError, match=error.replace("(", r"\(")):
+        check_compile(value)
+    src_vocab, tgt_vocab = vocabs
+    with pytest.raises(ValueError, match="compile: expected"):
+        il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=1, device="cpu",
+                 progress=False, compile=value)
+    assert check_compile("aot_eager") == "aot_eager" and check_compile(True) is True
+
+
+def test_a_failing_compiler_falls_back_to_the_eager_step(vocabs):
+    """A backend that fails (no C compiler, no Triton) stops nothing: one warning, then the
+    eager step, the eager losses bit for bit."""
+    from torch._dynamo import register_backend
+
+    @register_backend
+    def failing_for_the_test(gm, example_inputs):
+        raise RuntimeError("no compiler here")
+
+    src_vocab, tgt_vocab = vocabs
+    losses = {}
+    for compile in (False, "failing_for_the_test"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses[compile] = il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=3,
+                                       batch_size=4, device="cpu", progress=False,
+                                       compile=compile).loss
+        said = [str(w.message) for w in caught if "failed on the first batch" in str(w.message)]
+        assert len(said) == (compile != False)  # noqa: E712
+    assert "no compiler here" in said[0]
+    assert losses["failing_for_the_test"] == losses[False]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("precision, rel", [("fp32", 1e-4), ("bf16", 2e-2)])
+def test_on_cuda_the_captured_step_is_cuda_graphs_with_the_eager_losses(vocabs, precision, rel):
+    """On a GPU: compile="auto" records CUDA graphs (inductor skipped none) and trains to the
+    eager losses (fp32 to 1e-4; bf16 to its own rounding, 2e-2), the accuracy too in fp32."""
+    src_vocab, tgt_vocab = vocabs
+    skips = counters["inductor"]["cudagraph_skips"]
+    runs = {}
+    for compile in (False, "auto"):
+        runs[compile] = il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=8,
+                                 batch_size=4, device="cuda", precision=precision,
+                                 progress=False, compile=compile)
+    assert runs["auto"].loss == pytest.approx(runs[False].loss, rel=rel)
+    assert precision == "bf16" or runs["auto"].accuracy == runs[False].accuracy
+    assert counters["inductor"]["cudagraph_skips"] == skips
+
+
+def test_the_command_line_passes_compile_to_train(capsys):
+    from illustrated.__main__ import _loop_options, build_parser
+    parser = build_parser()
+    for flag, value in (("auto", "auto"), ("on", True), ("off", False)):
+        args = parser.parse_args(["train", "--corpus", "post", "--compile", flag])
+        passed = _loop_options(args)["compile"]
+        assert passed == value and type(passed) is type(value)
+    assert parser.parse_args(["train", "--corpus", "post"]).compile == "auto"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["train", "--corpus", "post", "--compile", "maybe"])
+    assert "--compile: invalid choice: 'maybe'" in capsys.readouterr().err
