@@ -245,7 +245,7 @@ def test_on_cuda_the_captured_step_is_cuda_graphs_with_the_eager_losses(vocabs, 
 
 
 def test_the_command_line_passes_compile_to_train(capsys):
-    from illustrated.__main__ import _loop_options, build_parser
+    from illustrated.commands.cli import _loop_options, build_parser
     parser = build_parser()
     for flag, value in (("auto", "auto"), ("on", True), ("off", False)):
         args = parser.parse_args(["train", "--corpus", "post", "--compile", flag])
