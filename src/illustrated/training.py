@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from . import distributed as ddp
 from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
-                    describe)
+                    check_real, describe)
 from ._atomic import check_writable
 from .checkpoint import estimate_bytes
 from .config import TransformerConfig
@@ -35,6 +35,7 @@ from .data import Vocab, collate, encode_pairs
 from .data.vocab import check_vocab_fits
 from .decoding import check_model
 from .modules.transformer import Transformer
+from .referent import ReferentObjective
 from .schedules import learning_rate
 from .training_state import (PRECISIONS, check_recipe, data_fingerprint, restore, resume_state,
                              save_training_state)
@@ -179,7 +180,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
           progress: bool = True, grad_accum_steps: int = 1, precision: str = "fp32",
           distributed: bool | None = None, checkpoint_every: int = 0,
           checkpoint_path: str | os.PathLike | None = None,
-          resume: str | os.PathLike | None = None) -> History:
+          resume: str | os.PathLike | None = None, referent_weight: float = 0.0) -> History:
     """Train the model in place with Adam on teacher-forced cross-entropy.
 
     Each step takes a batch of pairs (shuffled epochs), feeds the target shifted right by one
@@ -233,6 +234,11 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         every checkpoint) and the recipe (lr, warmup, schedule, label_smoothing, batch_size,
         clip_grad, seed, grad_accum_steps, precision, number of processes) must be the
         checkpoint's; each difference is refused by name (:mod:`illustrated.training_state`).
+    referent_weight : float >= 0, weight of the auxiliary objective of
+        :mod:`illustrated.referent` (0 = off): a linear read-out of the encoder's output at "it"
+        must name the noun "it" refers to (pairs of the coreference grammar; others add
+        nothing). The read-out is dropped after training; History.loss stays the translation
+        loss. Not with ``resume`` nor under a process group.
 
     Returns
     -------
@@ -249,7 +255,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
         ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
         available, fewer training pairs or a smaller ``batch_size`` than processes,
-        ``grad_accum_steps`` giving a micro-batch no pair, ``precision`` unknown or unsupported
+        ``grad_accum_steps`` giving a micro-batch no pair, ``referent_weight`` negative, not
+        finite, > 0 with ``resume``, under a process group or with no pair to label, ``precision`` unknown or unsupported
         on the device, ``checkpoint_every`` without ``checkpoint_path``, a ``checkpoint_path``
         that cannot be written or whose disk has too little room), a ``resume`` file that is not
         a training checkpoint of this model, data and recipe or was changed after it was written
@@ -272,6 +279,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         "grad_accum_steps": grad_accum_steps, "precision": precision}, device=device,
         callback=callback, progress=progress, distributed=distributed,
         checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
+    _check_referent_weight(referent_weight, resume, run.several)
     resumed = resume_state(resume, model, recipe=run.recipe, encoded=run.encoded,
                            vocabs=(src_vocab, tgt_vocab), steps=steps,
                            optimizer=_adam(model, lr, run.device))
@@ -281,6 +289,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         generator = torch.Generator().manual_seed(seed)
         model.to(run.device).train()
         optimizer = _adam(model, lr, run.device)
+        if referent_weight > 0:  # after set_seed: its read-out's initial weights follow the seed
+            run.referent = ReferentObjective(model, pairs, run.encoded, referent_weight,
+                                             run.device)
+            optimizer.add_param_group({"params": list(run.referent.readout.parameters())})
         first, order = restore(resumed, model, optimizer, generator, history, run.device) \
             if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
@@ -289,7 +301,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         start = time.perf_counter() - (history.seconds[-1] if history.seconds else 0.0)
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
-                  leave=False, initial=first - 1, total=steps) as bar:
+                  leave=False, initial=first - 1, total=steps) as bar, (
+                run.referent.watching(model) if run.referent else contextlib.nullcontext()):
             for step in bar:
                 if len(order) < batch_size:  # a new shuffled epoch, the same on every process
                     order += torch.randperm(len(run.encoded), generator=generator).tolist()
@@ -333,7 +346,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     accum = run.recipe["grad_accum_steps"]
     totals = torch.zeros(2, dtype=torch.float64, device=run.device)  # summed loss, correct
     for m in range(accum):
-        micro = [run.encoded[i] for i in shard[m::accum]]
+        rows = shard[m::accum]
+        micro = [run.encoded[i] for i in rows]
         batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
@@ -343,7 +357,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
                 loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
                                        ignore_index=tgt_vocab.pad_id,
                                        label_smoothing=run.recipe["label_smoothing"])
-            (loss * (n_tokens * run.world / tokens)).backward()
+            objective = loss + run.referent.loss(rows) if run.referent else loss
+            (objective * (n_tokens * run.world / tokens)).backward()
         with torch.no_grad():
             keep = batch.tgt_out != tgt_vocab.pad_id
             correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
@@ -391,6 +406,7 @@ class _Run:
     encoded: list
     data: dict
     progress: bool
+    referent: ReferentObjective | None = None  # the auxiliary objective, when it is on
 
     @property
     def device_text(self) -> str:
@@ -434,6 +450,16 @@ class _Run:
         _check_shares(len(encoded), recipe["batch_size"], recipe["grad_accum_steps"], world)
         return cls({**recipe, "processes": world}, device, rank, world, several, encoded,
                    data_fingerprint(encoded, src_vocab, tgt_vocab), progress and rank == 0)
+
+
+def _check_referent_weight(weight: object, resume: object, several: bool) -> None:
+    """ValueError (TypeError for a non-number) naming ``referent_weight`` unless it is a finite
+    number >= 0, and 0 when resuming or under a process group (its read-out is not saved in a
+    checkpoint nor averaged over processes)."""
+    check_real("referent_weight", weight, low=0.0)
+    if weight > 0 and (resume is not None or several):
+        raise ValueError(f"referent_weight: expected 0 when resuming or under a process group "
+                         f"(its read-out is neither checkpointed nor shared), got {weight}")
 
 
 def _check_shares(n_pairs: int, batch_size: int, accum: int, world: int) -> None:
