@@ -47,8 +47,12 @@ SETTINGS: dict[str, dict[str, dict]] = {
     # Real grammar: agreement, word order and pronoun choice want a wider model.
     "fr-en": {"model": {"d_model": 64, "d_ff": 128},
               "train": {"steps": 400, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}},
+    # referent_weight: the encoder's output at "it" must also name its noun (illustrated.referent),
+    # so that an encoder head looks from "it" to "the animal" / "the street" as the post's figure
+    # does; translation alone grows no such head (benchmarks/results/coreference_heads.json).
     "coreference": {"model": {"d_model": 64, "d_ff": 128},
-                    "train": {"steps": 300, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}},
+                    "train": {"steps": 300, "lr": 3e-3, "warmup": 20, "schedule": "cosine",
+                              "referent_weight": 1.0}},
 }
 
 
