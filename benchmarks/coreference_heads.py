@@ -119,7 +119,7 @@ CONFIGS: dict[str, dict] = {
     "referent1_steps400": _config(train={"steps": 400, "referent_weight": 1.0}),
 }
 #: The configs of issue 33's measurement, and its seeds.
-REFERENT_CONFIGS = ("referent0", "referent1")
+REFERENT_CONFIGS = ("referent0", "referent1", "referent1_steps400")
 REFERENT_SEEDS = tuple(range(10))
 #: The post's sentence, and the bar of /work/shared/hooks/it_head.py: "it" puts >= 0.5 of its
 #: weight on "the animal" (... too tired) and on "the street" (... too wide), and more on the
