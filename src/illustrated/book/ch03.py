@@ -14,7 +14,8 @@ from illustrated.data.coreference_grammar import referent
 from . import kit
 
 __all__ = ["POST", "ItHead", "it_attention", "referent_phrase", "it_head", "draw_it", "STEPS",
-           "draw_steps", "draw_steps_so_far", "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
+           "draw_steps", "draw_steps_so_far", "draw_projections", "draw_formula", "Saturation",
+           "saturation", "draw_saturation"]
 
 HEAD_COLORS = kit.HEAD_COLORS
 _INK, _MUTED = kit.COLORS["text"], kit.COLORS["muted"]
