@@ -259,7 +259,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         finite, > 0 with ``resume``, under a process group or with no pair to label,
         ``precision`` unknown or unsupported on the device, ``checkpoint_every`` without
         ``checkpoint_path``, a ``checkpoint_path`` that cannot be written or whose disk has too
-        little room), a ``resume`` file that is not a training checkpoint of this model, data and recipe or was changed after it was written
+        little room), a ``resume`` file that is not a training checkpoint of this model, data
+        and recipe or was changed after it was written
         (the message names the file and the field; see
         :func:`illustrated.training_state.resume_state`), vocabularies that do not fit the
         model, or an empty ``pairs``. A checkpoint that cannot be written mid-run (a full disk)
