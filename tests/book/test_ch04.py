@@ -59,10 +59,15 @@ def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
     h = ch04.heads(model, t, 0)
     fig = ch04.draw_qkv(h, 2, width=width)
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
-    for m in (h.x, h.w_q[2], h.w_k[2], h.w_v[2], h.q[2], h.k[2], h.v[2]):
+    side = kit.narrow(width)  # a phone draws each W on its side, above its product
+    for m in (h.x, h.q[2], h.k[2], h.v[2], *(w.T if side else w for w in (h.w_q[2], h.w_k[2], h.w_v[2]))):
         assert any(a.shape == m.shape and np.allclose(a, m) for a in drawn)
     texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
     assert kit.format_value(h.q[2][0, 0], 1) in texts  # the numbers are written in
+    numbers = [t for ax in fig.axes if ax.images and ax.images[0].get_array().shape == h.q[2].shape
+               for t in ax.texts]
+    assert len(numbers) == 3 * h.q[2].size  # figure 20: the products' numbers at 9 px on a phone
+    assert min(t.get_fontsize() for t in numbers) == (9 if side else kit.MIN_FONT_PT)
     _fits(fig, width, legible)
     fig = ch04.draw_z(h, width=width)
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
