@@ -460,7 +460,8 @@ def _check_referent_weight(weight: object, resume: object, several: bool) -> Non
     check_real("referent_weight", weight, low=0.0)
     if weight > 0 and (resume is not None or several):
         raise ValueError(f"referent_weight: expected 0 when resuming or under a process group "
-                         f"(its read-out is neither checkpointed nor shared), got {weight}")
+                         f"(its read-out is neither checkpointed nor shared across processes; "
+                         f"pass referent_weight=0 to train without it), got {weight}")
 
 
 def _check_shares(n_pairs: int, batch_size: int, accum: int, world: int) -> None:
