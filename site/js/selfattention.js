@@ -1,7 +1,9 @@
 // The post's self-attention picture for the reader's own sentence (chapter 04; params {corpus,
 // sentence, corpora, examples}): a line from each word on the left (query) to each on the right
-// (key), as strong as its weight, for one encoder layer and head or every head in its colour. Tap,
-// hover or focus (Tab, arrows) a word to see its lines and read its weights (all heads: the top 3).
+// (key), as strong as its weight, for one encoder layer and head or every head in its colour (a legend
+// names the colours; the strongest lines are drawn last, so that no head's hides another's). Tap, hover
+// or focus (Tab, arrows) a word to see its lines and read its weights (all heads: the top 3); a sentence
+// with "it" opens on "it", the word whose head the book's coreference model grew (chapter 03).
 import { h, s } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 import { layerHead } from "./translate.js";
@@ -21,13 +23,25 @@ function said(head, weights, tokens, q, top) {
   return `head ${head}: "${tokens[q]}" attends to ${shown.map(([, t]) => t).join(", ")}`;
 }
 
+/** The heads' colours, always shown: which line is which head's without hovering. */
+function legend(heads) {
+  return h("p", { class: "il-legend", "data-role": "legend" }, heads.map(([head]) =>
+    h("span", { "data-head": head, style: `color: ${COLOURS[head % 8]}; margin-right: 0.8em; white-space: nowrap` },
+      h("span", { text: "\u25A0 ", "aria-hidden": "true" }), `head ${head}`)));
+}
+
 /** @param {Array<[number, number[][]]>} heads [head, weights [query][key]] @param {string[]} tokens */
 function picture(heads, tokens) {
   const readout = h("p", { class: "il-readout", "data-role": "readout", "aria-live": "polite" });
-  const lines = heads.flatMap(([head, weights]) => weights.flatMap((row, q) => row.map((w, k) =>
-    s("line", { x1: LEFT + 6, y1: y(q) - 4, x2: RIGHT - 6, y2: y(k) - 4, stroke: COLOURS[head % 8],
-      "stroke-opacity": w.toFixed(3), "stroke-width": (0.5 + 3.5 * w).toFixed(2),
-      "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) }))));
+  // Each head's lines leave their word a little apart from the others', and all are drawn weakest first:
+  // a strong line of head 0 is never hidden under a weak one of head 2.
+  const spread = (rank) => (heads.length > 1 ? (rank - (heads.length - 1) / 2) * 2 : 0);
+  const lines = heads.flatMap(([head, weights], rank) => weights.flatMap((row, q) => row.map((w, k) => [w,
+    s("line", { x1: LEFT + 6, y1: y(q) - 4 + spread(rank), x2: RIGHT - 6, y2: y(k) - 4 + spread(rank),
+      stroke: COLOURS[head % 8], "stroke-opacity": w.toFixed(3), "stroke-width": (0.5 + 3.5 * w).toFixed(2),
+      "data-q": q, "data-k": k, "data-head": head, "data-weight": String(w) })])))
+    .sort((a, b) => a[0] - b[0]).map(([, line]) => line);
+  const rest = tokens.includes("it") ? tokens.indexOf("it") : null;  // the word shown until one is chosen
   const show = (q) => {
     for (const line of lines) line.classList.toggle("il-faded", q !== null && Number(line.dataset.q) !== q);
     const help = h("div", { text: "Tap, hover or focus a word on the left to read its weights." });
@@ -51,9 +65,9 @@ function picture(heads, tokens) {
   const height = y(tokens.length) - 6;
   const svg = s("svg", { class: "il-attn", width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`,
     role: "img", "aria-label": `self-attention lines from each word on the left to each word on the right`,
-    "data-role": "attention", onmouseleave: () => show(null) }, lines, targets, queries, keys);
-  show(null);
-  return [svg, readout];
+    "data-role": "attention", onmouseleave: () => show(rest) }, lines, targets, queries, keys);
+  show(rest);
+  return [legend(heads), svg, readout];
 }
 
 export function mount(element, api) {

@@ -87,6 +87,11 @@ class Recipe:
     precision: str = _spec("fp32", "fp32, or bf16: torch.autocast to bfloat16 for the forward "
                            "pass and the loss (weights and Adam stay float32); CUDA or CPU",
                            choices=PRECISIONS)
+    referent_weight: float = _spec(0.0, "weight of the auxiliary objective of "
+                                   "illustrated.referent (0 = off): a read-out of the encoder's "
+                                   "output at 'it' must name the noun it refers to, so that an "
+                                   "encoder head learns to look from 'it' to its noun", low=0.0,
+                                   what="a weight (0 = off)")
     adam_betas: tuple = _spec((0.9, 0.98), "Adam's (beta1, beta2), paper §5.3", low=0.0,
                               high=1.0, high_open=True, what="a decay rate", flag=None,
                               resumed=False)
@@ -217,8 +222,12 @@ PRESETS: dict[str, Preset] = {
     # Real grammar: agreement, word order and pronoun choice want a wider model.
     "fr-en": Preset({"d_model": 64, "d_ff": 128},
                     {"steps": 400, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}),
+    # referent_weight: the encoder's output at "it" must also name its noun (illustrated.referent),
+    # so that an encoder head looks from "it" to "the animal" / "the street" as the post's figure
+    # does; translation alone grows no such head (benchmarks/results/coreference_heads.json).
     "coreference": Preset({"d_model": 64, "d_ff": 128},
-                          {"steps": 300, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}),
+                          {"steps": 300, "lr": 3e-3, "warmup": 20, "schedule": "cosine",
+                           "referent_weight": 1.0}),
     # --preset for your own pairs: the book's model, a middle size, the paper's base model.
     "tiny": Preset({}, {}),
     "small": Preset({"d_model": 128, "n_heads": 4, "d_ff": 512, "n_layers": 3, "dropout": 0.1,

@@ -38,6 +38,7 @@ from .data.batching import pair_widths, token_epoch, tokens_fit
 from .data.vocab import check_vocab_fits
 from .decoding import check_model
 from .modules.transformer import Transformer
+from .referent import ReferentObjective
 from .recipe import PRECISIONS, Recipe
 from .schedules import learning_rate
 from .files.training_state import data_fingerprint, restore, resume_state, save_training_state
@@ -287,6 +288,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     run = _Run.checked(model, pairs, src_vocab, tgt_vocab, recipe=recipe, device=device,
                        callback=callback, progress=progress, distributed=distributed,
                        checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
+    _check_referent(recipe.referent_weight, resume, run.several)
     steps, clip_grad = recipe.steps, recipe.clip_grad
     resumed = resume_state(resume, model, recipe=run.saved, encoded=run.encoded,
                            vocabs=(src_vocab, tgt_vocab), steps=steps,
@@ -297,6 +299,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         generator = torch.Generator().manual_seed(recipe.seed)
         model.to(run.device).train()
         optimizer = _adam(model, recipe, run.device)
+        if recipe.referent_weight > 0:  # after set_seed: the read-out's weights follow the seed
+            run.referent = ReferentObjective(model, pairs, run.encoded, recipe.referent_weight,
+                                             run.device)
+            optimizer.add_param_group({"params": list(run.referent.readout.parameters())})
         first, order = restore(resumed, model, optimizer, generator, history, run.device) \
             if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
@@ -309,7 +315,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         start = time.perf_counter() - (history.seconds[-1] if history.seconds else 0.0)
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
-                  leave=False, initial=first - 1, total=steps) as bar:
+                  leave=False, initial=first - 1, total=steps) as bar, (
+                run.referent.watching(model) if run.referent else contextlib.nullcontext()):
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
                 optimizer.zero_grad(set_to_none=True)
@@ -354,7 +361,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     accum = run.recipe.grad_accum_steps
     totals = torch.zeros(2, dtype=torch.float64, device=run.device)  # summed loss, correct
     for m in range(accum):
-        micro = [run.encoded[i] for i in shard[m::accum]]
+        rows = shard[m::accum]
+        micro = [run.encoded[i] for i in rows]
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
@@ -371,7 +379,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
                     correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
             else:
                 loss, correct = step
-            (loss * (n_tokens * run.world / tokens)).backward()
+            objective = loss + run.referent.loss(rows) if run.referent else loss
+            (objective * (n_tokens * run.world / tokens)).backward()
         with torch.no_grad():
             totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])
     ddp.sum_over_processes(totals, run.several)
@@ -417,6 +426,7 @@ class _Run:
     encoded: list
     data: dict
     progress: bool
+    referent: ReferentObjective | None = None  # the auxiliary objective, when it is on
 
     @property
     def device_text(self) -> str:
@@ -483,6 +493,15 @@ class _Run:
         _check_shares(len(encoded), recipe, world, longest)
         return cls(recipe, device, rank, world, several, encoded,
                    data_fingerprint(encoded, src_vocab, tgt_vocab), progress and rank == 0)
+
+
+def _check_referent(weight: float, resume: object, several: bool) -> None:
+    """ValueError naming ``referent_weight`` when it is on while resuming or under a process
+    group (its read-out is neither saved in a checkpoint nor averaged over processes)."""
+    if weight > 0 and (resume is not None or several):
+        raise ValueError(f"referent_weight: expected 0 when resuming or under a process group "
+                         f"(its read-out is neither checkpointed nor shared across processes; "
+                         f"pass referent_weight=0 to train without it), got {weight}")
 
 
 def _check_shares(n_pairs: int, recipe: Recipe, world: int, longest: int) -> None:

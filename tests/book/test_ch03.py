@@ -1,4 +1,4 @@
-"""Chapter 03: where the coreference model resolves the pronoun, the post's six steps, the matrix
+"""Chapter 03: the encoder head of the coreference model that resolves "it", the post's six steps, the matrix
 form against PyTorch, and the saturation that the 1/sqrt(d_k) scaling prevents."""
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,25 +17,25 @@ def coreference():
     return il.pretrained("coreference")
 
 
-def test_the_pronoun_step_reads_the_adjective(coreference):
-    tokens, pronoun, weights = ch03.pronoun_attention(*coreference, TIRED)
-    assert pronoun == "il" and weights.shape == (coreference[0].cfg.n_heads, len(tokens))
-    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
-    assert tokens[weights[1].argmax()] == "tired" and weights[1].max() == pytest.approx(0.69, abs=0.01)
-    tokens, pronoun, weights = ch03.pronoun_attention(*coreference, WIDE)
-    assert pronoun == "elle" and tokens[weights[0].argmax()] == "wide" and weights[0].max() > 0.99
+def test_the_it_head_of_the_shipped_model(coreference):
+    """Chapter 03's text and caption: encoder layer 1, head 1; 'the animal' 1.00 when the
+    sentence ends 'too tired', 'the street' 0.81 when it ends 'too wide'."""
+    it = ch03.it_head(*coreference)
+    assert (it.layer, it.head) == (1, 1)
+    assert (f"{it.on_animal:.2f}", f"{it.on_street:.2f}") == ("1.00", "0.81")
+    tokens, weights = ch03.it_attention(*coreference, TIRED, it.layer)
+    assert ch03.referent_phrase(tokens) == [0, 1] and tokens[int(weights[it.head].argmax())] == "animal"
+    tokens, weights = ch03.it_attention(*coreference, WIDE, it.layer)
+    assert ch03.referent_phrase(tokens) == [4, 5] and tokens[int(weights[it.head].argmax())] == "street"
 
 
-def test_pronoun_weights_are_the_decoders_own(coreference):
+def test_it_weights_are_the_encoders_own(coreference):
     model, src_vocab, tgt_vocab = coreference
-    tokens, _, weights = ch03.pronoun_attention(model, src_vocab, tgt_vocab, TIRED)
-    target = il.translate(model, [TIRED], src_vocab, tgt_vocab)[0]
-    src = torch.tensor([src_vocab.encode(TIRED)])
-    tgt = torch.tensor([[tgt_vocab.bos_id, *tgt_vocab.encode(target)]])
-    with torch.no_grad(), il.decoding.EvalMode(model):
-        _, attention = model(src, tgt, return_attention=True)
-    step = [i for i, w in enumerate(il.data.tokenize(target)) if w == "il"][0]
-    np.testing.assert_allclose(weights, attention.decoder_cross[0][0, :, step].numpy(), atol=1e-6)
+    tokens, weights = ch03.it_attention(model, src_vocab, tgt_vocab, TIRED, 1)
+    with torch.no_grad():
+        _, attention = model.encode(torch.tensor([src_vocab.encode(TIRED)]), return_attention=True)
+    np.testing.assert_allclose(weights, attention[1][0, :, tokens.index("it")].numpy(), atol=1e-6)
+    np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
 
 
 def test_the_posts_numbers_in_the_table(width):
@@ -73,43 +73,48 @@ def test_figures_are_legible_in_both_columns(legible, width):
     for fig in (ch03.draw_steps(ex, 3, width=width), ch03.draw_projections(ex, width=width),
                 ch03.draw_formula(ex, width=width), ch03.draw_saturation(64, curve, width=width)):
         legible(fig, width)
-    phone = ch03.draw_projections(ex, width=kit.PHONE_WIDTH_IN)
-    names = {t.get_text(): t.get_position()[1] for t in phone.axes[0].texts}
-    assert names["K"] > names["Q"]  # K and V on a line of their own in a phone's column
 
 
-def test_pronoun_figure_writes_the_weights_its_caption_reads(coreference, legible, width):
-    """Chapter 03's caption: writing elle, head 0 gives 'wide' 1.00; writing il, 'the' 0.39,
-    'because' 0.34, the second 'the' 0.20 and 'tired' 0.00. Side by side on a desktop, stacked
-    within a phone's column."""
-    rows = [ch03.pronoun_attention(*coreference, s) for s in (TIRED, WIDE)]
-    (tokens, _, tired), (_, _, wide) = rows
-    assert [f"{w:.2f}" for w in tired[0, [0, 6, 4, -1]]] == ["0.39", "0.34", "0.20", "0.00"]
-    assert f"{wide[0, -1]:.2f}" == "1.00"
-    fig = ch03.draw_pronoun(rows, width=width)
+def test_projections_draw_each_weight_matrix_with_its_product(width):
+    """Figure 17: X times W^Q, W^K and W^V, one product per line, each product's numbers."""
+    ex = il.reference.thinking_machines_example()
+    fig = ch03.draw_projections(ex, width=width)
+    texts = [t for t in fig.axes[0].texts]
+    y = {t.get_text(): t.get_position()[1] for t in texts}
+    assert {"$W^Q$", "$W^K$", "$W^V$"} <= set(y)
+    assert y["$W^Q$"] < y["$W^K$"] < y["$W^V$"] and y["Q"] < y["K"] < y["V"]
+    assert [t.get_text() for t in texts].count("X") == 3
+    numbers = [t.get_text() for t in texts]
+    for product in (ex.X @ ex.W_K, ex.X @ ex.W_V):
+        assert all(kit.format_value(v) in numbers for v in product.ravel())
+    plt.close(fig)
+
+
+def test_saturation_legend_hides_no_curve(width):
+    """Figure 19: the legend sits under the averages' plot, not over its curves."""
+    fig = ch03.draw_saturation(64, ch03.saturation((1, 64), n_samples=10), width=width)
+    renderer = fig.canvas.get_renderer()
+    fig.draw(renderer)
+    lines = fig.axes[1]
+    legend = lines.get_legend().get_window_extent(renderer)
+    assert legend.y1 <= lines.get_window_extent(renderer).y0
+    plt.close(fig)
+
+
+def test_it_figure_writes_the_weights_its_caption_reads(coreference, legible, width):
+    """Side by side on a desktop, stacked within a phone's column; each panel writes head 1's
+    weights, its lines as wide as them, and the referent's phrase with its weight."""
+    it = ch03.it_head(*coreference)
+    rows = [ch03.it_attention(*coreference, s, it.layer) for s in (TIRED, WIDE)]
+    fig = ch03.draw_it(rows, it.layer, it.head, width=width)
     panels = fig.axes
     assert len(panels) == 2
-    for ax, (words, pronoun, weights) in zip(panels, rows):
+    for ax, (words, weights), phrase in zip(panels, rows, ("'the animal' 1.00", "'the street' 0.81")):
         texts = [t.get_text() for t in ax.texts]
-        assert pronoun in texts and set(words) <= set(texts)
-        assert [f"{w:.2f}" for w in weights[0]] == [t for t in texts if t[:2] in ("0.", "1.")]
-        assert [line.get_linewidth() for line in ax.lines] == pytest.approx(0.4 + 5 * weights[0])
+        assert "it" in texts and set(words) <= set(texts)
+        assert [f"{w:.2f}" for w in weights[it.head]] == [t for t in texts if t[:2] in ("0.", "1.")]
+        assert [line.get_linewidth() for line in ax.lines] == pytest.approx(0.4 + 5 * weights[it.head])
+        assert any(t.endswith(f"encoder layer 1, head 1, {phrase}") for t in texts), texts
     left, right = (ax.get_position() for ax in panels)
     assert (right.y1 <= left.y0 + 1e-9) if kit.narrow(width) else (right.x0 >= left.x1 - 1e-9)
-    fig.draw(fig.canvas.get_renderer())
-    assert fig.get_tightbbox().width <= width + 0.05
     legible(fig, width)
-
-
-def test_steps_so_far_cut_the_table_after_the_step(width):
-    ex = il.reference.thinking_machines_example()
-    for step, last in ((1, "Values"), (2, "Score"), (4, "Softmax")):
-        fig = ch03.draw_steps_so_far(ex, step, width=width)
-        ax = fig.axes[0]
-        bottom, top = ax.get_ylim()
-        shown = [label for y, (label, _) in enumerate(ch03.STEPS) if y < bottom]
-        assert shown[-1] == last
-        assert fig.get_figheight() < ch03.draw_steps(ex, step, width=width).get_figheight()
-        shown = {t.get_text() for t in ax.texts if t.get_visible()}
-        assert last in shown and "Sum" not in shown  # not even in a tight bounding box
-        plt.close("all")

@@ -421,6 +421,30 @@ def test_attention_readout_works_from_the_keyboard(browser, server):
     assert tabbable == 1, f"{tabbable} words in the Tab order (one, the arrow keys move along them)"
 
 
+def test_selfattention_opens_on_it_and_names_every_heads_colour(browser, server):
+    """Chapter 04's live view, for sentences the reader types: it opens on "it", whose readout
+    names, for the coreference model's head of chapter 03 (the top layer's head 1), "animal" first
+    when the sentence ends "too tired" and "street" first when it ends "too wide"; a legend names
+    every head's colour before any hover; and the lines are drawn weakest first, so that no
+    head's strong line lies under another head's weak one."""
+    page = pages_with("selfattention")[0]
+    [widget, *_] = open_page(browser, server, page, "selfattention")
+    start(browser, widget, "coreference")
+    for adjective, noun in (("sleepy", "animal"), ("narrow", "street")):
+        sentence = f"the animal didn't cross the street because it was too {adjective}"
+        type_sentence(widget, sentence)
+        wait_shown(browser, widget, {"corpus": "coreference", "sentence": sentence})
+        legend = widget.find_elements(By.CSS_SELECTOR, "[data-role=legend] [data-head]")
+        assert [e.text.split()[-2:] for e in legend] == [["head", str(h)] for h in range(4)]
+        readout = text_of(widget, "readout").splitlines()
+        assert all(line.startswith(f'head {h}: "it" attends to ') for h, line in enumerate(readout))
+        assert readout[1].split(" attends to ")[1].startswith(f"{noun} "), readout
+        weights = browser.execute_script(
+            "return Array.from(arguments[0].querySelectorAll('line')).map(l => Number(l.dataset.weight));",
+            widget)
+        assert weights == sorted(weights)
+
+
 # ---------------------------------------------------------------------------------------------
 # A widget a reader can trust
 

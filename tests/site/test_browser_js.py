@@ -180,6 +180,10 @@ def test_widgets_name_a_near_miss_a_single_word_and_a_sentence_unlike_the_corpus
     [note] = _node(READABLE, {"config": _config("coreference", bigrams=True),
                               "texts": [street]})[0]["notes"]
     assert '"street didn\'t", "animal because"' in note
+    tired = "the animal didn't cross the street because it was too tired"
+    *_, note = _node(READABLE, {"config": _config("coreference", bigrams=True),
+                                "texts": [" ".join([tired] * 3)]})[0]["notes"]
+    assert note.count('"tired the"') == 1, note  # a word pair the corpus lacks is named once
 
 
 @pytest.mark.parametrize("corpus", il.data.CORPORA)

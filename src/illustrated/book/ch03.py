@@ -1,5 +1,5 @@
-"""Chapter 03, self-attention: where a small model resolves "it", the six steps on the post's
-numbers, the matrix form, and why the scores are divided by sqrt(d_k)."""
+"""Chapter 03, self-attention: the encoder head that resolves "it" (the post's figure), the six
+steps on the post's numbers, the matrix form, and why the scores are divided by sqrt(d_k)."""
 from __future__ import annotations
 
 import math
@@ -9,55 +9,87 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import illustrated as il
+from illustrated.data.coreference_grammar import referent
 
 from . import kit
 
-__all__ = ["PRONOUNS", "pronoun_attention", "draw_pronoun", "STEPS", "draw_steps", "draw_steps_so_far",
-           "draw_projections", "draw_formula", "Saturation", "saturation", "draw_saturation"]
+__all__ = ["POST", "ItHead", "it_attention", "referent_phrase", "it_head", "draw_it", "STEPS",
+           "draw_steps", "draw_steps_so_far", "draw_projections", "draw_formula", "Saturation",
+           "saturation", "draw_saturation"]
 
-PRONOUNS = ("il", "elle")
 HEAD_COLORS = kit.HEAD_COLORS
 _INK, _MUTED = kit.COLORS["text"], kit.COLORS["muted"]
+#: The post's sentence; "tired" makes "it" the animal, "wide" the street.
+POST = "the animal didn't cross the street because it was too {}"
 
 
-def pronoun_attention(model, src_vocab, tgt_vocab, sentence: str, layer: int = 0):
-    """(source tokens, the pronoun written, cross-attention weights (n_heads, src_len)) of
-    decoder ``layer`` at the step that writes il or elle."""
-    translation = il.translate(model, [sentence], src_vocab, tgt_vocab)[0]
-    t = il.trace(model, sentence, translation, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
-    [step] = [i for i, w in enumerate(t.target_tokens) if w in PRONOUNS]
-    return t.source_tokens, t.target_tokens[step], t.cross_attention()[layer, :, step]
+class ItHead(NamedTuple):
+    """The encoder head that resolves "it": its layer and head (from 0), and the weight "it"
+    puts on "the animal" (... too tired) and on "the street" (... too wide)."""
+
+    layer: int
+    head: int
+    on_animal: float
+    on_street: float
 
 
-def draw_pronoun(rows, layer: int = 0, *, head: int = 0, width: float = kit.DESKTOP_WIDTH_IN):
-    """One panel per sentence: lines from the pronoun being written to every source word for
-    one head of decoder ``layer``'s encoder-decoder attention, as wide as the weight, and the
-    weight written by each word (the largest in bold)."""
+def it_attention(model, src_vocab, tgt_vocab, sentence: str, layer: int):
+    """(source tokens, every head's self-attention weights from "it" in encoder ``layer``,
+    (n_heads, src_len))."""
+    t = il.trace(model, sentence, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
+    return t.source_tokens, t.encoder_layers[layer].self_attn.weights[:, t.source_tokens.index("it")]
+
+
+def referent_phrase(tokens) -> list[int]:
+    """Positions of the noun phrase "it" refers to ("the" and the noun), by the corpus's grammar."""
+    _, noun = referent(" ".join(tokens))
+    return [noun - 1, noun]
+
+
+def it_head(model, src_vocab, tgt_vocab) -> ItHead:
+    """The encoder head whose smaller weight, on "the animal" (too tired) and on "the street"
+    (too wide), is the largest of all heads of all layers."""
+    best = None
+    for layer in range(model.cfg.n_layers):
+        on = [it_attention(model, src_vocab, tgt_vocab, POST.format(a), layer)
+              for a in ("tired", "wide")]
+        phrase = [w[:, referent_phrase(tokens)].sum(-1) for tokens, w in on]  # (n_heads,) each
+        for head in range(model.cfg.n_heads):
+            found = ItHead(layer, head, float(phrase[0][head]), float(phrase[1][head]))
+            if best is None or min(found[2:]) > min(best[2:]):
+                best = found
+    return best
+
+
+def draw_it(rows, layer: int, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
+    """The post's figure: one panel per sentence, lines from "it" to every word for one head of
+    encoder ``layer``'s self-attention, as wide as the weight, the weight written by each word
+    (the noun phrase "it" refers to in bold); ``rows`` are ``it_attention``'s results."""
     small = kit.narrow(width)
-    n = max(len(tokens) for tokens, _, _ in rows)
+    n = max(len(tokens) for tokens, _ in rows)
     panel_w, panel_h = (width, 0.5 + 0.24 * n) if small else (width / len(rows), 0.6 + 0.27 * n)
     fig = plt.figure(figsize=(width, panel_h * (len(rows) if small else 1)), dpi=kit.DPI)
     start, end = 0.75, panel_w - 1.55  # the lines, in inches from the panel's left
-    for k, (tokens, pronoun, weights) in enumerate(rows):
+    for k, (tokens, weights) in enumerate(rows):
         box = (0, 1 - (k + 1) / len(rows), 1, 1 / len(rows)) if small else \
             (k / len(rows), 0, 1 / len(rows), 1)
         ax = fig.add_axes(box)
         ax.set_xlim(0, panel_w)
         ax.set_ylim(len(tokens) - 0.4, -1.3)
         ax.axis("off")
-        w = weights[head]
+        w, phrase = weights[head], referent_phrase(tokens)
         middle = (len(tokens) - 1) / 2
-        ax.text(start - 0.08, middle, pronoun, ha="right", va="center", fontsize=12,
+        ax.text(start - 0.08, middle, "it", ha="right", va="center", fontsize=12,
                 fontweight="bold", color=_INK)
         for j, (token, weight) in enumerate(zip(tokens, w)):
-            top = weight == w.max()
+            bold = "bold" if j in phrase else "normal"
             ax.plot([start, end], [middle, j], color=HEAD_COLORS[head], alpha=min(1.0, 0.15 + weight),
                     lw=0.4 + 5 * weight, solid_capstyle="round")
-            ax.text(end + 0.06, j, token, va="center", fontsize=9, color=_INK,
-                    fontweight="bold" if top else "normal")
+            ax.text(end + 0.06, j, token, va="center", fontsize=9, color=_INK, fontweight=bold)
             ax.text(panel_w - 0.12, j, f"{weight:.2f}", ha="right", va="center", fontsize=8,
-                    color=HEAD_COLORS[head], fontweight="bold" if top else "normal")
-        ax.text(0.1, -0.95, f"writing '{pronoun}': decoder layer {layer}, head {head}",
+                    color=HEAD_COLORS[head], fontweight=bold)
+        ax.text(0.1, -0.95, f"too {tokens[-1]}: encoder layer {layer}, head {head}, "
+                f"'{' '.join(tokens[i] for i in phrase)}' {w[phrase].sum():.2f}",
                 ha="left", va="center", fontsize=9, color=_MUTED)
     return fig
 
@@ -142,10 +174,10 @@ def _term_width(term, cell) -> float:
             else 0.17 * len(term) + 0.3)
 
 
-def _equation(terms, height=1.6, *, width: float = kit.DESKTOP_WIDTH_IN):
+def _equation(terms, height=1.6, *, width: float = kit.DESKTOP_WIDTH_IN, stacked: bool = False):
     """Matrices and signs left to right: terms are (matrix, colour, name) or a string; a "\n"
-    term starts a new line in a phone's column (and is skipped in the desktop's)."""
-    if not kit.narrow(width):
+    term starts a new line in a phone's column, and in the desktop's when ``stacked``."""
+    if not (kit.narrow(width) or stacked):
         terms = [t for t in terms if not (isinstance(t, str) and t == "\n")]
         total = sum(_term_width(t, 0.6) for t in terms)
         fig, ax = kit.canvas((total * 0.56, height * 0.66), (0, total), (height + 0.1, -0.6))
@@ -191,12 +223,15 @@ def _cell(term, cell: float) -> float:
 
 
 def draw_projections(example, *, width: float = kit.DESKTOP_WIDTH_IN):
-    """X times W_Q, W_K and W_V gives Q, K and V: every word's query, key, value at once."""
+    """X times W_Q, W_K and W_V gives Q, K and V: every word's query, key, value at once, one
+    product per line as the post draws them."""
     c, X = kit.COLORS, example.X
-    return _equation([(X, c["input"], "X"), "×", (example.W_Q, c["query"], "$W^Q$"), "=",
-                      (X @ example.W_Q, c["query"], "Q"), "\n", "  ",
-                      (X @ example.W_K, c["key"], "K"), " ", (X @ example.W_V, c["value"], "V")],
-                     height=2.1, width=width)
+    terms = []
+    for name, W, color in (("Q", example.W_Q, c["query"]), ("K", example.W_K, c["key"]),
+                           ("V", example.W_V, c["value"])):
+        terms += [(X, c["input"], "X"), "×", (W, color, f"$W^{name}$"), "=", (X @ W, color, name),
+                  "\n"]
+    return _equation(terms[:-1], width=width, stacked=True)
 
 
 def draw_formula(example, *, width: float = kit.DESKTOP_WIDTH_IN):
@@ -248,7 +283,7 @@ def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0,
     q, k = rng.standard_normal(d_k), rng.standard_normal((n_keys, d_k))
     phone = kit.narrow(width)
     fig, (bars, lines) = plt.subplots(*((2, 1) if phone else (1, 2)),
-                                      figsize=(width, 6.0) if phone else (7.6, 3.0),
+                                      figsize=(width, 6.0) if phone else (7.6, 3.6),
                                       dpi=kit.DPI, layout="constrained")
     x = np.arange(n_keys)
     for offset, weights, color, label in (
@@ -269,11 +304,9 @@ def draw_saturation(d_k: int, curve: Saturation, n_keys: int = 8, seed: int = 0,
     lines.set(xscale="log", ylim=(0, 1), xlabel="d_k")
     lines.set_xticks(curve.d_k[::2], [str(d) for d in curve.d_k[::2]])
     lines.set_title("averages over 1000 queries", fontsize=10)
-    if phone:  # under the plot, where it hides no curve
-        lines.legend(fontsize=8, frameon=False, loc="upper center", ncol=2,
-                     bbox_to_anchor=(0.5, -0.22))
-    else:
-        lines.legend(fontsize=8, frameon=False, loc="center left")
+    # under the plot, where it hides no curve
+    lines.legend(fontsize=8, frameon=False, loc="upper center", ncol=2,
+                 bbox_to_anchor=(0.5, -0.22 if phone else -0.2))
     for ax in (bars, lines):
         ax.tick_params(labelsize=9)
         ax.xaxis.label.set_size(9)

@@ -68,14 +68,15 @@ def _limit(*arrays) -> float:
 
 
 def _matrix(ax, values, title, *, limit, rows=None, annotate=False, cmap=kit.DIVERGING_CMAP,
-            decimals=2, color=_INK):
+            decimals=2, color=_INK, fontsize=kit.MIN_FONT_PT):
     """One matrix as coloured cells on a shared scale, its shape in the title."""
     values = np.atleast_2d(values)
     vmin, vmax = (0.0, 1.0) if cmap == kit.CMAP else (-limit, limit)
     image = kit.heatmap(ax, values, row_labels=rows if rows is not None else [], col_labels=[],
                         cmap=cmap, vmin=vmin, vmax=vmax, annotate=annotate,
                         fmt=kit.probability_text if cmap == kit.CMAP  # weights: never "0" for 0.001
-                        else lambda v: kit.format_value(v, decimals), label_fontsize=9)
+                        else lambda v: kit.format_value(v, decimals), label_fontsize=9,
+                        fontsize=fontsize)
     if title:
         ax.set_title(f"{title}  ({values.shape[0]} × {values.shape[1]})", fontsize=9, color=color)
     ax.tick_params(length=0)
@@ -107,11 +108,13 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
              ("V", h.w_v, h.v, kit.COLORS["value"]))
     vectors, weights = _limit(h.x, h.q, h.k, h.v), _limit(h.w_q[head], h.w_k[head], h.w_v[head])
     small, row_h = kit.narrow(width), 0.19 * seq
-    # x of: X, the W column, the Q/K/V matrices; their cell width; the first row's top
-    x_at, w_at, out_at, cell, first = ((0.75, 0.3, 1.35, 0.27, 1.2) if small else
-                                       (0.75, 3.05, 4.35, 0.34, 0.5))
-    fig = plt.figure(figsize=(width, first + 3 * 1.25 + (0.8 if small else 0.1)), dpi=kit.DPI)
-    x_top = 0.6 if small else first + 1.25 + 0.425 - row_h / 2
+    # x of: X, the W column, the Q/K/V matrices; their cell width; the first row's top; the
+    # height of one product. A phone draws each W on its side (d_k rows of d_model) above its
+    # product, so that the product's cells take the column's width and its numbers read at 9 px.
+    x_at, w_at, out_at, cell, first, step = ((0.75, 0.75, 0.75, 0.35, 1.25, 1.5) if small else
+                                             (0.75, 3.05, 4.35, 0.34, 0.5, 1.25))
+    fig = plt.figure(figsize=(width, first + 3 * step + (0.8 if small else 0.1)), dpi=kit.DPI)
+    x_top = 0.55 if small else first + 1.25 + 0.425 - row_h / 2
     x_image = _matrix(_axes(fig, x_at, x_top, (2.75 if small else 1.85), row_h), h.x, "X",
                       limit=vectors, rows=h.tokens, color=kit.COLORS["input"])
     height = fig.get_figheight()
@@ -123,21 +126,24 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     if not small:
         sign(2.8, x_top + row_h / 2, "×")
     for i, (name, w, m, color) in enumerate(names):
-        top = first + i * 1.25
-        ax_w = _axes(fig, w_at, top + 0.2, 0.3, 0.85)
-        w_image = _matrix(ax_w, w[head], "", limit=weights, color=color)
-        ax_w.set_title(f"{'X × ' if small else ''}$W^{name}_{head}$", fontsize=9, color=color)
+        top = first + i * step
+        ax_w = _axes(fig, w_at, top + 0.2, *((2.8, 0.25) if small else (0.3, 0.85)))
+        w_image = _matrix(ax_w, w[head].T if small else w[head], "", limit=weights, color=color)
+        ax_w.set_title(f"X × $W^{name}_{head}$, on its side" if small else f"$W^{name}_{head}$",
+                       fontsize=9, color=color)
         if not small:
             sign(w_at + 0.5, top + 0.625, "=")
-        _matrix(_axes(fig, out_at, top + 0.625 - row_h / 2, cell * d_k, row_h), m[head],
+        m_top = top + 0.8 if small else top + 0.625 - row_h / 2
+        _matrix(_axes(fig, out_at, m_top, cell * d_k, row_h), m[head],
                 f"X $W^{name}_{head}$ + $b^{name}_{head}$ = ${name}_{head}$", limit=vectors,
-                rows=h.tokens, annotate=True, decimals=1, color=color)
+                rows=h.tokens, annotate=True, decimals=1, color=color,
+                fontsize=9 if small else kit.MIN_FONT_PT)  # a phone's numbers read at 9 CSS px
     if small:
         _bar(fig, x_image, 0.3, height - 0.55, 1.3, "X, Q, K, V")
         _bar(fig, w_image, 2.0, height - 0.55, 1.3, f"W ({d_model} × {d_k})")
     else:
-        _bar(fig, x_image, 0.75, first + 2 * 1.25 + 0.3, 1.85, "X, Q, K, V")
-        _bar(fig, w_image, 0.75, first + 2 * 1.25 + 0.85, 1.85, f"weights W ({d_model} × {d_k})")
+        _bar(fig, x_image, 0.75, first + 2 * step + 0.3, 1.85, "X, Q, K, V")
+        _bar(fig, w_image, 0.75, first + 2 * step + 0.85, 1.85, f"weights W ({d_model} × {d_k})")
     fig.text(0.5, 1 - 0.08 / height, f"head {head} of {h.q.shape[0]}: its own $W^Q$, $W^K$, "
              "$W^V$", ha="center", va="top", fontsize=10, color=_INK)
     return fig

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .tokenizer import detokenize
+from .tokenizer import detokenize, tokenize
 
-__all__ = ["Triple", "ANIMALS", "PLACES", "ADJECTIVES", "VERBS", "triples", "sentence_pair"]
+__all__ = ["Triple", "ANIMALS", "PLACES", "ADJECTIVES", "VERBS", "triples", "sentence_pair",
+           "referent"]
 
 
 class _Noun(NamedTuple):
@@ -117,3 +118,23 @@ def sentence_pair(triple: Triple, verb: int) -> tuple[str, str]:
     french = [*_the(animal), "n'", "a", "pas", fr_verb, *_the(place), "parce", "qu'", pronoun,
               "était", "trop", fr_adjective]
     return detokenize(english), detokenize(french)
+
+
+def referent(sentence: str) -> tuple[int, int] | None:
+    """(position of "it", position of the noun it refers to) among the words of an English
+    sentence of this grammar, e.g. (7, 1) for "the animal didn't cross the street because it was
+    too tired" and (7, 5) when it ends "too wide"; None for a sentence of another shape.
+
+    Positions count the words as the encoder reads them (``tokenize``), from 0. The adjective
+    decides, as in :func:`sentence_pair`: an animal's adjective names the animal, a place's the
+    place. The training objective of :mod:`illustrated.referent` asks the encoder's output at
+    "it" to name that noun.
+    """
+    words = tokenize(sentence)
+    refers_to = {a.en: a.refers_to for a in ADJECTIVES}
+    animals, places = {n.en for n in ANIMALS}, {n.en for n in PLACES}
+    if "it" not in words or not words or words[-1] not in refers_to:
+        return None
+    nouns = [i for i, w in enumerate(words) if w in (animals if refers_to[words[-1]] == "animal"
+                                                     else places)]
+    return (words.index("it"), nouns[0]) if len(nouns) == 1 else None

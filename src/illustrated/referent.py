@@ -1,0 +1,89 @@
+"""A training objective beside translation: the encoder's output at "it" must name its noun.
+
+The post's figure of "it" attending to "the animal" is a head of the encoder. Trained on
+translation alone, our small models resolve the pronoun in the decoder instead (it reads the
+noun's gender from its own French prefix), and no encoder head does it
+(``benchmarks/coreference_heads.py``). This objective gives the encoder the reason: a linear
+read-out of the encoder's output at "it" must name the word "it" refers to (its id in the source
+vocabulary; :func:`illustrated.data.coreference_grammar.referent` finds it), and its
+cross-entropy, times ``referent_weight``, is added to the translation loss
+(``il.train(..., referent_weight=1.0)``). The read-out is not part of the Transformer: it lives
+for one run and is dropped, so the trained model has the same weights, files and readers as any
+other.
+
+References: post "Self-Attention at a High Level" (what does "it" refer to?); auxiliary losses as
+in Caruana 1997 ("Multitask learning").
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .data.coreference_grammar import referent
+
+__all__ = ["ReferentReadout", "ReferentObjective"]
+
+
+class ReferentReadout(nn.Module):
+    """A linear map from the encoder's output at "it" (d_model,) to scores over the source
+    vocabulary (src_vocab_size,): which word does "it" refer to?"""
+
+    def __init__(self, d_model: int, src_vocab_size: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(d_model, src_vocab_size)
+
+    def forward(self, at_it: torch.Tensor) -> torch.Tensor:
+        return self.linear(at_it)  # (n, src_vocab_size)
+
+
+class ReferentObjective:
+    """The objective for one training run: labels per pair, the read-out, the weight.
+
+    ``labels[i]`` is (position of "it", id of its noun) for pair i, or None for a pair the
+    coreference grammar does not cover (it then adds nothing). :meth:`watching` records the
+    encoder's output of each forward pass; :meth:`loss` reads it.
+
+    Raises ValueError naming ``referent_weight`` if no pair has a pronoun and its referent.
+    """
+
+    def __init__(self, model: nn.Module, pairs: Sequence[tuple[str, str]], encoded: list,
+                 weight: float, device: torch.device) -> None:
+        self.weight = weight
+        self.labels = []
+        for (source, _), (src_ids, _) in zip(pairs, encoded):
+            found = referent(source)
+            self.labels.append(None if found is None else (found[0], src_ids[found[1]]))
+        if all(label is None for label in self.labels):
+            raise ValueError(f"referent_weight: expected pairs whose source has 'it' and the noun "
+                             f"it refers to (the coreference corpus) when > 0, got {weight} and "
+                             f"none such among {len(pairs)} pairs")
+        self.readout = ReferentReadout(model.cfg.d_model, model.cfg.src_vocab_size).to(device)
+        self._memory: torch.Tensor | None = None
+
+    @contextlib.contextmanager
+    def watching(self, model: nn.Module) -> Iterator[None]:
+        """Keep the output of ``model.encoder`` (batch, src_len, d_model) of every forward pass."""
+        def keep(_module, _inputs, output):
+            self._memory = output
+
+        handle = model.encoder.register_forward_hook(keep)
+        try:
+            yield
+        finally:
+            handle.remove()
+            self._memory = None
+
+    def loss(self, rows: Sequence[int]) -> torch.Tensor:
+        """Weighted cross-entropy of the read-out at "it" over the labelled pairs among ``rows``
+        (the indices of the latest forward pass's batch, in its order); 0 if none is labelled."""
+        picks = [(b, *self.labels[i]) for b, i in enumerate(rows) if self.labels[i] is not None]
+        if not picks:
+            return self._memory.new_zeros(())
+        b, it, noun = (torch.tensor(column, device=self._memory.device)
+                       for column in zip(*picks))
+        scores = self.readout(self._memory[b, it])  # (n_labelled, src_vocab_size)
+        return self.weight * F.cross_entropy(scores.float(), noun)

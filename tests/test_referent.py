@@ -1,0 +1,110 @@
+"""The referent objective (illustrated.referent, ``il.train(referent_weight=...)``): the labels the
+coreference grammar gives, what one training step changes, its bad arguments, and the "it" head it
+grew in the shipped coreference model (the post's figure: "it" -> "the animal" / "the street")."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import illustrated as il
+from illustrated.data import coreference_grammar as g
+from illustrated.data.coreference_grammar import referent
+
+POST = "the animal didn't cross the street because it was too {}"
+
+
+def test_referent_of_the_post_sentences_and_of_others():
+    assert referent(POST.format("tired")) == (7, 1)  # "it" -> "animal"
+    assert referent(POST.format("wide")) == (7, 5)  # "it" -> "street"
+    assert referent("the cow didn't leave the bridge because it was too narrow") == (7, 5)
+    assert referent("i am a student") is None
+    assert referent("the animal was tired") is None  # no "it"
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_every_coreference_pair_is_labelled_and_the_label_agrees_with_the_french_pronoun(split):
+    pairs, _, _ = il.data.load_corpus("coreference", split)
+    gender = {n.en: n.gender for n in g.ANIMALS + g.PLACES}
+    for source, target in pairs:
+        it, noun = referent(source)
+        words = il.data.tokenize(source)
+        assert words[it] == "it" and words[noun - 1] == "the"
+        assert ("il" if gender[words[noun]] == "m" else "elle") in il.data.tokenize(target)
+
+
+@pytest.fixture(scope="module")
+def coreference():
+    pairs, src_vocab, tgt_vocab = il.data.load_corpus("coreference")
+    return pairs[:64], src_vocab, tgt_vocab
+
+
+def one_step(coreference, weight):
+    pairs, src_vocab, tgt_vocab = coreference
+    cfg = il.presets.make_config("coreference", src_vocab, tgt_vocab, d_model=32, d_ff=64)
+    il.set_seed(0)
+    model = il.modules.Transformer(cfg)
+    il.train(model, pairs, src_vocab, tgt_vocab, steps=1, warmup=0, batch_size=16, clip_grad=0,
+             device="cpu", progress=False, referent_weight=weight)
+    return model.state_dict()
+
+
+def test_one_step_moves_the_encoder_side_only_and_keeps_the_state_dict(coreference):
+    off, on = one_step(coreference, 0.0), one_step(coreference, 1.0)
+    assert list(on) == list(off)  # the read-out is not part of the model
+    encoder_side = ("src_embed.", "encoder.")
+    for name in off:
+        if name.startswith(encoder_side):
+            continue
+        # the read-out's loss has no gradient in the decoder, its generator or its embeddings
+        assert torch.equal(on[name], off[name]), name
+    moved = [n for n in off if n.startswith(encoder_side) and not torch.equal(on[n], off[n])]
+    assert "src_embed.lut.weight" in moved and any(n.startswith("encoder.layers.1.") for n in moved)
+
+
+@pytest.mark.parametrize("weight, message", [
+    (-1.0, "referent_weight: expected a number >= 0.0, got -1.0"),
+    (math.nan, "referent_weight: expected a finite number"),
+    ("1", "referent_weight: expected a number"),
+])
+def test_bad_referent_weight_is_refused_by_name(coreference, weight, message):
+    pairs, src_vocab, tgt_vocab = coreference
+    model = il.modules.Transformer(il.presets.make_config("coreference", src_vocab, tgt_vocab))
+    with pytest.raises(ValueError, match=message):
+        il.train(model, pairs, src_vocab, tgt_vocab, steps=1, progress=False,
+                 referent_weight=weight)
+
+
+def test_referent_weight_needs_pairs_with_it_and_no_resume(tmp_path, coreference):
+    pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
+    model = il.modules.Transformer(il.presets.make_config("post", src_vocab, tgt_vocab))
+    with pytest.raises(ValueError, match="referent_weight: expected pairs whose source has 'it'"):
+        il.train(model, pairs, src_vocab, tgt_vocab, steps=1, progress=False, referent_weight=1.0)
+    with pytest.raises(ValueError, match="referent_weight: expected 0 when resuming"):
+        il.train(model, pairs, src_vocab, tgt_vocab, steps=1, progress=False,
+                 referent_weight=1.0, resume=tmp_path / "run.ckpt")
+
+
+def it_weights(model, src_vocab, sentences):
+    """Weight of "it" on its referent's phrase and on the other one: (layers, heads, n) each."""
+    ids = [src_vocab.encode(s) for s in sentences]
+    with torch.no_grad():
+        _, attention = model.encode(torch.tensor(ids), return_attention=True)
+    w = torch.stack(attention).double().numpy()  # (layers, n, heads, 11, 11)
+    out = []
+    for k, s in enumerate(sentences):
+        it, noun = referent(s)
+        other = 6 - noun  # "the animal" sits at 0-1, "the PLACE" at 4-5
+        out.append((w[:, k, :, it, noun - 1:noun + 1].sum(-1),
+                    w[:, k, :, it, other - 1:other + 1].sum(-1)))
+    return np.stack([o[0] for o in out], -1), np.stack([o[1] for o in out], -1)
+
+
+def test_the_shipped_coreference_model_has_the_posts_it_head():
+    model, src_vocab, _ = il.pretrained("coreference")
+    (tired, _), (wide, _) = (it_weights(model, src_vocab, [POST.format(a)])
+                             for a in ("tired", "wide"))
+    test = [s for s, _ in il.data.load_corpus("coreference", "test")[0]]
+    right, other = it_weights(model, src_vocab, test)
+    passes = (tired[..., 0] >= 0.5) & (wide[..., 0] >= 0.5) & ((right > other).mean(-1) >= 0.9)
+    assert passes.any(), (tired[..., 0].round(2), wide[..., 0].round(2))
