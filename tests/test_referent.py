@@ -63,9 +63,9 @@ def test_one_step_moves_the_encoder_side_only_and_keeps_the_state_dict(coreferen
 
 
 @pytest.mark.parametrize("weight, message", [
-    (-1.0, "referent_weight: expected a number >= 0.0, got -1.0"),
-    (math.nan, "referent_weight: expected a finite number"),
-    ("1", "referent_weight: expected a number"),
+    (-1.0, r"referent_weight: expected a weight \(0 = off\) >= 0.0, got -1.0"),
+    (math.nan, "referent_weight: expected a finite weight"),
+    ("1", r"referent_weight: expected a weight \(0 = off\) \(a finite real number\)"),
 ])
 def test_bad_referent_weight_is_refused_by_name(coreference, weight, message):
     pairs, src_vocab, tgt_vocab = coreference
