@@ -100,8 +100,10 @@ def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[
 
 def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
         fontsize: float = 11, bold: bool = True, subtitle: str = "", dashed: bool = False,
-        rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2) -> FancyBboxPatch:
-    """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle)."""
+        rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2,
+        subtitle_size: float | None = None) -> FancyBboxPatch:
+    """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle, of
+    ``subtitle_size`` pt: by default 3/4 of the label's, at least MIN_FONT_PT)."""
     patch = FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0,rounding_size={rounding}",
                            facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
                            linestyle="--" if dashed else "-", zorder=zorder)
@@ -113,7 +115,8 @@ def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str,
                 fontweight="bold" if bold else "normal", color=_INK, zorder=zorder + 1)
     if subtitle:
         ax.text(x + w / 2, y + h / 2 - (0.2 + 0.06 * lines) * h, subtitle, ha="center",
-                va="center", fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK,
+                va="center", fontsize=subtitle_size or max(MIN_FONT_PT, fontsize * 0.75),
+                color=_INK,
                 zorder=zorder + 1, linespacing=1.1)
     return patch
 

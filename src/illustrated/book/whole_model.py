@@ -63,19 +63,23 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
     fig, ax = kit.canvas((width, height), (0, width), (0, height))
     enc_x, dec_x = (0.06, width / 2 + 0.2) if small else (0.5, 4.1)
     col_w = (width / 2 - 0.3) if small else 2.4
-    encoding, fs = step < 0, 8 if small else 9
+    encoding, fs = step < 0, 9
     c = kit.COLORS
 
     def note(x, y, text, **kw):
-        ax.text(x, y, text, fontsize=8, color=kw.pop("color", _MUTED), **kw)
+        ax.text(x, y, text, fontsize=9 if small else 8, color=kw.pop("color", _MUTED), **kw)
 
     def shape(x, y, *dims, **kw):  # a tensor's shape beside its arrow, but in the overview
         if not overview:
             note(x, y, _shape(*dims), **kw)
 
     # the source words, embedded, up the encoder stack; one word per slot when they fit
-    spread = sum(len(w) + 1 for w in m.source) * 0.085 * fs / 9 < col_w
-    slots = [enc_x + col_w * (j + 0.5) / src for j in range(src)]
+    inches = [(len(w) + 1) * 0.085 * fs / 9 for w in m.source]  # each word's width, about
+    spread = sum(inches) < col_w
+    # equal room for each word, or room in proportion to its length where equal is too narrow
+    rooms = [col_w / src] * src if max(inches) * src < col_w else [
+        col_w * w / sum(inches) for w in inches]
+    slots = [enc_x + sum(rooms[:j]) + rooms[j] / 2 for j in range(src)]
     for x, word in zip(slots, m.source) if spread else [(enc_x + col_w / 2, " ".join(m.source))]:
         ax.text(x, 0.5, word, ha="center", va="center", fontsize=fs, color=_INK,
                 fontweight="bold")
@@ -125,8 +129,9 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
                       va="center")
     out_y = top + 0.42
     kit.arrow(ax, (dec_x + col_w / 2, top), (dec_x + col_w / 2, out_y))
-    if not overview:
-        note(dec_x + col_w / 2 + 0.06, top + 0.2, f"last row {_shape(m.d_model)}", va="center")
+    if not overview:  # left of the arrow in a phone's column, where the right edge is near
+        note(dec_x + col_w / 2 + (-0.06 if small else 0.06), top + 0.2,
+             f"last row {_shape(m.d_model)}", va="center", ha="right" if small else "left")
     kit.box(ax, dec_x, out_y, col_w, 0.4, "Linear + softmax", _OFF if encoding else c["output"],
             fontsize=fs, bold=False)
     word_y = out_y + 0.4 + (0.5 if small else 0.38)
@@ -142,8 +147,9 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
                 va="bottom", fontsize=fs + 2, fontweight="bold", color=c["z"])
         title = f"step {step}: reads {' '.join(reading)}, writes '{word}'"
         if spread:  # where this step looked in the source: bars under the words
-            for x, w in zip(slots, m.attention[step]):
-                ax.plot([x - 0.2, x + 0.2], [0.3, 0.3], color=c["value"], alpha=max(w, 0.05),
+            for x, room, w in zip(slots, rooms, m.attention[step]):
+                half = min(0.2, 0.4 * room)
+                ax.plot([x - half, x + half], [0.3, 0.3], color=c["value"], alpha=max(w, 0.05),
                         lw=6, solid_capstyle="butt")
             note(enc_x, 0.1, "blue: where this step looks in the source", va="center")
         if not small:  # the word written comes back as the decoder's next input
