@@ -118,14 +118,36 @@ def _table(ax, pe, split: bool):
     return image
 
 
-def draw_table(pe, *, title: str, split: bool = False, width: float = kit.DESKTOP_WIDTH_IN):
-    """A positional table as a heatmap: one row per position, one column per dimension."""
+def draw_table(pe, *, title: str, split: bool = False, windows=None,
+               width: float = kit.DESKTOP_WIDTH_IN):
+    """A positional table as a heatmap: one row per position, one column per dimension. With
+    ``windows`` ((first, stop) column ranges) only those columns, one panel each, side by side
+    (stacked in a phone's column): an interleaved table's neighbouring sine and cosine columns,
+    512 of them in one picture, would blur into a moiré."""
     phone = kit.narrow(width)
-    fig, ax = plt.subplots(figsize=(width, 3.4), dpi=kit.DPI, layout="constrained")
-    image = _table(ax, np.asarray(pe), split)
-    ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11,
-                 pad=16 if split else 6)
-    kit.colorbar(fig, image, ax, label="value", below=phone)
+    pe = np.asarray(pe)
+    if not windows:
+        fig, ax = plt.subplots(figsize=(width, 3.4), dpi=kit.DPI, layout="constrained")
+        image = _table(ax, pe, split)
+        ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11,
+                     pad=16 if split else 6)
+        kit.colorbar(fig, image, ax, label="value", below=phone)
+        return fig
+    shape = (len(windows), 1) if phone else (1, len(windows))
+    fig, axes = plt.subplots(*shape, figsize=(width, 2.6 * len(windows) + 0.6 if phone else 3.4),
+                             dpi=kit.DPI, layout="constrained", squeeze=False)
+    axes = axes.ravel()
+    for ax, (first, stop) in zip(axes, windows):
+        image = kit.heatmap(ax, pe[:, first:stop], cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
+        n = pe.shape[0]
+        ax.set_yticks(range(0, n, 5 if n > 10 else 1))
+        ticks = range(0, stop - first, max(1, (stop - first) // 4))
+        ax.set_xticks(ticks, [str(first + t) for t in ticks])
+        ax.tick_params(labelsize=9)
+        ax.set_xlabel(f"dimensions {first} to {stop - 1}", fontsize=9)
+        ax.set_ylabel("position", fontsize=9)
+    fig.suptitle(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11)
+    kit.colorbar(fig, image, list(axes), label="value", below=phone)
     return fig
 
 
