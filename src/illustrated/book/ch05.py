@@ -163,7 +163,7 @@ def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
                                       gridspec_kw={"height_ratios": [1.1, 1]})
     image = kit.heatmap(top, pe, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
     top.set_yticks(range(0, n, 5))
-    top.tick_params(labelsize=8 if small else 9)
+    top.tick_params(labelsize=9)
     top.set_xlabel(f"dimension (0 to {d - 1}): sin, cos, sin, cos, …", fontsize=9)
     top.set_ylabel("position", fontsize=9)
     top.add_patch(Rectangle((-0.5, position - 0.5), d, 1, fill=False, linewidth=2,
@@ -171,17 +171,19 @@ def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     bar = fig.colorbar(image, ax=top, orientation="horizontal" if small else "vertical",
                        fraction=0.08 if small else 0.04, pad=0.02)
     bar.set_ticks([-1, 0, 1])
-    bar.ax.tick_params(labelsize=8)
+    bar.ax.tick_params(labelsize=9)
     i = np.arange(d // 2)
     bottom.plot(i, pe[position, 0::2], color=kit.COLORS["query"], marker="o", ms=2.5, lw=1.2,
                 label="sin(pos·ω_i), dimension 2i")
     bottom.plot(i, pe[position, 1::2], color=kit.COLORS["key"], marker="o", ms=2.5, lw=1.2,
                 label="cos(pos·ω_i), dimension 2i + 1")
-    bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-1.15, 1.15))
+    # in a phone's column the legend, one entry a line, gets a band of its own below the curves
+    bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-2.0 if small else -1.15, 1.15))
+    bottom.set_yticks([-1, -0.5, 0, 0.5, 1])
     bottom.set_xlabel("frequency i: fast on the left, slow on the right", fontsize=9)
     bottom.set_ylabel("value", fontsize=9)
-    bottom.tick_params(labelsize=8 if small else 9)
-    bottom.legend(fontsize=8, frameon=False, loc="lower right", ncol=1 if small else 2)
+    bottom.tick_params(labelsize=9)
+    bottom.legend(fontsize=9 if small else 8, frameon=False, loc="lower right", ncol=1 if small else 2)
     bottom.set_title(f"the vector added to the word at position {position}", fontsize=10)
     return fig
 
@@ -227,9 +229,10 @@ def draw_shift(k: int, position: int, d_model: int = 16, *,
                                  gridspec_kw={"width_ratios": [4, 1, 1, 1]})
     kit.heatmap(axes[0], M, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1, aspect="equal")
     axes[0].set_title(f"M_{k}: depends on k = {k} only", fontsize=10)
-    axes[0].tick_params(labelsize=8)
+    axes[0].tick_params(labelsize=9 if kit.narrow(width) else 8)
     for ax, (name, vector) in zip(axes[1:], columns.items()):
         kit.heatmap(ax, vector[:, None], row_labels=[], col_labels=[], cmap=kit.DIVERGING_CMAP,
-                    vmin=-1, vmax=1, annotate=True, fmt=lambda v: kit.format_value(v, 2))
+                    vmin=-1, vmax=1, annotate=True, fmt=lambda v: kit.format_value(v, 2),
+                    fontsize=9 if kit.narrow(width) else kit.MIN_FONT_PT)
         ax.set_title(name, fontsize=9 if kit.narrow(width) else 10)
     return fig

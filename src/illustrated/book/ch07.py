@@ -109,7 +109,7 @@ def draw_translation(trace, *, vocab_tokens, layer: int = -1, head: int | None =
                                       gridspec_kw={"width_ratios": [max(m, 3), 1.6 * top_k]},
                                       layout="constrained")
     kit.heatmap(ax, cross_attention(trace, layer, head), vmin=0, vmax=1,
-                annotate=m <= (5 if phone else 8),
+                annotate=m <= (5 if phone else 8), fontsize=9 if phone else kit.MIN_FONT_PT,
                 row_labels=[f"{i} → {w}" for i, w in enumerate(trace.target_tokens)],
                 col_labels=trace.source_tokens, col_rotation=45 if m > (3 if phone else 4) else 0)
     ax.set_title(f"attention ({_heads(layer, head)})", fontsize=10)
@@ -159,7 +159,7 @@ def draw_causal_mask(tokens, weights, *, layer: int, width: float = kit.DESKTOP_
                 fontsize=10, col_rotation=45, aspect="equal")
     axes[0].set_title("the mask added to the scores", fontsize=10)
     kit.heatmap(axes[1], weights, row_labels=tokens, col_labels=tokens, vmin=0, vmax=1,
-                annotate=True, col_rotation=45, aspect="equal")
+                annotate=True, col_rotation=45, aspect="equal", fontsize=9)
     axes[1].set_title(f"self-attention weights\n({_heads(layer, None)})", fontsize=10)
     for ax in axes:
         ax.set_xlabel("key position", fontsize=9)
