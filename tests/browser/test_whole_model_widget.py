@@ -14,7 +14,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from test_live_widgets import pages_with, settle, type_sentence
 from test_reading import PHONE
 
-SENTENCE = "nous sommes à la maison"
+SENTENCE = "nous avons la voiture rouge"
 
 #: Per step: the "K, V" labels that overlap a box, the smallest text (CSS px), the word's line.
 GEOMETRY = """
@@ -26,7 +26,7 @@ const svg = widget.querySelector('svg[data-role=whole-model]');
 const texts = Array.from(svg.querySelectorAll('text'));
 const boxes = Array.from(svg.querySelectorAll('rect[rx]')).map(r => r.getBoundingClientRect());
 const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-const labels = texts.filter(t => t.textContent === 'K, V');
+const labels = texts.filter(t => /^K, ?V$/.test(t.textContent));
 return {
   step: Number(svg.dataset.step),
   labels: labels.length,
@@ -51,6 +51,8 @@ def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames
             By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
         settle(browser, widget)
         type_sentence(widget, SENTENCE)
+        state = settle(browser, widget)
+        assert state == "ready", widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text
         WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
             "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
         n_steps = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
