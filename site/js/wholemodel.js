@@ -53,11 +53,14 @@ function picture(r, c, step) {
     s("polyline", { points: memory.join(" "), fill: "none", stroke: kv, "stroke-width": 1.5 }),
     note(ENC, TOP - 20, `memory ${dims(src, c.d_model)}, computed once`), text(x, base + 30, read.join(" ")),
     line(x, TOP, x, TOP - 18), ...box(DEC, TOP - 44, "Linear + softmax", on ? "#b0bec5" : GREY, 24),
-    line(x, TOP - 44, x, TOP - 58), note(x + 4, TOP - 48, `${c.tgt_tokens.length} probabilities`),
+    line(x, TOP - 44, x, TOP - 58),
+    text(x - 4, TOP - 48, `${c.tgt_tokens.length} probabilities`,
+      { fill: "#607d8b", "font-size": 10, "text-anchor": "end" }),
     text(4, 14, title, { "font-weight": "bold", "text-anchor": "start" }), ...sources(r, step, base + 12)];
   if (on) {
     // the word written and its probability, worded as the frames (book/whole_model.py) word it
-    items.push(bold(x, TOP - 64, `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`),
+    items.push(text(x, TOP - 64, `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`,
+      { "font-weight": "bold", style: "white-space: pre" }),
       note(BUS + 3, y(0) + LH + 14, `each ${dims(c.n_heads, src, c.d_model / c.n_heads)}`));
   }
   for (let l = 0; l < c.n_layers; l += 1) {
