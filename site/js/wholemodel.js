@@ -5,10 +5,10 @@
 import { h, s, slider } from "./dom.js";
 import { player } from "./frames.js";
 import { liveWidget } from "./sentence.js";
-import { confidence } from "./translate.js";
 
-// Boxes COL wide, LH high, GAP apart; the encoder at x = ENC, the decoder at DEC, the memory's bus at BUS.
-const [COL, ENC, DEC, LH, GAP, TOP, BUS, GREY] = [160, 4, 196, 26, 34, 120, 182, "#eceff1"];
+// Boxes COL wide, LH high, GAP apart; the encoder at x = ENC, the decoder at DEC, the memory's bus at
+// BUS, far enough left of the decoder for "K, V" (10 units high, about 24 wide) between them.
+const [COL, ENC, DEC, LH, GAP, TOP, BUS, GREY] = [148, 4, 208, 26, 34, 120, 166, "#eceff1"];
 const MID = COL / 2;
 const dims = (...d) => `(${d.join(", ")})`;
 const text = (x, y, t, attrs) => s("text", { x, y, "text-anchor": "middle", ...attrs, text: t });
@@ -53,17 +53,21 @@ function picture(r, c, step) {
     s("polyline", { points: memory.join(" "), fill: "none", stroke: kv, "stroke-width": 1.5 }),
     note(ENC, TOP - 20, `memory ${dims(src, c.d_model)}, computed once`), text(x, base + 30, read.join(" ")),
     line(x, TOP, x, TOP - 18), ...box(DEC, TOP - 44, "Linear + softmax", on ? "#b0bec5" : GREY, 24),
-    line(x, TOP - 44, x, TOP - 58), note(x + 4, TOP - 48, `${c.tgt_tokens.length} probabilities`),
+    line(x, TOP - 44, x, TOP - 58),
+    text(x - 4, TOP - 48, `${c.tgt_tokens.length} probabilities`,
+      { fill: "#607d8b", "font-size": 10, "text-anchor": "end" }),
     text(4, 14, title, { "font-weight": "bold", "text-anchor": "start" }), ...sources(r, step, base + 12)];
   if (on) {
-    items.push(bold(x, TOP - 64, `${out[step]} (${confidence(r.topK[step][0].prob)} sure)`),
+    // the word written and its probability, worded as the frames (book/whole_model.py) word it
+    items.push(text(x, TOP - 64, `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`,
+      { "font-weight": "bold", style: "white-space: pre" }),
       note(BUS + 3, y(0) + LH + 14, `each ${dims(c.n_heads, src, c.d_model / c.n_heads)}`));
   }
   for (let l = 0; l < c.n_layers; l += 1) {
     const [middle, below] = [y(l) + LH / 2, y(l) + LH];
     items.push(...box(ENC, y(l), `encoder ${l}`, on ? GREY : "#9ccc65"),
       ...box(DEC, y(l), `decoder ${l}`, on ? "#f48fb1" : GREY),
-      line(BUS, middle, DEC, middle, kv), on ? note(BUS + 2, middle - 4, "K,V") : null,
+      line(BUS, middle, DEC, middle, kv), on ? note(BUS + 3, middle - 4, "K, V") : null,
       line(ENC + MID, below + GAP, ENC + MID, below), note(ENC + MID + 4, below + 20, dims(src, c.d_model)),
       line(x, below + GAP, x, below), note(x + 4, below + 20, on ? dims(read.length, c.d_model) : ""));
   }

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.text import Text
 
-from illustrated.book.kit import DESKTOP_WIDTH_IN, MIN_FONT_PT, PHONE_WIDTH_IN
+from illustrated.book.kit import DESKTOP_WIDTH_IN, MIN_FONT_PT, PHONE_WIDTH_IN, drawn_texts
 
 matplotlib.use("Agg")
 
@@ -21,8 +21,9 @@ def _texts(fig):
 
 
 def assert_legible(fig, width: float = DESKTOP_WIDTH_IN) -> None:
-    """No text below MIN_FONT_PT, the figure no wider than ``width`` (inches) and nothing drawn
-    past its edges, where the saved picture would cut it (then the figure is closed).
+    """No text drawn below MIN_FONT_PT (book.kit.drawn_texts: table cells and values in cells
+    included), the figure no wider than ``width`` (inches) and nothing drawn past its edges,
+    where the saved picture would cut it (then the figure is closed).
 
     The desktop column shows a figure at most 688 px wide: 8 pt text of an 8 in figure drawn at
     100 dpi reads at 9.6 px; a phone's column (about 358 px at 390 px) shows a 3.6 in figure at
@@ -31,8 +32,8 @@ def assert_legible(fig, width: float = DESKTOP_WIDTH_IN) -> None:
     try:
         renderer = fig.canvas.get_renderer()
         fig.draw(renderer)
-        small = sorted({(round(t.get_fontsize(), 2), t.get_text()[:30]) for t in _texts(fig)
-                        if t.get_fontsize() < MIN_FONT_PT - 1e-9})
+        small = sorted({(round(size, 2), text[:30]) for size, text in drawn_texts(fig)
+                        if size < MIN_FONT_PT - 1e-9})  # every text drawn, table cells included
         assert not small, f"text below {MIN_FONT_PT} pt: {small[:5]}"
         w, h = fig.get_size_inches()
         assert w <= width + 1e-6, f"figure {w:.2f} in wide for a {width} in column"

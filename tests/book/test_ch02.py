@@ -1,6 +1,8 @@
 """Chapter 02: the shipped post model's embeddings, x -> z -> r through an encoder layer, the
 post's "Thinking Machines" layer in our module, and the feed-forward network position by
 position."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -96,13 +98,19 @@ def test_draw_flow_has_one_attention_and_one_ffn_per_position(values, post, legi
     assert len([p for p in ax.patches if (p.get_gid() or "").startswith("ffn-")]) == seq
     assert len(ax.lines) == seq * seq  # every input reaches every output in self-attention
     texts = [t.get_text() for t in ax.texts]
+    assert texts.count("add & norm: x + z") == texts.count("add & norm") == 1  # r is after both
     assert [f"{n}{i}" for i in range(seq) for n in "xzr"] == [t for t in texts if t[:1] in "xzr"
                                                              and t[1:].isdigit()]
     if values:
-        numbers = [t for t in texts if t not in words and t[:1] not in "xzrSF"]
+        numbers = [t for t in texts if t not in words and t[:1] not in "xzrSFa"]
         expected = [kit.format_value(v) for i in range(seq) for a in (x, z, r) for v in a[i]]
         assert numbers == expected  # x0 = 2, 2, 1, 1; z0 = 1.73, -0.50, ...
         assert len(fig.axes) == 1
+        # issue 33: the alt text says the numbers the cells show, in their order
+        alt = ch02.flow_alt(x, z, r, words)
+        said = [n for part in re.findall(r"\b[xzr]\d = ([-\d., ]+?)(?= becomes| and|;|$)", alt)
+                for n in part.split(", ")]
+        assert said == numbers, alt
     else:
         assert len(fig.axes) == 2  # and a colour bar
         cells = [p for p in ax.patches if type(p).__name__ == "Rectangle" and p.get_fill()

@@ -108,6 +108,24 @@ def test_draw_table_shows_the_table(split, legible, width):
     legible(fig, width)
 
 
+def test_an_interleaved_table_is_drawn_in_windows_of_columns_wide_enough_to_read(legible, width):
+    """Issue 33: 512 interleaved columns in one picture alias into a moiré; each window shows its
+    columns exactly, each column at least 3 pixels wide, so that sin and cos columns alternate
+    visibly."""
+    pe = il.reference.positional_encoding(20, 512, "interleaved")
+    windows = [(0, 64), (448, 512)]
+    fig = ch05.draw_table(pe, title="paper", windows=windows, width=width)
+    fig.draw(fig.canvas.get_renderer())
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 2
+    for ax, (first, stop) in zip(panels, windows):
+        np.testing.assert_array_equal(ax.images[0].get_array(), pe[:, first:stop])
+        assert ax.images[0].get_interpolation() == "nearest"
+        assert ax.get_window_extent().width / (stop - first) >= 3
+        assert ax.get_xticklabels()[0].get_text() == str(first)
+    legible(fig, width)
+
+
 @pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
 @pytest.mark.parametrize("position", [0, 7, 19])
 def test_draw_position_frames_the_row_and_draws_its_sines_and_cosines(position, width, legible):

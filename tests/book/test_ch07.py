@@ -153,6 +153,10 @@ def test_draw_step_shows_the_steps_attention_and_choice(trace, fr_en, legible, w
         texts = [t.get_text() for t in fig.axes[0].texts]
         assert trace.target_tokens[step] in texts
         assert fig.axes[2].get_yticklabels()[0].get_text() == trace.target_tokens[step]
+        # issue 33: a row is named by the word its position writes ("1 → am"), as the text says
+        rows = [t.get_text() for t in fig.axes[1].get_yticklabels()]
+        assert rows[:step + 1] == [f"{i} → {w}" for i, w in enumerate(trace.target_tokens)][
+            :step + 1] and rows[step + 1:] == [str(i) for i in range(step + 1, len(rows))]
         legible(fig, width)
 
 

@@ -153,3 +153,27 @@ def test_the_kernel_twin_redraws_on_every_change_and_prints_bad_input(capsys):
     assert seen == [None, box, size, button]
     box.value = "bad"  # (outside a kernel the Output passes what is printed through)
     assert capsys.readouterr().out.endswith("sentence: expected words, got 'bad'\n")
+
+
+def tabled(*, width=DESKTOP_WIDTH_IN, cell_pt=7.0):
+    """Large labels around a table whose cells are smaller than every label."""
+    fig, ax = plt.subplots(figsize=(width, 2), dpi=DPI)
+    ax.set_title("a table", fontsize=12)
+    ax.set_xticks([0, 1], ["left", "right"], fontsize=10)
+    table = ax.table([["0.25", "1.5"], ["-3", "4"]], loc="center")
+    table.auto_set_font_size(False)
+    table.set_fontsize(cell_pt)
+    ax.text(0.5, 0.9, "-0.5", fontsize=cell_pt + 0.5, ha="center")  # a value in a cell
+    return fig
+
+
+def test_the_smallest_text_counts_table_cells_and_values_in_cells(legible):
+    """data-text-px and legible() read every text the renderer draws: the 7 pt table cells here,
+    which are no artist's children (matplotlib's findobj misses them), not the 10 pt labels."""
+    page = ia.figure(tabled, alt="a table").html()
+    (frame,) = frames_of(page)
+    for tag in (frame["source"], frame["img"]):
+        assert float(attr(tag, "data-text-px")) == pytest.approx(7 * DPI / 72, abs=0.05)
+    with pytest.raises(AssertionError, match=r"below 8.0 pt: \[\(7.0, '-3'\)"):
+        legible(tabled(width=PHONE_WIDTH_IN))
+    legible(tabled(width=PHONE_WIDTH_IN, cell_pt=8.0))

@@ -79,3 +79,29 @@ def test_kernel_twin_redraws_a_typed_sentence(fr_en, monkeypatch):
     box.value = "nous avons la voiture rouge"
     assert step.max == len(il.translate(fr_en[0], [box.value], *fr_en[1:])[0].split())
     plt.close("all")
+
+
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
+def test_the_k_v_labels_sit_clear_of_every_box(motion, width):
+    """Issue 33: "K, V" lies between the memory's bus and the decoder layers, on no box."""
+    fig = whole_model.draw_whole_model(motion, 1, width=width)
+    renderer = fig.canvas.get_renderer()
+    labels = [t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_text() == "K, V"]
+    boxes = [p.get_window_extent(renderer) for p in fig.axes[0].patches
+             if type(p).__name__ == "FancyBboxPatch"]
+    assert len(labels) == motion.n_layers and len(boxes) == 2 * motion.n_layers + 1
+    assert not [(a.bounds, b.bounds) for a in labels for b in boxes if a.overlaps(b)]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
+def test_the_overview_names_nothing_a_chapter_teaches_later(motion, width, legible):
+    """The front page's figure, before chapter 01: no shapes, no K and V, no <bos>."""
+    for step in (-1, 2):
+        fig = whole_model.draw_whole_model(motion, step, width=width, overview=True)
+        texts = " ".join(_texts(fig))
+        assert not re.search(r"\(\d|K, V|<bos>|memory", texts), texts
+        assert "(start)" in texts and "encoder 1" in texts and "decoder 0" in texts
+        if step == 2:
+            assert "a   p = 0.99" in texts and "reads (start) i am, writes 'a'" in texts
+        legible(fig, width)

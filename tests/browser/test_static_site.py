@@ -159,6 +159,8 @@ def test_launch_download_and_repository_buttons(site, page):
         assert re.search(rf'href="(\.\./)*{re.escape(download)}"', html), (
             f"{page}: no download button for the notebook ({download})")
         assert (site / download).exists()
+    else:  # Colab opens notebooks only: no launch button to a .md page (site/notebook_launch.py)
+        assert "colab.research.google.com" not in html, f"{page}: a Colab button to a non-notebook"
 
 
 #: The Jupyter widget manager and what it needs, which the site no longer loads: no page shows

@@ -57,7 +57,7 @@ def draw_components(source: str, target: str, n_layers: int, *,
           fontweight="bold")
     for x, name, color in ((0.6, "ENCODERS", "encoder"), (5.4, "DECODERS", "decoder")):
         kit.box(ax, x, 2.2, 3.6, 1.8, name, kit.COLORS[color], fontsize=11 if phone else 12,
-                subtitle=f"a stack of {n_layers}")
+                subtitle=f"a stack of {n_layers}", subtitle_size=9)
     kit.arrow(ax, (4.2, 3.1), (5.4, 3.1), color=kit.COLORS["key"], width=2)
     kit.arrow(ax, (2.4, 0.7), (2.4, 2.2))
     kit.arrow(ax, (7.2, 4.0), (7.2, 5.7))
@@ -97,17 +97,19 @@ def draw_stack(n_layers: int, source: str, target: str, *, width: float = kit.DE
 def draw_layer(kind: str, cfg, *, width: float = kit.DESKTOP_WIDTH_IN):
     """Inside one encoder or decoder layer: its sub-layers from bottom to top, with cfg's sizes."""
     subs = SUBLAYERS[kind]
-    span = 7.6 if kind == "encoder" else (9.8 if kit.narrow(width) else 10.8)
+    span = 7.6 if kind == "encoder" else (9.8 if kit.narrow(width) else 10.8)  # data units
     inches = min(width, 3.8 if kind == "encoder" else 5.4)
     labels = {"Self-Attention": f"{cfg.n_heads} heads, d_model = {cfg.d_model}",
               "Encoder-Decoder Attention": f"{cfg.n_heads} heads: keys, values from the encoder",
               "Feed Forward": f"{cfg.d_model} → {cfg.d_ff} → {cfg.d_model}, each position"}
     if kind == "decoder":
         labels["Self-Attention"] = f"{cfg.n_heads} heads, masked: earlier words only"
-    chars = int(6.0 * inches / span * 15)  # what fits in a sub-layer's box at 8 pt
+    phone = kit.narrow(width)
+    note_pt = 9 if phone else 8  # a phone's column shows the figure smaller
+    chars = int(6.0 * inches / span * 15 * 8 / note_pt)  # what fits in a sub-layer's box
     labels = {sub: kit.wrap(label, chars) for sub, label in labels.items()}
     wrapped = any("\n" in label for label in labels.values())
-    sub_h, step = (1.5, 2.0) if wrapped else (1.1, 1.6)
+    sub_h, step = ((2.1, 2.6) if phone else (1.5, 2.0)) if wrapped else (1.1, 1.6)
     height = 2.2 + step * len(subs)
     fig, ax = kit.canvas((inches, height * inches / span), (0, span), (0, height))
     kit.box(ax, 0.3, 0.9, 7.0, height - 1.6, "", kit.COLORS[kind], alpha=0.35)
@@ -115,8 +117,8 @@ def draw_layer(kind: str, cfg, *, width: float = kit.DESKTOP_WIDTH_IN):
     y = 1.35
     for i, sub in enumerate(subs):
         color = kit.COLORS["ffn" if sub == "Feed Forward" else "attention"]
-        kit.box(ax, 0.8, y, 6.0, sub_h, sub, color, fontsize=10,
-                subtitle=labels[sub]).set_gid(sub)
+        kit.box(ax, 0.8, y, 6.0, sub_h, sub, color, fontsize=9.5 if phone else 10,
+                subtitle=labels[sub], subtitle_size=note_pt).set_gid(sub)
         kit.arrow(ax, (3.8, y - (0.9 if i == 0 else step - sub_h)), (3.8, y))
         y += step
     kit.arrow(ax, (3.8, y - (step - sub_h)), (3.8, height))

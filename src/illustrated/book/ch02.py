@@ -17,8 +17,8 @@ import illustrated as il
 
 from . import kit
 
-__all__ = ["small_encoder_layer", "encoder_vectors", "draw_vectors", "draw_flow", "perturbation",
-           "draw_perturbation"]
+__all__ = ["small_encoder_layer", "encoder_vectors", "draw_vectors", "draw_flow", "flow_alt",
+           "perturbation", "draw_perturbation"]
 
 _INK = kit.COLORS["text"]
 ROLES = {"x": kit.COLORS["input"], "z": kit.COLORS["z"], "r": kit.COLORS["ffn"]}
@@ -90,16 +90,18 @@ def _vector(ax, values, x0, y0, cols, cell_w, cell_h, color, norm, write, fontsi
 def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = None,
               title: str = "", width: float = kit.DESKTOP_WIDTH_IN):
     """The post's encoder with tensors: x into one self-attention (every input reaches every
-    output), z into the same feed-forward network at each position, r out. Each vector is a
-    strip of cells; in a phone's column a long one is folded into a block of 8 cells a row."""
+    output), z through an add & norm into the same feed-forward network at each position, and
+    through another add & norm, r out (the layer's output). Each vector is a strip of cells; in
+    a phone's column a long one is folded into a block of 8 cells a row (of 2 with values)."""
     arrays = {"x": np.asarray(x), "z": np.asarray(z), "r": np.asarray(r)}
     seq, d = arrays["x"].shape
     phone = kit.narrow(width)
     name_w, gap = (0.25, 0.12) if phone else (0.32, 0.2)  # "x0" left of each vector
-    if values:  # the numbers written in their cells
-        cell_w, cell_h = (0.36, 0.3) if phone else (0.55, 0.42)
-        cols = d
-        fig_w = min(width, 0.1 + seq * (name_w + d * cell_w + gap))
+    if values:  # the numbers written in their cells, at 9 pt; folded in a phone's column
+        cell_w, cell_h = (0.5, 0.3) if phone else (0.55, 0.42)
+        room = (width - 0.1) / seq - name_w - gap
+        cols = d if not phone else max(1, min(d, int(room // cell_w)))
+        fig_w = min(width, 0.1 + seq * (name_w + cols * cell_w + gap))
         bar = 0.0
     else:
         fig_w, bar = width, (0.0 if phone else 0.9)  # the colour bar: below, or at the right
@@ -111,11 +113,14 @@ def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = Non
         cell_h = cell_w if cols < d else 0.35
     block_h = cell_h * -(-d // cols)
     base = 0.65 if phone and not values else 0.05  # room for the colour bar below
+    band = 0.24  # an add & norm, across every position
     ys = {"x": base + 0.3}
     attn_y = ys["x"] + block_h + 0.22
     ys["z"] = attn_y + 0.55 + 0.22
-    ffn_y = ys["z"] + block_h + 0.22
-    ys["r"] = ffn_y + 0.42 + 0.22
+    norm_y = [ys["z"] + block_h + 0.16]
+    ffn_y = norm_y[0] + band + 0.16
+    norm_y.append(ffn_y + 0.42 + 0.16)
+    ys["r"] = norm_y[1] + band + 0.16
     fig_h = ys["r"] + block_h + (0.4 if title else 0.08)
     fig, ax = kit.canvas((fig_w, fig_h), (0, fig_w), (0, fig_h),
                          rect=(0, 0, (fig_w - bar) / fig_w, 1))
@@ -133,7 +138,13 @@ def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = Non
     ax.text((left[0] + left[-1] + block_w) / 2, attn_y + 0.275, "Self-Attention", ha="center",
             va="center", fontsize=10 if phone else 11, fontweight="bold", color=_INK,
             bbox={"facecolor": kit.COLORS["attention"], "edgecolor": "none", "pad": 2})
-    size = 8 if phone else 9
+    for y, what in zip(norm_y, ("add & norm: x + z", "add & norm")):  # chapter 06's steps
+        ax.add_patch(Rectangle((left[0] - 0.06, y), left[-1] + block_w - left[0] + 0.12, band,
+                               facecolor=kit.COLORS["norm"], edgecolor=_INK, linewidth=0.8))
+        ax.text((left[0] + left[-1] + block_w) / 2, y + band / 2, what, ha="center",
+                va="center", fontsize=9, color=_INK,
+                bbox={"facecolor": kit.COLORS["norm"], "edgecolor": "none", "pad": 1})
+    size = 9
     for i in range(seq):
         ax.text(mid[i], base + 0.14, words[i], ha="center", va="center",
                 fontsize=10 if phone else 11, color=_INK)
@@ -143,12 +154,13 @@ def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = Non
             ax.text(left[i] - 0.05, ys[name] + block_h / 2, f"{name}{i}", ha="right",
                     va="center", fontsize=9 if phone else 10, style="italic", color=_INK)
         for y0, y1 in ((ys["x"] + block_h, attn_y), (attn_y + 0.55, ys["z"]),
-                       (ys["z"] + block_h, ffn_y), (ffn_y + 0.42, ys["r"])):
+                       (ys["z"] + block_h, norm_y[0]), (norm_y[0] + band, ffn_y),
+                       (ffn_y + 0.42, norm_y[1]), (norm_y[1] + band, ys["r"])):
             kit.arrow(ax, (mid[i], y0), (mid[i], y1))
         narrow_box = block_w < 1.3
         kit.box(ax, left[i] - 0.06, ffn_y, block_w + 0.12, 0.42,
                 "Feed\nForward" if narrow_box else "Feed Forward", kit.COLORS["ffn"],
-                fontsize=8 if narrow_box else (10 if block_w > 2.2 else 9),
+                fontsize=9 if narrow_box else (10 if block_w > 2.2 else 9),
                 rounding=0.08).set_gid(f"ffn-{i}")
     if title:
         ax.text((fig_w - bar) / 2, fig_h - 0.2, title, ha="center", va="center",
@@ -159,6 +171,15 @@ def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = Non
         if phone:  # the bar under the words, not under the whole canvas
             fig.axes[-1].set_position((0.15, 0.42 / fig_h, 0.7, 0.1 / fig_h))
     return fig
+
+
+def flow_alt(x, z, r, words) -> str:
+    """draw_flow(values=True)'s alt text: each word's x, z and r as its cells write them."""
+    def numbers(v):
+        return ", ".join(kit.format_value(a) for a in np.asarray(v))
+
+    return "; ".join(f"{w}: x{i} = {numbers(x[i])} becomes z{i} = {numbers(z[i])} and r{i} = "
+                     f"{numbers(r[i])}" for i, w in enumerate(words))
 
 
 def perturbation(layer, x, position: int, delta: float = 1.0, *, seed: int = 0):

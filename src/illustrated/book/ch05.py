@@ -118,14 +118,36 @@ def _table(ax, pe, split: bool):
     return image
 
 
-def draw_table(pe, *, title: str, split: bool = False, width: float = kit.DESKTOP_WIDTH_IN):
-    """A positional table as a heatmap: one row per position, one column per dimension."""
+def draw_table(pe, *, title: str, split: bool = False, windows=None,
+               width: float = kit.DESKTOP_WIDTH_IN):
+    """A positional table as a heatmap: one row per position, one column per dimension. With
+    ``windows`` ((first, stop) column ranges) only those columns, one panel each, side by side
+    (stacked in a phone's column): an interleaved table's neighbouring sine and cosine columns,
+    512 of them in one picture, would blur into a moiré."""
     phone = kit.narrow(width)
-    fig, ax = plt.subplots(figsize=(width, 3.4), dpi=kit.DPI, layout="constrained")
-    image = _table(ax, np.asarray(pe), split)
-    ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11,
-                 pad=16 if split else 6)
-    kit.colorbar(fig, image, ax, label="value", below=phone)
+    pe = np.asarray(pe)
+    if not windows:
+        fig, ax = plt.subplots(figsize=(width, 3.4), dpi=kit.DPI, layout="constrained")
+        image = _table(ax, pe, split)
+        ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11,
+                     pad=16 if split else 6)
+        kit.colorbar(fig, image, ax, label="value", below=phone)
+        return fig
+    shape = (len(windows), 1) if phone else (1, len(windows))
+    fig, axes = plt.subplots(*shape, figsize=(width, 2.6 * len(windows) + 0.6 if phone else 3.4),
+                             dpi=kit.DPI, layout="constrained", squeeze=False)
+    axes = axes.ravel()
+    for ax, (first, stop) in zip(axes, windows):
+        image = kit.heatmap(ax, pe[:, first:stop], cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
+        n = pe.shape[0]
+        ax.set_yticks(range(0, n, 5 if n > 10 else 1))
+        ticks = range(0, stop - first, max(1, (stop - first) // 4))
+        ax.set_xticks(ticks, [str(first + t) for t in ticks])
+        ax.tick_params(labelsize=9)
+        ax.set_xlabel(f"dimensions {first} to {stop - 1}", fontsize=9)
+        ax.set_ylabel("position", fontsize=9)
+    fig.suptitle(kit.wrap(title, 44) if phone else title, fontsize=10 if phone else 11)
+    kit.colorbar(fig, image, list(axes), label="value", below=phone)
     return fig
 
 
@@ -141,7 +163,7 @@ def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
                                       gridspec_kw={"height_ratios": [1.1, 1]})
     image = kit.heatmap(top, pe, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1)
     top.set_yticks(range(0, n, 5))
-    top.tick_params(labelsize=8 if small else 9)
+    top.tick_params(labelsize=9)
     top.set_xlabel(f"dimension (0 to {d - 1}): sin, cos, sin, cos, …", fontsize=9)
     top.set_ylabel("position", fontsize=9)
     top.add_patch(Rectangle((-0.5, position - 0.5), d, 1, fill=False, linewidth=2,
@@ -149,17 +171,19 @@ def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     bar = fig.colorbar(image, ax=top, orientation="horizontal" if small else "vertical",
                        fraction=0.08 if small else 0.04, pad=0.02)
     bar.set_ticks([-1, 0, 1])
-    bar.ax.tick_params(labelsize=8)
+    bar.ax.tick_params(labelsize=9)
     i = np.arange(d // 2)
     bottom.plot(i, pe[position, 0::2], color=kit.COLORS["query"], marker="o", ms=2.5, lw=1.2,
                 label="sin(pos·ω_i), dimension 2i")
     bottom.plot(i, pe[position, 1::2], color=kit.COLORS["key"], marker="o", ms=2.5, lw=1.2,
                 label="cos(pos·ω_i), dimension 2i + 1")
-    bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-1.15, 1.15))
+    # in a phone's column the legend, one entry a line, gets a band of its own below the curves
+    bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-2.0 if small else -1.15, 1.15))
+    bottom.set_yticks([-1, -0.5, 0, 0.5, 1])
     bottom.set_xlabel("frequency i: fast on the left, slow on the right", fontsize=9)
     bottom.set_ylabel("value", fontsize=9)
-    bottom.tick_params(labelsize=8 if small else 9)
-    bottom.legend(fontsize=8, frameon=False, loc="lower right", ncol=1 if small else 2)
+    bottom.tick_params(labelsize=9)
+    bottom.legend(fontsize=9 if small else 8, frameon=False, loc="lower right", ncol=1 if small else 2)
     bottom.set_title(f"the vector added to the word at position {position}", fontsize=10)
     return fig
 
@@ -205,9 +229,10 @@ def draw_shift(k: int, position: int, d_model: int = 16, *,
                                  gridspec_kw={"width_ratios": [4, 1, 1, 1]})
     kit.heatmap(axes[0], M, cmap=kit.DIVERGING_CMAP, vmin=-1, vmax=1, aspect="equal")
     axes[0].set_title(f"M_{k}: depends on k = {k} only", fontsize=10)
-    axes[0].tick_params(labelsize=8)
+    axes[0].tick_params(labelsize=9 if kit.narrow(width) else 8)
     for ax, (name, vector) in zip(axes[1:], columns.items()):
         kit.heatmap(ax, vector[:, None], row_labels=[], col_labels=[], cmap=kit.DIVERGING_CMAP,
-                    vmin=-1, vmax=1, annotate=True, fmt=lambda v: kit.format_value(v, 2))
+                    vmin=-1, vmax=1, annotate=True, fmt=lambda v: kit.format_value(v, 2),
+                    fontsize=9 if kit.narrow(width) else kit.MIN_FONT_PT)
         ax.set_title(name, fontsize=9 if kit.narrow(width) else 10)
     return fig

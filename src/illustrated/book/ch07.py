@@ -79,9 +79,11 @@ def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | No
     ax.set_title("decoder input → output", fontsize=10)
     rows = np.full((n, len(trace.source_tokens)), np.nan)  # (tgt_len, src_len), later rows blank
     rows[:step + 1] = cross_attention(trace, layer, head)[:step + 1]
-    kit.heatmap(axes[1], rows, row_labels=[f"{i}: {w}" if i <= step else f"{i}"
-                                           for i, w in enumerate(trace.decoder_input_tokens)],
+    # each row is named by the word its position writes, as the text speaks of it
+    kit.heatmap(axes[1], rows, row_labels=[f"{i} → {w}" if i <= step else f"{i}"
+                                           for i, w in enumerate(trace.target_tokens)],
                 col_labels=trace.source_tokens, vmin=0, vmax=1, annotate=True, fontsize=9)
+    axes[1].set_ylabel("position → word written", fontsize=9)
     axes[1].set_title(f"attention over the source\n({_heads(layer, head)})", fontsize=10)
     order = np.argsort(-trace.probs[step], kind="stable")[:top_k]
     _bars(axes[2], [vocab_tokens[i] for i in order], trace.probs[step][order], chosen)
@@ -107,8 +109,8 @@ def draw_translation(trace, *, vocab_tokens, layer: int = -1, head: int | None =
                                       gridspec_kw={"width_ratios": [max(m, 3), 1.6 * top_k]},
                                       layout="constrained")
     kit.heatmap(ax, cross_attention(trace, layer, head), vmin=0, vmax=1,
-                annotate=m <= (5 if phone else 8),
-                row_labels=[f"{i}: {w}" for i, w in enumerate(trace.target_tokens)],
+                annotate=m <= (5 if phone else 8), fontsize=9 if phone else kit.MIN_FONT_PT,
+                row_labels=[f"{i} → {w}" for i, w in enumerate(trace.target_tokens)],
                 col_labels=trace.source_tokens, col_rotation=45 if m > (3 if phone else 4) else 0)
     ax.set_title(f"attention ({_heads(layer, head)})", fontsize=10)
     order = np.argsort(-trace.probs, axis=1, kind="stable")[:, :top_k]  # (tgt_len, top_k)
@@ -117,7 +119,7 @@ def draw_translation(trace, *, vocab_tokens, layer: int = -1, head: int | None =
                         if phone else [], col_labels=[str(k) for k in range(top_k)])
     for (i, k), p in np.ndenumerate(best):
         top.text(k, i, f"{vocab_tokens[order[i, k]]}\n{p:.2f}", ha="center", va="center",
-                 fontsize=8, color=kit.ink_on(image.cmap(image.norm(p))))
+                 fontsize=9 if phone else 8, color=kit.ink_on(image.cmap(image.norm(p))))
     top.set_title(f"the {top_k} most probable words at each step", fontsize=10)
     top.set_xlabel("rank", fontsize=9)
     title = f"{' '.join(trace.source_tokens)} → {' '.join(trace.target_tokens)}"
@@ -157,7 +159,7 @@ def draw_causal_mask(tokens, weights, *, layer: int, width: float = kit.DESKTOP_
                 fontsize=10, col_rotation=45, aspect="equal")
     axes[0].set_title("the mask added to the scores", fontsize=10)
     kit.heatmap(axes[1], weights, row_labels=tokens, col_labels=tokens, vmin=0, vmax=1,
-                annotate=True, col_rotation=45, aspect="equal")
+                annotate=True, col_rotation=45, aspect="equal", fontsize=9)
     axes[1].set_title(f"self-attention weights\n({_heads(layer, None)})", fontsize=10)
     for ax in axes:
         ax.set_xlabel("key position", fontsize=9)

@@ -16,13 +16,12 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
-from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 __all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "DESKTOP_WIDTH_IN",
-           "PHONE_WIDTH_IN", "MAX_FIGURE_WIDTH_IN", "DPI", "narrow", "wrap", "smallest_text_pt",
-           "canvas", "box", "arrow", "title", "format_value", "probability_text", "ink_on", "heatmap",
-           "write_values", "colorbar"]
+           "PHONE_WIDTH_IN", "MAX_FIGURE_WIDTH_IN", "DPI", "narrow", "wrap", "drawn_texts",
+           "smallest_text_pt", "canvas", "box", "arrow", "title", "format_value",
+           "probability_text", "ink_on", "heatmap", "write_values", "colorbar"]
 
 # The post's colour code (inputs green, queries purple, keys orange, values blue) and its boxes.
 COLORS = {
@@ -62,12 +61,30 @@ def wrap(text: str, chars: int) -> str:
     return "\n".join(textwrap.wrap(text, chars, break_long_words=False)) or text
 
 
+def drawn_texts(fig: Figure) -> list[tuple[float, str]]:
+    """(font size in pt, text) of every non-blank text ``fig`` draws, as its renderer draws them:
+    labels, tick labels, legends, values written in heatmap cells, table cells, annotations
+    (drawing the figure once, on an Agg renderer of its own)."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    width, height = fig.get_size_inches() * fig.dpi
+    renderer, drawn = RendererAgg(int(width), int(height), fig.dpi), []
+    draw_text = renderer.draw_text
+
+    def record(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if str(s).strip():
+            drawn.append((float(prop.get_size_in_points()), str(s)))
+        return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderer.draw_text = record
+    fig.draw(renderer)
+    return drawn
+
+
 def smallest_text_pt(fig: Figure) -> float | None:
-    """The font size (pt) of the smallest visible text ``fig`` draws, None if it draws none
-    (ask once it is drawn, or saved: its tick labels are made when it is drawn)."""
-    sizes = [t.get_fontsize() for t in fig.findobj(Text)
-             if t.get_visible() and t.get_text().strip() and t.get_figure() is not None]
-    return min(sizes, default=None)
+    """The font size (pt) of the smallest text ``fig`` draws (drawn_texts), None if it draws
+    none."""
+    return min((size for size, _ in drawn_texts(fig)), default=None)
 
 
 def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[float, float], *,
@@ -83,8 +100,10 @@ def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[
 
 def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
         fontsize: float = 11, bold: bool = True, subtitle: str = "", dashed: bool = False,
-        rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2) -> FancyBboxPatch:
-    """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle)."""
+        rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2,
+        subtitle_size: float | None = None) -> FancyBboxPatch:
+    """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle, of
+    ``subtitle_size`` pt: by default 3/4 of the label's, at least MIN_FONT_PT)."""
     patch = FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0,rounding_size={rounding}",
                            facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
                            linestyle="--" if dashed else "-", zorder=zorder)
@@ -96,7 +115,8 @@ def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str,
                 fontweight="bold" if bold else "normal", color=_INK, zorder=zorder + 1)
     if subtitle:
         ax.text(x + w / 2, y + h / 2 - (0.2 + 0.06 * lines) * h, subtitle, ha="center",
-                va="center", fontsize=max(MIN_FONT_PT, fontsize * 0.75), color=_INK,
+                va="center", fontsize=subtitle_size or max(MIN_FONT_PT, fontsize * 0.75),
+                color=_INK,
                 zorder=zorder + 1, linespacing=1.1)
     return patch
 

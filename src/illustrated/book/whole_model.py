@@ -48,9 +48,13 @@ def _shape(*dims) -> str:
     return "(" + ", ".join(str(d) for d in dims) + ")"
 
 
-def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_IN):
-    """Frame ``step`` (-1: the encoder runs; t: the decoder writes word t) of the whole model."""
+def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_IN,
+                     overview: bool = False):
+    """Frame ``step`` (-1: the encoder runs; t: the decoder writes word t) of the whole model;
+    an ``overview`` (the front page's, before any chapter) names no shape, no K and V and no
+    <bos>: the decoder's first input is written "(start)"."""
     small = kit.narrow(width)
+    start = "(start)" if overview else "<bos>"
     n, src, written = m.n_layers, len(m.source), m.target[:max(step, 0)]
     layer_h, gap = 0.42, (0.62 if small else 0.5)
     base = 1.3 if small else 1.15  # y of the bottom layer
@@ -58,53 +62,62 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
     height = top + (2.35 if small else 1.75)
     fig, ax = kit.canvas((width, height), (0, width), (0, height))
     enc_x, dec_x = (0.06, width / 2 + 0.2) if small else (0.5, 4.1)
-    col_w = (width / 2 - 0.26) if small else 2.4
-    encoding, fs = step < 0, 8 if small else 9
+    col_w = (width / 2 - 0.3) if small else 2.4
+    encoding, fs = step < 0, 9
     c = kit.COLORS
 
     def note(x, y, text, **kw):
-        ax.text(x, y, text, fontsize=8, color=kw.pop("color", _MUTED), **kw)
+        ax.text(x, y, text, fontsize=9 if small else 8, color=kw.pop("color", _MUTED), **kw)
+
+    def shape(x, y, *dims, **kw):  # a tensor's shape beside its arrow, but in the overview
+        if not overview:
+            note(x, y, _shape(*dims), **kw)
 
     # the source words, embedded, up the encoder stack; one word per slot when they fit
-    spread = sum(len(w) + 1 for w in m.source) * 0.085 * fs / 9 < col_w
-    slots = [enc_x + col_w * (j + 0.5) / src for j in range(src)]
+    inches = [(len(w) + 1) * 0.085 * fs / 9 for w in m.source]  # each word's width, about
+    spread = sum(inches) < col_w
+    # equal room for each word, or room in proportion to its length where equal is too narrow
+    rooms = [col_w / src] * src if max(inches) * src < col_w else [
+        col_w * w / sum(inches) for w in inches]
+    slots = [enc_x + sum(rooms[:j]) + rooms[j] / 2 for j in range(src)]
     for x, word in zip(slots, m.source) if spread else [(enc_x + col_w / 2, " ".join(m.source))]:
         ax.text(x, 0.5, word, ha="center", va="center", fontsize=fs, color=_INK,
                 fontweight="bold")
     kit.arrow(ax, (enc_x + col_w / 2, 0.65), (enc_x + col_w / 2, base))
-    note(enc_x + col_w / 2 + 0.06, (0.65 + base) / 2, _shape(src, m.d_model), va="center")
+    shape(enc_x + col_w / 2 + 0.06, (0.65 + base) / 2, src, m.d_model, va="center")
     for layer in range(n):
         y = base + layer * (layer_h + gap)
         kit.box(ax, enc_x, y, col_w, layer_h, f"encoder {layer}",
                 c["encoder"] if encoding else _OFF, fontsize=fs)
         if layer:
             kit.arrow(ax, (enc_x + col_w / 2, y - gap), (enc_x + col_w / 2, y))
-            note(enc_x + col_w / 2 + 0.06, y - gap / 2, _shape(src, m.d_model), va="center")
+            shape(enc_x + col_w / 2 + 0.06, y - gap / 2, src, m.d_model, va="center")
     # the memory leaves the top encoder and becomes K and V in every decoder layer
-    bus = enc_x + col_w + (0.1 if small else 0.35)
+    bus = enc_x + col_w + (0.08 if small else 0.35)  # "K, V" fits between it and a decoder
     memory_y = top + 0.32
     live = c["value"] if not encoding else c["encoder"]
     ax.plot([enc_x + col_w / 2, enc_x + col_w / 2, bus], [top, memory_y, memory_y], color=live,
             lw=2)
     ax.plot([bus, bus], [memory_y, base + layer_h / 2], color=live, lw=2)
-    note(enc_x + 0.02, memory_y + 0.14, f"memory {_shape(src, m.d_model)}, computed once",
+    memory = "the encoder's output" if overview else f"memory {_shape(src, m.d_model)}"
+    note(enc_x + 0.02, memory_y + 0.14, f"{memory},{chr(10) if small else ' '}computed once",
          color=_INK if encoding else _MUTED)
     for layer in range(n):
         y = base + layer * (layer_h + gap) + layer_h / 2
         kit.arrow(ax, (bus, y), (dec_x, y), color=live, width=2)
-        if not encoding:
+        if not encoding and not overview:
             note(bus + 0.05, y + 0.08, "K, V", color=_INK)
-    if not encoding:
+    if not encoding and not overview:
         note(bus + 0.05, base - 0.2, f"each {_shape(m.n_heads, src, m.d_k)}", color=_INK)
     # the decoder's input so far, up the decoder stack, out through Linear + softmax
-    reading = ["<bos>"] + written
-    ax.text(dec_x + col_w / 2, 0.5, " ".join(reading) if not encoding else "<bos>",
+    reading = [start] + written
+    ax.text(dec_x + col_w / 2, 0.5, " ".join(reading) if not encoding else start,
             ha="center", va="center", fontsize=fs, color=_INK if not encoding else _MUTED,
             wrap=True)
     kit.arrow(ax, (dec_x + col_w / 2, 0.65), (dec_x + col_w / 2, base))
     if not encoding:
-        note(dec_x + col_w / 2 + 0.06, (0.65 + base) / 2, _shape(len(reading), m.d_model),
-             va="center")
+        shape(dec_x + col_w / 2 + 0.06, (0.65 + base) / 2, len(reading), m.d_model,
+              va="center")
     for layer in range(n):
         y = base + layer * (layer_h + gap)
         kit.box(ax, dec_x, y, col_w, layer_h, f"decoder {layer}",
@@ -112,17 +125,20 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
         if layer:
             kit.arrow(ax, (dec_x + col_w / 2, y - gap), (dec_x + col_w / 2, y))
             if not encoding:
-                note(dec_x + col_w / 2 + 0.06, y - gap / 2, _shape(len(reading), m.d_model),
-                     va="center")
+                shape(dec_x + col_w / 2 + 0.06, y - gap / 2, len(reading), m.d_model,
+                      va="center")
     out_y = top + 0.42
     kit.arrow(ax, (dec_x + col_w / 2, top), (dec_x + col_w / 2, out_y))
-    note(dec_x + col_w / 2 + 0.06, top + 0.2, f"last row {_shape(m.d_model)}", va="center")
+    if not overview:  # left of the arrow in a phone's column, where the right edge is near
+        note(dec_x + col_w / 2 + (-0.06 if small else 0.06), top + 0.2,
+             f"last row {_shape(m.d_model)}", va="center", ha="right" if small else "left")
     kit.box(ax, dec_x, out_y, col_w, 0.4, "Linear + softmax", _OFF if encoding else c["output"],
             fontsize=fs, bold=False)
     word_y = out_y + 0.4 + (0.5 if small else 0.38)
     kit.arrow(ax, (dec_x + col_w / 2, out_y + 0.4), (dec_x + col_w / 2, word_y - 0.12))
     note(dec_x + col_w / 2 + (-0.06 if small else 0.06), out_y + 0.6,
-         f"{m.vocab_size} probabilities", va="center", ha="right" if small else "left")
+         "a probability\nper English word" if overview else f"{m.vocab_size} probabilities",
+         va="center", ha="right" if small else "left")
     if encoding:
         title = "the encoder reads the whole sentence once"
     else:
@@ -131,8 +147,9 @@ def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_I
                 va="bottom", fontsize=fs + 2, fontweight="bold", color=c["z"])
         title = f"step {step}: reads {' '.join(reading)}, writes '{word}'"
         if spread:  # where this step looked in the source: bars under the words
-            for x, w in zip(slots, m.attention[step]):
-                ax.plot([x - 0.2, x + 0.2], [0.3, 0.3], color=c["value"], alpha=max(w, 0.05),
+            for x, room, w in zip(slots, rooms, m.attention[step]):
+                half = min(0.2, 0.4 * room)
+                ax.plot([x - half, x + half], [0.3, 0.3], color=c["value"], alpha=max(w, 0.05),
                         lw=6, solid_capstyle="butt")
             note(enc_x, 0.1, "blue: where this step looks in the source", va="center")
         if not small:  # the word written comes back as the decoder's next input
