@@ -47,10 +47,10 @@ def test_heads_split_the_layer_as_the_post_draws_it(post_trace):
     n_heads, d_k = model.cfg.n_heads, model.cfg.d_model // model.cfg.n_heads
     assert h.w_q.shape == (n_heads, model.cfg.d_model, d_k) and h.b_q.shape == (n_heads, d_k)
     for head in range(n_heads):
-        for w, b, m in ((h.w_q, h.b_q, h.q), (h.w_k, h.b_k, h.k), (h.w_v, h.b_v, h.v)):
+        for w, b, m in ((h.w_q, h.b_q, h.steps.q), (h.w_k, h.b_k, h.steps.k), (h.w_v, h.b_v, h.steps.v)):
             np.testing.assert_allclose(h.x @ w[head] + b[head], m[head], atol=1e-5)
-        np.testing.assert_allclose(h.weights[head] @ h.v[head], h.z[head], atol=1e-6)
-    np.testing.assert_allclose(h.concat @ h.w_o + h.b_o, h.output, atol=1e-5)
+        np.testing.assert_allclose(h.steps.weights[head] @ h.steps.v[head], h.steps.z[head], atol=1e-6)
+    np.testing.assert_allclose(h.steps.concat @ h.w_o + h.b_o, h.steps.output, atol=1e-5)
 
 
 @pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
@@ -60,24 +60,25 @@ def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
     fig = ch04.draw_qkv(h, 2, width=width)
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
     side = kit.narrow(width)  # a phone draws each W on its side, above its product
-    for m in (h.x, h.q[2], h.k[2], h.v[2], *(w.T if side else w for w in (h.w_q[2], h.w_k[2], h.w_v[2]))):
+    projections = (w.T if side else w for w in (h.w_q[2], h.w_k[2], h.w_v[2]))
+    for m in (h.x, h.steps.q[2], h.steps.k[2], h.steps.v[2], *projections):
         assert any(a.shape == m.shape and np.allclose(a, m) for a in drawn)
     texts = {t.get_text() for t in fig.findobj(matplotlib.text.Text)}
-    assert kit.format_value(h.q[2][0, 0], 1) in texts  # the numbers are written in
-    numbers = [t for ax in fig.axes if ax.images and ax.images[0].get_array().shape == h.q[2].shape
+    assert kit.format_value(h.steps.q[2][0, 0], 1) in texts  # the numbers are written in
+    numbers = [t for ax in fig.axes if ax.images and ax.images[0].get_array().shape == h.steps.q[2].shape
                for t in ax.texts]
-    assert len(numbers) == 3 * h.q[2].size  # figure 20: the products' numbers at 9 px on a phone
+    assert len(numbers) == 3 * h.steps.q[2].size  # figure 20: the products' numbers at 9 px on a phone
     assert min(t.get_fontsize() for t in numbers) == (9 if side else kit.MIN_FONT_PT)
     _fits(fig, width, legible)
     fig = ch04.draw_z(h, width=width)
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
     for head in range(model.cfg.n_heads):
-        assert any(np.allclose(a, h.z[head]) for a in drawn if a.shape == h.z[head].shape)
-        assert any(np.allclose(a, h.weights[head]) for a in drawn if a.shape == h.weights[head].shape)
+        for want in (h.steps.z[head], h.steps.weights[head]):
+            assert any(np.allclose(a, want) for a in drawn if a.shape == want.shape)
     for ax in fig.axes:  # a weight is written "<.01", never "0", unless it is 0 (chapter 08)
         for image in ax.images:
             if any(image.get_array().shape == w.shape and np.allclose(image.get_array(), w)
-                   for w in h.weights):
+                   for w in h.steps.weights):
                 written = [t.get_text() for t in ax.texts]
                 assert written == [kit.probability_text(w) for w in image.get_array().ravel()]
                 assert all(t != "0" or w == 0 for t, w in zip(written, image.get_array().ravel()))
@@ -87,7 +88,7 @@ def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
     assert any("to Add & Norm" in title for title in titles), titles
     assert not any("next layer" in title for title in titles)
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
-    for m in (h.concat, h.w_o, h.output):
+    for m in (h.steps.concat, h.w_o, h.steps.output):
         assert any(a.shape == m.shape and np.allclose(a, m) for a in drawn)
     _fits(fig, width, legible)
     _fits(ch04.draw_recap(h, width=width), width, legible)

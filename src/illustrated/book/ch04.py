@@ -13,6 +13,7 @@ import illustrated as il
 
 from . import interactive as ia
 from . import kit
+from ..reference import AttentionResult
 
 __all__ = ["HEAD_COLORS", "Heads", "heads", "draw_qkv", "draw_z", "draw_concat", "draw_recap",
            "draw_it_heads", "draw_self_attention", "encoder_attention", "self_attention_widget"]
@@ -23,8 +24,9 @@ _INK = kit.COLORS["text"]
 
 class Heads(NamedTuple):
     """One multi-head attention sub-layer of one sentence, as the post draws it: X, each head's
-    W_Q/W_K/W_V (n_heads, d_model, d_k) and biases (n_heads, d_k), its Q, K, V, weights and Z,
-    the concatenation, W_O (d_model, d_model) and b_O, and the output (seq, d_model)."""
+    W_Q/W_K/W_V (n_heads, d_model, d_k) and biases (n_heads, d_k), W_O (d_model, d_model) and
+    b_O, beside the attention's own record (``steps``: Q, K, V, weights, Z of every head, the
+    concatenation and the output, as il.trace reads them)."""
 
     tokens: list
     x: np.ndarray
@@ -34,15 +36,9 @@ class Heads(NamedTuple):
     b_q: np.ndarray
     b_k: np.ndarray
     b_v: np.ndarray
-    q: np.ndarray
-    k: np.ndarray
-    v: np.ndarray
-    weights: np.ndarray
-    z: np.ndarray
-    concat: np.ndarray
     w_o: np.ndarray
     b_o: np.ndarray
-    output: np.ndarray
+    steps: AttentionResult
 
 
 def heads(model, trace, layer: int = 0) -> Heads:
@@ -58,9 +54,8 @@ def heads(model, trace, layer: int = 0) -> Heads:
 
     (w_q, b_q), (w_k, b_k), (w_v, b_v) = (split(m) for m in (module.w_q, module.w_k, module.w_v))
     return Heads(list(trace.source_tokens), trace.encoder_layers[layer].attn_block.sublayer_input,
-                 w_q, w_k, w_v, b_q, b_k, b_v, a.q, a.k, a.v, a.weights, a.z, a.concat,
-                 module.w_o.weight.detach().double().numpy().T,
-                 module.w_o.bias.detach().double().numpy(), a.output)
+                 w_q, w_k, w_v, b_q, b_k, b_v, module.w_o.weight.detach().double().numpy().T,
+                 module.w_o.bias.detach().double().numpy(), a)
 
 
 def _limit(*arrays) -> float:
@@ -103,10 +98,11 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     """The post's "separate W_Q/W_K/W_V per head": X times head ``head``'s own three matrices
     (plus biases) gives its Q, K and V, their numbers written in."""
     seq, d_model = h.x.shape
-    d_k = h.q.shape[-1]
-    names = (("Q", h.w_q, h.q, kit.COLORS["query"]), ("K", h.w_k, h.k, kit.COLORS["key"]),
-             ("V", h.w_v, h.v, kit.COLORS["value"]))
-    vectors, weights = _limit(h.x, h.q, h.k, h.v), _limit(h.w_q[head], h.w_k[head], h.w_v[head])
+    d_k = h.steps.q.shape[-1]
+    a = h.steps
+    names = (("Q", h.w_q, a.q, kit.COLORS["query"]), ("K", h.w_k, a.k, kit.COLORS["key"]),
+             ("V", h.w_v, a.v, kit.COLORS["value"]))
+    vectors, weights = _limit(h.x, a.q, a.k, a.v), _limit(h.w_q[head], h.w_k[head], h.w_v[head])
     small, row_h = kit.narrow(width), 0.19 * seq
     # x of: X, the W column, the Q/K/V matrices; their cell width; the first row's top; the
     # height of one product. A phone draws each W on its side (d_k rows of d_model) above its
@@ -144,14 +140,14 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     else:
         _bar(fig, x_image, 0.75, first + 2 * step + 0.3, 1.85, "X, Q, K, V")
         _bar(fig, w_image, 0.75, first + 2 * step + 0.85, 1.85, f"weights W ({d_model} × {d_k})")
-    fig.text(0.5, 1 - 0.08 / height, f"head {head} of {h.q.shape[0]}: its own $W^Q$, $W^K$, "
+    fig.text(0.5, 1 - 0.08 / height, f"head {head} of {h.steps.q.shape[0]}: its own $W^Q$, $W^K$, "
              "$W^V$", ha="center", va="top", fontsize=10, color=_INK)
     return fig
 
 
 def draw_z(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
     """Every head's attention weights and its Z = weights × V: one pair per head."""
-    n_heads, seq, d_k = h.z.shape
+    n_heads, seq, d_k = h.steps.z.shape
     small = kit.narrow(width)
     columns = 1 if small else 2
     rows = -(-n_heads // columns)
@@ -159,16 +155,16 @@ def draw_z(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
     z_cell = (width - 0.58 - seq * w_cell - 0.16) / d_k if small else 0.28
     block = 0.45 + row_h  # a title, the matrices and a gap
     fig = plt.figure(figsize=(width, 0.15 + rows * block + 0.75), dpi=kit.DPI)
-    limit = _limit(h.z)
+    limit = _limit(h.steps.z)
     for head in range(n_heads):
         r, c = divmod(head, columns)
         left = 0.58 + c * (seq * w_cell + 0.12 + d_k * z_cell + 0.4)
         top = 0.4 + r * block
-        _matrix(_axes(fig, left, top, seq * w_cell, row_h), h.weights[head], f"head {head} weights",
+        _matrix(_axes(fig, left, top, seq * w_cell, row_h), h.steps.weights[head], f"head {head} weights",
                 limit=1.0, rows=h.tokens if c == 0 else [""] * seq, annotate=True,
                 cmap=kit.CMAP, color=HEAD_COLORS[head])
         image = _matrix(_axes(fig, left + seq * w_cell + 0.1, top, d_k * z_cell, row_h),
-                        h.z[head], f"× $V_{head}$ = $Z_{head}$", limit=limit, annotate=True,
+                        h.steps.z[head], f"× $V_{head}$ = $Z_{head}$", limit=limit, annotate=True,
                         decimals=1, color=HEAD_COLORS[head])
     _bar(fig, image, 0.62, fig.get_figheight() - 0.55, 2.0, "Z")
     return fig
@@ -177,8 +173,8 @@ def draw_z(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
 def draw_concat(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
     """The heads' Z side by side, times W_O (plus b_O): the sub-layer's output, which goes on to
     Add & Norm (chapter 06) and then to the feed-forward network."""
-    seq, d_model = h.concat.shape
-    n_heads, _, d_k = h.z.shape
+    seq, d_model = h.steps.concat.shape
+    n_heads, _, d_k = h.steps.z.shape
     small, row_h = kit.narrow(width), 0.19 * seq
     if small:  # top to bottom: the concatenation, W_O, the output
         cell, side = (width - 0.7) / d_model, 2.3
@@ -193,8 +189,8 @@ def draw_concat(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
                  (0.6 + cell * d_model + 0.35 + side + 0.95, middle)]
     axes = [_axes(fig, x, top, w, hh) for (x, top), (w, hh) in
             zip(spots, [(cell * d_model, row_h), (side, side), (cell * d_model, row_h)])]
-    limit = _limit(h.concat, h.output)
-    image = _matrix(axes[0], h.concat, "$Z_0$ … " + f"$Z_{n_heads - 1}$ side by side",
+    limit = _limit(h.steps.concat, h.steps.output)
+    image = _matrix(axes[0], h.steps.concat, "$Z_0$ … " + f"$Z_{n_heads - 1}$ side by side",
                     limit=limit, rows=h.tokens)
     for head in range(n_heads):
         axes[0].add_patch(plt.Rectangle((head * d_k - 0.5, -0.5), d_k, seq, fill=False, lw=2,
@@ -202,7 +198,7 @@ def draw_concat(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
         axes[0].text(head * d_k + (d_k - 1) / 2, seq - 0.3, f"$Z_{head}$", ha="center", va="top",
                      fontsize=9, color=HEAD_COLORS[head])
     w_image = _matrix(axes[1], h.w_o, "$W^O$", limit=_limit(h.w_o))
-    _matrix(axes[2], h.output, "+ $b^O$ = output, to Add & Norm", limit=limit, rows=h.tokens)
+    _matrix(axes[2], h.steps.output, "+ $b^O$ = output, to Add & Norm", limit=limit, rows=h.tokens)
     height = fig.get_figheight()
     for (x, y), text in zip(([spots[1][0] - 0.2, spots[1][1] + side / 2],
                              [spots[2][0] - (0.35 if small else 0.7), spots[2][1] + row_h / 2])
@@ -220,7 +216,7 @@ def draw_recap(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
     """The whole sub-layer in one picture with its real shapes: X, each head's projections and
     attention, the concatenation, W_O and the output on its way to Add & Norm."""
     seq, d_model = h.x.shape
-    n_heads, _, d_k = h.q.shape
+    n_heads, _, d_k = h.steps.q.shape
     c = kit.COLORS
     stages = [("X", f"{seq} × {d_model}", c["input"]),
               ("× $W^Q_h$, $W^K_h$, $W^V_h$", f"{n_heads} heads: 3 of {d_model} × {d_k}",
