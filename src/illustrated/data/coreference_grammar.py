@@ -32,48 +32,31 @@ class _Adjective(NamedTuple):
     refers_to: str  # "animal" or "place"
 
 
-#: Masculine animals first (the post's "animal"), then feminine ones.
-ANIMALS = (
-    _Noun("animal", "animal", "m"),
-    _Noun("dog", "chien", "m"),
-    _Noun("cat", "chat", "m"),
-    _Noun("horse", "cheval", "m"),
-    _Noun("lion", "lion", "m"),
-    _Noun("bird", "oiseau", "m"),
-    _Noun("elephant", "éléphant", "m"),
-    _Noun("wolf", "loup", "m"),
-    _Noun("cow", "vache", "f"),
-    _Noun("mouse", "souris", "f"),
-    _Noun("goat", "chèvre", "f"),
-    _Noun("hen", "poule", "f"),
-)
+#: Masculine animals first (the post's "animal"), then feminine ones: (English, French, gender).
+ANIMALS = tuple(_Noun(*entry) for entry in (
+    ("animal", "animal", "m"), ("dog", "chien", "m"), ("cat", "chat", "m"),
+    ("horse", "cheval", "m"), ("lion", "lion", "m"), ("bird", "oiseau", "m"),
+    ("elephant", "éléphant", "m"), ("wolf", "loup", "m"),
+    ("cow", "vache", "f"), ("mouse", "souris", "f"), ("goat", "chèvre", "f"), ("hen", "poule", "f"),
+))
 
 #: Feminine places first (the post's "street"), then masculine ones.
-PLACES = (
-    _Noun("street", "rue", "f"),
-    _Noun("road", "route", "f"),
-    _Noun("river", "rivière", "f"),
-    _Noun("square", "place", "f"),
-    _Noun("highway", "autoroute", "f"),
-    _Noun("forest", "forêt", "f"),
-    _Noun("bridge", "pont", "m"),
-    _Noun("path", "chemin", "m"),
-    _Noun("park", "parc", "m"),
-    _Noun("canal", "canal", "m"),
-)
+PLACES = tuple(_Noun(*entry) for entry in (
+    ("street", "rue", "f"), ("road", "route", "f"), ("river", "rivière", "f"),
+    ("square", "place", "f"), ("highway", "autoroute", "f"), ("forest", "forêt", "f"),
+    ("bridge", "pont", "m"), ("path", "chemin", "m"), ("park", "parc", "m"),
+    ("canal", "canal", "m"),
+))
 
-ADJECTIVES = (
-    _Adjective("tired", ("fatigué", "fatiguée"), "animal"),
-    _Adjective("scared", ("effrayé", "effrayée"), "animal"),
-    _Adjective("lazy", ("paresseux", "paresseuse"), "animal"),
-    _Adjective("slow", ("lent", "lente"), "animal"),
-    _Adjective("sleepy", ("endormi", "endormie"), "animal"),
-    _Adjective("wide", ("large", "large"), "place"),
-    _Adjective("long", ("long", "longue"), "place"),
-    _Adjective("busy", ("animé", "animée"), "place"),
-    _Adjective("dangerous", ("dangereux", "dangereuse"), "place"),
-    _Adjective("narrow", ("étroit", "étroite"), "place"),
-)
+#: (English, French masculine and feminine, what it can describe).
+ADJECTIVES = tuple(_Adjective(en, tuple(fr.split("/")), refers_to) for en, fr, refers_to in (
+    ("tired", "fatigué/fatiguée", "animal"), ("scared", "effrayé/effrayée", "animal"),
+    ("lazy", "paresseux/paresseuse", "animal"), ("slow", "lent/lente", "animal"),
+    ("sleepy", "endormi/endormie", "animal"),
+    ("wide", "large/large", "place"), ("long", "long/longue", "place"),
+    ("busy", "animé/animée", "place"), ("dangerous", "dangereux/dangereuse", "place"),
+    ("narrow", "étroit/étroite", "place"),
+))
 
 #: (English infinitive, French past participle): "didn't cross" -> "n'a pas traversé".
 VERBS = (("cross", "traversé"), ("reach", "atteint"), ("leave", "quitté"))
