@@ -7,6 +7,8 @@ export const LIMITS = { steps: [1, 3000, 1], lr: [1e-5, 0.05, 0], warmup: [0, 10
   labelSmoothing: [0, 0.5, 0], dModel: [8, 128, 1], nHeads: [1, 8, 1], nLayers: [1, 4, 1],
   batchSize: [1, 128, 1], seed: [0, 2 ** 32 - 1, 1] };
 const CHOICES = ["corpus", "schedule", "normFirst", "measure"];
+/** The learning-rate schedules (engine.js's learningRate). */
+export const SCHEDULES = ["constant", "noam", "cosine"];
 
 /** The options filled in from the corpus's recipe (data: {corpus}.train.json) and checked. */
 export function trainOptions(options, data) {
@@ -18,7 +20,7 @@ export function trainOptions(options, data) {
   const unknown = Object.keys(o).filter((k) => !(k in LIMITS) && !CHOICES.includes(k));
   if (unknown.length) refuse("options", "only the options of illustrated.train", unknown);
   for (const [name, limits] of Object.entries(LIMITS)) checkRange(name, o[name], limits);
-  if (!["constant", "noam", "cosine"].includes(o.schedule)) refuse("schedule", "constant, noam or cosine", o.schedule);
+  if (!SCHEDULES.includes(o.schedule)) refuse("schedule", "constant, noam or cosine", o.schedule);
   if (typeof o.normFirst !== "boolean") refuse("normFirst", "true or false", o.normFirst);
   if (o.dModel % o.nHeads !== 0 || o.dModel % 2) refuse("dModel", `an even multiple of nHeads=${o.nHeads}`, o.dModel);
   return o;

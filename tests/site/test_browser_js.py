@@ -195,14 +195,16 @@ def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
 
 
 #: site/js's files for training in the page (issue 25).
-TRAINING = {"engine.js", "safetensors.js", "recipe.js", "trainer.js", "train.js"}
+TRAINING = {"engine.js", "safetensors.js", "recipe.js", "trainer.js", "train.js", "runs.js", "fields.js"}
 #: The ceilings today: the team aimed at 900 lines besides training and 500 for it (1,400), and
 #: the first versions met that only by cramming (63 lines over 120 characters, several statements
 #: a line); written out under ESLint's max-len 120 and one statement a line, what the widgets and
 #: the trainer do takes 984 + 561, and 13 more: on a phone, self-attention's 44 px word targets and
 #: a beam tree wrapped to the column; in the trainer, the time the tab was hidden left out of the
-#: reported times. A ceiling, not a target: the next change should lower it.
-MAX_LINES, MAX_TRAINING = 1558, 562
+#: reported times. Issue 33 added the run bench (runs.js, 140: every run on one chart with axes,
+#: floors, a table, read back) and every field's check beside it (fields.js, 43): 223 more.
+#: A ceiling, not a target: the next change should lower it.
+MAX_LINES, MAX_TRAINING = 1782, 785
 
 
 def test_site_js_stays_within_its_ceiling():
