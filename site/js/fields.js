@@ -9,21 +9,21 @@ const FIELDS = [["steps", "steps", 1], ["lr", "learning rate", "any"], ["warmup"
   ["nLayers", "n_layers", 1], ["seed", "seed", 1]];  // [option, label, the input's step]
 
 /** Every field's problem at once, {option: message}: its range (LIMITS), then the rules that join fields
- * (trainOptions's, e.g. d_model a multiple of n_heads), under the field the message names. */
+ * (trainOptions's, e.g. d_model a multiple of n_heads; a field out of range taken at its low limit there),
+ * under the field the message names. */
 export function problems(o) {
-  const bad = {};
+  const [bad, inRange] = [{}, { ...o, batchSize: LIMITS.batchSize[0] }];
   for (const [key] of FIELDS) {
     try {
       checkRange(key, o[key], LIMITS[key]);
     } catch (error) {
-      bad[key] = error.message;
+      [bad[key], inRange[key]] = [error.message, LIMITS[key][0]];
     }
   }
-  if (Object.keys(bad).length) return bad;
   try {
-    trainOptions({ ...o, batchSize: LIMITS.batchSize[0] }, { config: {}, train_settings: {} });
+    trainOptions(inRange, { config: {}, train_settings: {} });
   } catch (error) {
-    bad[error.message.split(":")[0]] = error.message;
+    bad[error.message.split(":")[0]] ??= error.message;
   }
   return bad;
 }
