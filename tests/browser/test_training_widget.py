@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import re
+import time
 
 import pytest
 import torch
@@ -265,11 +266,13 @@ def test_chapter_08_compares_label_smoothing_with_its_floor(browser, server, scr
 #: A new value for every field (valid), typed as a reader types it.
 EDITS = {"steps": "60", "lr": "0.002", "warmup": "5", "labelSmoothing": "0.05", "dModel": "96",
          "nHeads": "2", "nLayers": "2", "seed": "3"}
-#: Stands in for train() during the clicks: measuring (the estimate) answers at once, so the
-#: estimate line changes between the mouse's press and release; a run is recorded and refused.
+#: Stands in for train() during the clicks: measuring (the estimate) answers after 0.5 s, as a
+#: measured step does, so a line emptied on blur would stay empty under the click; a run is
+#: recorded and refused.
 STUB_TRAIN = """
 window.__runs = [];
-window.illustrated.train = (o) => o.measure ? Promise.resolve({measure: true, msPerStep: 7})
+window.illustrated.train = (o) => o.measure
+  ? new Promise((resolve) => setTimeout(() => resolve({measure: true, msPerStep: 7}), 500))
   : (window.__runs.push(o), Promise.reject(new Error('stubbed')));
 """
 
@@ -296,6 +299,7 @@ def test_train_takes_the_click_straight_after_every_field_edit(browser, server, 
         estimate.append("ms per step" in browser.find_element(
             "css selector", f"{WIDGET} [data-role=warning]").text)
         browser.find_element("css selector", f"{WIDGET} button").click()
+        time.sleep(0.6)  # the estimate of the edit comes back
         runs = browser.execute_script("return window.__runs")
         assert len(runs) == i + 1, f"the click after editing {field} was lost"
         assert str(runs[-1][field]) == value or float(runs[-1][field]) == float(value), runs[-1]
