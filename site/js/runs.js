@@ -63,7 +63,7 @@ function chart(runs, log, w) {
   return s("svg", { viewBox: `0 0 ${w} ${TOP + height + BOTTOM}`, width: "100%", role: "img", "data-role": "curve",
     "aria-label": `loss curves of ${runs.length} runs; the latest, ${last.name}: loss ` +
       `${last.losses.at(-1)?.toFixed(3)} after ${last.losses.length} of ${last.steps} steps` },
-  grid, floors, curves, xMarks,
+  grid.flat(), floors.flat(), curves, xMarks,
   s("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: TOP + height, stroke: "#888" }),
   s("line", { x1: LEFT, x2: w - RIGHT, y1: TOP + height, y2: TOP + height, stroke: "#888" }),
   text({ x: (LEFT + w - RIGHT) / 2, y: TOP + height + 34, "text-anchor": "middle", "data-role": "x-label" }, "step"),

@@ -226,6 +226,8 @@ def test_chapter_06_races_post_ln_against_pre_ln_on_one_chart(browser, server, s
         assert f"Your 40 steps, post-LN run reached a loss of {post:.3f} nats" in got["readback"]
         assert f"your 40 steps, pre-LN run reached a loss of {pre:.3f} nats" in got["readback"]
         assert "on the test split" in got["result"] and "other widgets" not in got["result"], got
+        browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
+                               ".scrollIntoView()", WIDGET)
         browser.save_screenshot(str(screenshots / f"lab-ch06-compare-{width}.png"))
         wide = browser.execute_script("return document.documentElement.scrollWidth > "
                                       "document.documentElement.clientWidth")
@@ -259,6 +261,8 @@ def test_chapter_08_compares_label_smoothing_with_its_floor(browser, server, scr
         assert f"(its floor: {floor:.3f})" in got["readback"], got
         assert "on its training pairs (this corpus has no held-out pairs" in got["result"], got
         assert "test split" not in got["result"], got
+        browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
+                               ".scrollIntoView()", WIDGET)
         browser.save_screenshot(str(screenshots / f"lab-ch08-compare-{width}.png"))
         print(width, got["rows"], floor)
 
