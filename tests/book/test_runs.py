@@ -68,6 +68,13 @@ def test_the_kernel_twin_keeps_every_run(tmp_path, monkeypatch):
     both.click()
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["run1-post.pt", "run2-post.pt"]
+    pick, remove, clear = box.children[-1].children
+    assert list(pick.options) == ["label smoothing 0", "label smoothing 0.1"]
+    pick.value = "label smoothing 0"
+    remove.click()
+    assert list(pick.options) == ["label smoothing 0.1"]
+    clear.click()
+    assert list(pick.options) == []
     model, _, cfg = il.load_checkpoint(tmp_path / "run2-post.pt")
     assert cfg.d_model == settings["post"]["dModel"]
     assert np.isfinite(next(model.parameters()).detach().numpy()).all()

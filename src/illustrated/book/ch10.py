@@ -191,7 +191,8 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
     button, out, bench = widgets.Button(description="Train"), widgets.Output(), widgets.Output()
     log = widgets.Checkbox(description="log scale")
-    clear = widgets.Button(description="Clear runs")
+    clear, remove = widgets.Button(description="Clear runs"), widgets.Button(description="Remove")
+    pick = widgets.Dropdown(options=[], description="run")
     kept = []  # every run of this kernel session
     compare = params.get("compare")
     both = widgets.Button(description="Train " + ", then ".join(
@@ -202,6 +203,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
             control.value = settings[choice.value][key]
 
     def show(_=None):
+        pick.options = [r["name"] for r in kept]
         with bench:
             bench.clear_output(wait=True)
             if kept:
@@ -239,8 +241,10 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         finally:
             button.disabled = False
         values = {"corpus": c, **v}
-        name = runs.run_name(values, {**settings[corpus], "corpus": corpus},
+        name = runs.run_name(values, {**settings[c], "corpus": corpus},
                              [compare["option"]] if compare else ())
+        taken = sum(r["name"] == name or r["name"].startswith(f"{name} (") for r in kept)
+        name = f"{name} ({taken + 1})" if taken else name
         file = f"run{len(kept) + 1}-{c}.pt"
         save_checkpoint(file, model, (src_vocab, tgt_vocab), cfg)
         eps = round(100 * v["labelSmoothing"])
@@ -259,11 +263,14 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     log.observe(show, names="value")
     button.on_click(run)
     clear.on_click(lambda _: (kept.clear(), show()))
+    remove.on_click(lambda _: (kept.remove(next(r for r in kept if r["name"] == pick.value)), show())
+                    if pick.value else None)
     if both:
         both.on_click(run_both)
     return widgets.VBox([choice, widgets.HBox(list(controls.values()),
                                               layout=widgets.Layout(flex_flow="row wrap")),
-                         widgets.HBox([w for w in (button, both, clear, log) if w]), out, bench])
+                         widgets.HBox([w for w in (button, both, log) if w]), out, bench,
+                         widgets.HBox([pick, remove, clear])])
 
 
 def cli(*args, cwd=None, fails: bool = False) -> None:
