@@ -126,7 +126,8 @@ export function liveWidget(element, api, p, w) {
   });
   const choose = (corpus) => {
     state.corpus = corpus;
-    input.value = p.examples?.[corpus] ?? input.value;
+    const from = corpus === "trained" ? corpusChoice.querySelector("option[value=trained]").dataset.from : corpus;
+    input.value = p.examples?.[from] ?? input.value;  // "trained": the example of the corpus it learned
     run();
   };
   const corpusChoice = p.corpora?.length > 1

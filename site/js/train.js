@@ -1,83 +1,96 @@
-// The training widget (params {corpus, corpora, settings: {corpus: presets.SETTINGS's recipe}}):
-// illustrated.train with a loss curve, progress, test sentences every 50 steps, the exact match,
-// the model downloaded for il.load_checkpoint. data-state: ready, training, done, error.
-import { h, s, select } from "./dom.js";
+// The training widget (params {corpus, corpora, settings: {corpus: its recipe}, floors: {corpus: the
+// label-smoothing floor at ε = 0, 0.01, ..., 0.5}, compare?: {option, values}}): illustrated.train with every
+// run kept on one chart and in a table (runs.js), progress, test sentences every 50 steps, the exact match, the
+// model downloaded for il.load_checkpoint. data-state: ready, training, done, error. Nothing above the buttons
+// changes when a field loses the focus (its check runs as it is typed), so a click on Train is never lost.
+import { h, select } from "./dom.js";
+import { fields, problems } from "./fields.js";
 import { limitsText, loadRecipe } from "./recipe.js";
+import { bench, runName, say } from "./runs.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
-const FIELDS = [["steps", "steps", 1], ["lr", "learning rate", "any"], ["warmup", "warm-up", 1],
-  ["labelSmoothing", "label smoothing", 0.05], ["dModel", "d_model", 8], ["nHeads", "n_heads", 1],
-  ["nLayers", "n_layers", 1], ["seed", "seed", 1]];  // [option, label, the input's step]
+// The widgets whose corpus menus offer "trained" (trainer.js adds it): those of the page but the trainers.
+const OTHERS = "[data-il-widget]:not([data-il-widget=train]) select[data-control=corpus]";
 
-/** The loss curve; w: the column's width, so that the labels stay 12 px. */
-function curve(losses, steps, w) {
-  const top = Math.max(...losses, 1e-9);
-  const points = losses.map((l, i) => `${(w * (i + 1)) / steps},${150 - (140 * l) / top}`);
-  return s("svg", { viewBox: `0 0 ${w} 160`, width: "100%", role: "img", "data-role": "curve",
-    "aria-label": `loss ${losses.at(-1)?.toFixed(3)} after ${losses.length} of ${steps} steps` },
-  s("polyline", { points: points.join(" "), fill: "none", stroke: "#4c319e", "stroke-width": 2 }),
-  s("text", { x: 4, y: 12, "font-size": 12, text: `loss ${top.toFixed(2)}` }),
-  s("text", { x: w - 4, y: 158, "font-size": 12, "text-anchor": "end", text: `step ${steps}` }));
-}
-
-/** What train() resolved: the exact match, and the model to download with how to load it. */
-function trained(out, corpus) {
-  const url = URL.createObjectURL(new Blob([out.weights], { type: "application/octet-stream" }));
-  const file = `${corpus}.safetensors`;
+/** What a run resolved: how it ended and how to load its model. */
+function trained(out, run) {
+  const where = out.heldOut ? "on the test split" : "on its training pairs (this corpus has no held-out pairs: " +
+    "its test pairs are its training pairs, so this measures memory, not translation)";
+  const others = window.document.querySelector(OTHERS)
+    ? ` The corpus "trained" of this page's other widgets is now your ${out.corpus} model.` : "";
   return [h("p", { "data-role": "exact-match", "data-exact-match": String(out.exactMatch),
     text: `${out.stopped ? "Stopped" : "Trained"} after ${out.steps} steps in ${out.seconds.toFixed(1)} s: ` +
-      `exact match on the test split ${(100 * out.exactMatch).toFixed(1)} %. The corpus "trained" of this ` +
-      "page's other widgets is now your model." }),
-  h("p", {}, h("a", { href: url, download: file, "data-role": "download", text: "Download your model" }),
-    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: il.load_checkpoint("${file}") ` +
-    `or python -m illustrated translate --model ${file} "…"`)];
+      `exact match ${where} ${(100 * out.exactMatch).toFixed(1)} %.${others}` }),
+  h("p", {}, h("a", { href: run.url, download: run.file, "data-role": "download", text: "Download your model" }),
+    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: il.load_checkpoint("${run.file}") ` +
+    `or python -m illustrated translate --model ${run.file} "…"`)];
 }
 
 export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
-  const recipe = await loadRecipe();  // limits, schedules: recipe.json
-  const state = { controller: null, measured: null };
+  const recipe = await loadRecipe();  // limits, schedules, defaults: recipe.json
+  const state = { controller: null, measured: null, stopped: false };
   const status = h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" });
   const warning = h("p", { class: "il-notes", "data-role": "warning" });
-  const chart = h("div", { "data-role": "chart" });
   const samples = h("ul", { "data-role": "samples" });
   const result = h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" });
-  const inputs = {};
-  for (const [key, , step] of FIELDS) {
-    const [min, max] = recipe.limits[key];
-    inputs[key] = h("input", { type: "number", "data-control": key, min, max, step, onchange: warn });
-  }
+  const runs = bench();
+  const { FIELDS, inputs, errors } = fields(recipe, check, warn);
   const fill = (corpus) => {
     const recipe = p.settings[corpus];
     for (const [key, control] of Object.entries(inputs)) control.value = String(recipe[key]);
-    [scheduleMenu.value, normMenu.value] = [recipe.schedule, recipe.normFirst];
+    [menus.schedule.value, menus.normFirst.value] = [recipe.schedule, recipe.normFirst];
+    status.textContent = "";
     warn();
   };
   const corpus = select("corpus", p.corpora.map((c) => [c, c]), p.corpus, fill, "corpus");
-  const schedule = select("schedule", recipe.schedules.map((c) => [c, c]), "cosine", warn, "schedule");
+  const schedule = select("schedule", recipe.schedules.map((c) => [c, c]), recipe.schedules[0], warn, "schedule");
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");
-  const [corpusMenu, scheduleMenu, normMenu] = [corpus, schedule, norm].map((l) => l.querySelector("select"));
-  const options = () => ({ corpus: corpusMenu.value, schedule: scheduleMenu.value,
-    normFirst: normMenu.value === "pre",
-    ...Object.fromEntries(FIELDS.map(([key]) => [key, Number(inputs[key].value)])) });
+  const menus = Object.fromEntries([corpus, schedule, norm].map((l) => l.querySelector("select"))
+    .map((m) => [m.dataset.control, m]));
+  // The widget's settings as the recipe writes them (normFirst "post" or "pre"), and as train() takes them.
+  const values = () => ({ corpus: menus.corpus.value,
+    ...Object.fromEntries(FIELDS.map(([k]) => [k, Number(inputs[k].value)])),
+    schedule: menus.schedule.value, normFirst: menus.normFirst.value });
+  const options = () => ({ ...values(), normFirst: menus.normFirst.value === "pre" });
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", text, onclick });
-  const train = button("Train", run);
-  const stop = Object.assign(button("Stop", () => state.controller?.abort()), { disabled: true });
+  const train = button("Train", () => run());
+  const compare = p.compare && button(`Train ${p.compare.values.map((v) => say(p.compare.option, v)).join(", then ")}`,
+    async () => {
+      state.stopped = false;
+      for (const value of p.compare.values) {
+        (inputs[p.compare.option] ?? menus[p.compare.option]).value = String(value);
+        if (state.stopped || !(await run())) return;
+      }
+    });
+  const stop = Object.assign(button("Stop", () => {
+    state.stopped = true;
+    state.controller?.abort();
+  }), { disabled: true });
   const reset = button("Reset", () => {
-    fill(corpusMenu.value);
-    [chart, samples, result, status].forEach((e) => e.replaceChildren());
+    fill(menus.corpus.value);
+    [samples, result, status].forEach((e) => e.replaceChildren());
   });
-  // Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a
-  // measured step (a 3-step run in the worker, no model kept).
+  // Each field's problem beside it, all at once, as it is typed; Train waits until there is none.
+  function check() {
+    const bad = problems(options(), recipe);
+    for (const [key, slot] of Object.entries(errors)) {
+      slot.textContent = bad[key] ? bad[key].replace(/^\w+: /, "") : "";
+      inputs[key].setAttribute("aria-invalid", String(Boolean(bad[key])));
+    }
+    return bad;
+  }
+  // Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a measured step.
   function warn() {
     const o = options();
-    train.disabled = typeof WebAssembly !== "object";
-    warning.textContent = train.disabled
+    const lacking = typeof WebAssembly !== "object";
+    [train, compare].forEach((b) => b && (b.disabled = lacking));
+    warning.textContent = lacking
       ? "Training needs WebAssembly, which this browser lacks: open the chapter in Colab."
       : window.matchMedia?.("(pointer: coarse)").matches
         ? "On a phone, training runs slower and uses the battery; it pauses when you leave the tab." : "";
-    if (train.disabled || !(o.dModel > 64 || o.nLayers > 2)) return;
+    if (Object.keys(check()).length || lacking || !(o.dModel > 64 || o.nLayers > 2)) return;
     const key = JSON.stringify(o);
     state.measured = key;
     api.train({ ...o, measure: true }).then(({ msPerStep }) => {
@@ -86,37 +99,56 @@ export async function mount(element, api) {
         `step on this device (measured), so ${o.steps} steps take about ${(o.steps * msPerStep / 1000).toFixed(0)} s.`;
     }, () => {});
   }
+  // One run: true once it has trained (or was stopped), false when refused or failed.
   async function run() {
+    const bad = Object.keys(check());
+    if (bad.length) {
+      status.textContent = `Not trained: fix ${bad.join(", ")} (marked beside each).`;
+      element.dataset.state = "error";
+      return false;
+    }
     state.controller = new AbortController();
     [train.disabled, stop.disabled, element.dataset.state] = [true, false, "training"];
+    if (compare) compare.disabled = true;
     result.replaceChildren();
-    const o = options();
-    const losses = [];
+    const [o, v] = [options(), values()];
+    const eps = Math.round(100 * o.labelSmoothing);  // the floors' grid: 0, 0.01, ..., 0.5
+    const floor = Math.abs(eps - 100 * o.labelSmoothing) < 1e-9 ? p.floors?.[o.corpus]?.[eps] ?? 0 : 0;
+    const always = p.compare ? [p.compare.option] : [];
+    const name = runName(v, { ...p.settings[v.corpus], corpus: p.corpus }, always);
+    const current = runs.start(v, name, floor, o.steps);
     status.textContent = "loading the runtime and compiling the model…";
     try {
       const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
-        losses.push(r.loss);
-        chart.replaceChildren(curve(losses, r.steps, Math.max(element.clientWidth, 200)));
+        current.losses.push(r.loss);
+        runs.draw();
         const left = Math.ceil((r.steps - r.step) * r.msPerStep / 1000);
-        status.textContent = `step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ` +
+        status.textContent = `${current.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ` +
           `${r.msPerStep.toFixed(0)} ms per step · about ${left} s left`;
         const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
         if (r.samples) samples.replaceChildren(...r.samples.map(said));
       });
-      result.replaceChildren(...trained(out, o.corpus));
+      runs.finish(current, out);
+      result.replaceChildren(...trained(out, current));
       element.dataset.state = "done";
     } catch (error) {
-      result.replaceChildren(h("p", { class: "il-error", role: "alert", text: error.message }));
+      runs.drop(current);
+      status.textContent = `Not trained: ${error.message}`;
       element.dataset.state = "error";
     }
     [train.disabled, stop.disabled] = [false, true];
+    if (compare) compare.disabled = false;
+    return element.dataset.state === "done";
   }
   element.querySelector("img.il-live-default")?.remove();
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, p.corpora.length > 1 ? corpus : null,
-      FIELDS.map(([key, label]) => h("label", {}, label, inputs[key])), schedule, norm),
-    h("p", { class: "il-about" }, limitsText(recipe).map((x) => (x.code ? code(x.code) : x))),
-    warning, h("div", { class: "il-controls" }, train, stop, reset), status, chart, samples, result));
+      FIELDS.map(([key, label]) => h("div", { class: "il-field" }, h("label", {}, label, inputs[key]), errors[key])),
+      schedule, norm),
+    h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
+      " Every run stays on the chart and in the table below until you leave the page."),
+    h("div", { class: "il-controls" }, train, compare, stop, reset),
+    h("div", { class: "il-train-lines" }, warning, status), runs.element, samples, result));
   for (const control of element.querySelectorAll("input, select, button")) control.style = TALL;
   fill(p.corpus);
   element.dataset.state = "ready";

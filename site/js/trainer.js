@@ -102,7 +102,9 @@ async function run(options) {
   t.dispose();
   if (o.measure) return { measure: true, msPerStep: (performance.now() - afterFirst) / 2 };
   const lengths = data.train.map(([s]) => s.length);
-  return { corpus: o.corpus, options: o, losses, exactMatch, steps: step, stopped: step < o.steps,
+  const seen = new Set(data.train.map(([src]) => src.join(" ")));
+  const heldOut = data.test.some(([src]) => !seen.has(src.join(" ")));  // post: its test pairs are its training's
+  return { corpus: o.corpus, options: o, losses, exactMatch, heldOut, steps: step, stopped: step < o.steps,
     msPerStep: (seconds * 1000) / step, seconds, weights: writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
     trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };
 }
@@ -121,10 +123,14 @@ if (typeof window === "undefined") self.onmessage = async ({ data: message }) =>
   }
 };
 
-// The corpus "trained" offered by every corpus menu of the page.
-function offerTrained() {
-  for (const menu of window.document.querySelectorAll("[data-il-widget] select[data-control=corpus]")) {
-    if (!menu.querySelector("option[value=trained]")) menu.append(new window.Option("trained (your model)", "trained"));
+// The corpus "trained" (data-from: the corpus it learned) offered by every corpus menu of the page but the
+// trainers' (they train corpora); a menu on "trained" chooses it again, so its widget takes the new model's example.
+function offerTrained(corpus) {
+  for (const menu of window.document.querySelectorAll(
+    "[data-il-widget]:not([data-il-widget=train]) select[data-control=corpus]")) {
+    const option = menu.querySelector("option[value=trained]") ?? menu.appendChild(new window.Option("", "trained"));
+    Object.assign(option, { text: `trained (your ${corpus} model)` }).dataset.from = corpus;
+    if (menu.value === "trained") menu.dispatchEvent(new window.Event("change"));
   }
 }
 
@@ -148,7 +154,7 @@ export function train(options = {}, onProgress = () => {}) {
       if (data.type !== "done") return;
       if (!data.result.measure) {
         await setTrained(data.result.weights, data.result.trainSrcLen);
-        offerTrained();
+        offerTrained(data.result.corpus);
       }
       resolve(data.result);
     };

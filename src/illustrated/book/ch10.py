@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import ipywidgets as widgets
+from IPython.display import HTML, display
 import matplotlib.pyplot as plt
 
 from ..data import CORPORA, load_corpus
@@ -13,9 +14,11 @@ from ..modules import Transformer
 from ..presets import SETTINGS, make_config, pretrained
 from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, recipe_fields
 from ..tracing import trace
+from ..files.checkpoint import save_checkpoint
 from ..inference import exact_match, translate
 from ..training import set_seed, train
 from . import interactive as ia
+from . import runs
 from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap, narrow, wrap
 
 
@@ -165,19 +168,26 @@ def recipe(corpus: str) -> dict:
             "seed": t.seed}
 
 
-def train_widget(corpus: str = "fr-en", corpora=CORPORA, **changes):
+def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **changes):
     """Train a tiny Transformer in the page (site/js/train.js, jax-js in a Web Worker) with a
     corpus's recipe or the reader's changes (``changes``: the page's option names, e.g.
-    ``labelSmoothing=0.1``); in Jupyter and Colab the same controls train with PyTorch."""
+    ``labelSmoothing=0.1``); every run is kept on one chart and in a table (site/js/runs.js).
+    ``compare``: (option, [value, value]) trained one after the other by one button, e.g.
+    ``("normFirst", ["post", "pre"])``. In Jupyter and Colab the same controls train with PyTorch."""
     settings = {c: {**recipe(c), **(changes if c == corpus else {})} for c in corpora}
-    params = {"corpus": corpus, "corpora": list(corpora), "settings": settings}
+    params = {"corpus": corpus, "corpora": list(corpora), "settings": settings,
+              "floors": {c: runs.floors(c) for c in corpora}}
+    if compare:
+        params["compare"] = {"option": compare[0], "values": list(compare[1])}
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
-                   "its loss curve, translations every 50 steps and exact match",
-                   kernel=lambda: _train_kernel(corpus, list(corpora), settings))
+                   "its loss curve beside the earlier runs, translations every 50 steps and "
+                   "exact match",
+                   kernel=lambda: _train_kernel(corpus, list(corpora), settings, params))
 
 
-def _train_kernel(corpus: str, corpora: list, settings: dict):
-    """The training widget in a kernel: the same controls, trained with PyTorch (il.train)."""
+def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
+    """The training widget in a kernel: the same controls, trained with PyTorch (il.train), and
+    every run of the session kept on one chart and in a table (book/runs.py)."""
     style = {"description_width": "initial"}
     limits = train_limits()
     number = {k: (widgets.BoundedIntText if isinstance(settings[corpus][k], int)
@@ -190,20 +200,37 @@ def _train_kernel(corpus: str, corpora: list, settings: dict):
     controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
                                              value=settings[corpus]["normFirst"])
     choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
-    button, out = widgets.Button(description="Train"), widgets.Output()
+    button, out, bench = widgets.Button(description="Train"), widgets.Output(), widgets.Output()
+    log = widgets.Checkbox(description="log scale")
+    clear, remove = widgets.Button(description="Clear runs"), widgets.Button(description="Remove")
+    pick = widgets.Dropdown(options=[], description="run")
+    kept = []  # every run of this kernel session
+    compare = params.get("compare")
+    both = widgets.Button(description="Train " + ", then ".join(
+        runs.say(compare["option"], v) for v in compare["values"])) if compare else None
 
     def fill(_=None):
         for key, control in controls.items():
             control.value = settings[choice.value][key]
+
+    def show(_=None):
+        pick.options = [r["name"] for r in kept]
+        with bench:
+            bench.clear_output(wait=True)
+            if kept:
+                display(runs.draw_runs(kept, log=log.value))
+                plt.close("all")
+                display(HTML(runs.table_html(kept)))
 
     def run(_=None):
         c, v = choice.value, {k: w.value for k, w in controls.items()}
         pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
         test = load_corpus(c, "test")[0]
         set_seed(v["seed"])
-        model = Transformer(make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"],
-                                        n_heads=v["nHeads"], d_ff=D_FF_PER_D_MODEL * v["dModel"],
-                                        n_layers=v["nLayers"], norm_first=v["normFirst"] == "pre"))
+        cfg = make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
+                          d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
+                          norm_first=v["normFirst"] == "pre")
+        model = Transformer(cfg)
 
         def callback(step, history):
             if step % 50 and step != v["steps"]:
@@ -218,20 +245,43 @@ def _train_kernel(corpus: str, corpora: list, settings: dict):
                     print(f"  {source} -> {output}")
         button.disabled = True
         try:
-            train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
-                  warmup=v["warmup"], schedule=v["schedule"], label_smoothing=v["labelSmoothing"],
-                  seed=v["seed"], callback=callback, progress=False)
-            with out:
-                print(f"exact match on the test split: "
-                      f"{100 * exact_match(model, test, src_vocab, tgt_vocab):.1f} %")
+            history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
+                            warmup=v["warmup"], schedule=v["schedule"],
+                            label_smoothing=v["labelSmoothing"], seed=v["seed"],
+                            callback=callback, progress=False)
         finally:
             button.disabled = False
+        values = {"corpus": c, **v}
+        name = runs.run_name(values, {**settings[c], "corpus": corpus},
+                             [compare["option"]] if compare else ())
+        taken = sum(r["name"] == name or r["name"].startswith(f"{name} (") for r in kept)
+        name = f"{name} ({taken + 1})" if taken else name
+        file = f"run{len(kept) + 1}-{c}.pt"
+        save_checkpoint(file, model, (src_vocab, tgt_vocab), cfg)
+        eps = round(100 * v["labelSmoothing"])
+        kept.append({"name": name, "losses": history.loss, "seconds": history.seconds[-1],
+                     "settings": ", ".join(runs.say(k, x) for k, x in values.items()),
+                     "exact_match": exact_match(model, test, src_vocab, tgt_vocab), "file": file,
+                     "floor": params["floors"][c][eps] if abs(eps - 100 * v["labelSmoothing"]) < 1e-9 else 0})
+        show()
+
+    def run_both(_=None):
+        for value in compare["values"]:
+            controls[compare["option"]].value = value
+            run()
 
     choice.observe(fill, names="value")
+    log.observe(show, names="value")
     button.on_click(run)
+    clear.on_click(lambda _: (kept.clear(), show()))
+    remove.on_click(lambda _: (kept.remove(next(r for r in kept if r["name"] == pick.value)), show())
+                    if pick.value else None)
+    if both:
+        both.on_click(run_both)
     return widgets.VBox([choice, widgets.HBox(list(controls.values()),
                                               layout=widgets.Layout(flex_flow="row wrap")),
-                         button, out])
+                         widgets.HBox([w for w in (button, both, log) if w]), out, bench,
+                         widgets.HBox([pick, remove, clear])])
 
 
 def cli(*args, cwd=None, fails: bool = False) -> None:

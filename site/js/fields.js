@@ -1,0 +1,43 @@
+// The training widget's number fields (train.js): their inputs within the page's recipe's limits (recipe.js,
+// from recipe.json), a slot beside each for its problem, and every problem of the settings at once.
+import { h } from "./dom.js";
+import { checkRange } from "./options.js";
+import { trainOptions } from "./recipe.js";
+
+const FIELDS = [["steps", "steps", 1], ["lr", "learning rate", "any"], ["warmup", "warm-up", 1],
+  ["labelSmoothing", "label smoothing", 0.05], ["dModel", "d_model", 8], ["nHeads", "n_heads", 1],
+  ["nLayers", "n_layers", 1], ["seed", "seed", 1]];  // [option, label, the input's step]
+
+/** Every field's problem at once, {option: message}: its range (recipe.limits), then the rules that join fields
+ * (trainOptions's, e.g. d_model a multiple of n_heads; a field out of range taken at its low limit there),
+ * under the field the message names. */
+export function problems(o, recipe) {
+  const limits = recipe.limits;
+  const [bad, inRange] = [{}, { ...o, batchSize: limits.batchSize[0] }];
+  for (const [key] of FIELDS) {
+    try {
+      checkRange(key, o[key], limits[key]);
+    } catch (error) {
+      [bad[key], inRange[key]] = [error.message, limits[key][0]];
+    }
+  }
+  try {
+    trainOptions(inRange, { config: {}, train_settings: {} }, recipe);
+  } catch (error) {
+    bad[error.message.split(":")[0]] ??= error.message;
+  }
+  return bad;
+}
+
+/** {FIELDS, inputs, errors (the slots beside them)} within ``recipe.limits``; onInput as a field is typed,
+ * onChange when it is left. */
+export function fields(recipe, onInput, onChange) {
+  const [inputs, errors] = [{}, {}];
+  for (const [key, , step] of FIELDS) {
+    const [min, max] = recipe.limits[key];
+    inputs[key] = h("input", { type: "number", "data-control": key, min, max, step, oninput: onInput,
+      onchange: onChange });
+    errors[key] = h("span", { class: "il-field-error", "data-role": "field-error", "data-field": key });
+  }
+  return { FIELDS, inputs, errors };
+}

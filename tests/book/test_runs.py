@@ -1,0 +1,80 @@
+"""The training widget's run bench (issue 33): names by what differs from the recipe, the
+label-smoothing floor as the smoothed target's entropy, every run on one chart and in a table,
+in the page's params and in the kernel twin."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import illustrated as il
+from illustrated.book import ch10, runs
+
+
+@pytest.mark.parametrize("corpus", ["post", "fr-en"])
+def test_the_floor_is_the_entropy_of_the_smoothed_target(corpus):
+    V = len(il.data.load_corpus(corpus)[2])
+    for i, floor in enumerate(runs.floors(corpus)):
+        eps = i / 100
+        right, other = 1 - eps + eps / V, eps / V  # closed form: one right word, V - 1 others
+        want = -right * math.log(right) - (V - 1) * (other * math.log(other) if other else 0)
+        assert floor == pytest.approx(want, abs=6e-5)
+    assert runs.floors(corpus)[0] == 0.0
+
+
+def test_a_run_is_named_by_what_differs_from_the_recipe():
+    recipe = {"corpus": "reverse", "steps": 200, "lr": 0.01, "schedule": "cosine",
+              "labelSmoothing": 0.0, "normFirst": "post"}
+    same = dict(recipe)
+    assert runs.run_name(same, recipe) == "the recipe"
+    assert runs.run_name(same, recipe, ["normFirst"]) == "post-LN"
+    assert runs.run_name({**recipe, "lr": 0.01, "schedule": "noam", "normFirst": "pre"}, recipe) \
+        == "noam, pre-LN"
+    assert runs.run_name({**recipe, "labelSmoothing": 0.1, "lr": 0.003}, recipe) == \
+        "lr 0.003, label smoothing 0.1"
+
+
+def test_the_widget_carries_floors_and_the_comparison():
+    page = ch10.train_widget("post", corpora=["post", "copy"],
+                             compare=("labelSmoothing", [0.0, 0.1])).html()
+    params = json.loads(page.split('data-params="')[1].split('"')[0].replace("&quot;", '"'))
+    assert params["compare"] == {"option": "labelSmoothing", "values": [0.0, 0.1]}
+    assert params["floors"]["post"] == runs.floors("post") and len(params["floors"]["copy"]) == 51
+
+
+def test_every_run_on_one_chart_and_in_a_table(legible, width):
+    kept = [{"name": "post-LN", "losses": [3.0, 2.0, 1.9], "floor": 0, "seconds": 1.5,
+             "settings": "reverse", "exact_match": 0.0, "file": "run1.pt"},
+            {"name": "pre-LN", "losses": [3.0, 1.0, 0.1], "floor": 0.7, "seconds": 1.6,
+             "settings": "reverse, pre-LN", "exact_match": 0.73, "file": "run2.pt"}]
+    fig = runs.draw_runs(kept, log=True, width=width)
+    ax = fig.axes[0]
+    assert [line.get_label() for line in ax.lines] == ["post-LN", "pre-LN", "floor of pre-LN: 0.700"]
+    assert ax.get_xlabel() == "step" and ax.get_ylabel() == "loss (nats)" and ax.get_yscale() == "log"
+    legible(fig, width)
+    table = runs.table_html(kept)
+    assert table.count("<tr>") == 3 and "73.0 %" in table and "0.100" in table
+
+
+def test_the_kernel_twin_keeps_every_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    corpora = ["post"]
+    settings = {"post": {**ch10.recipe("post"), "steps": 20}}
+    params = {"floors": {"post": runs.floors("post")},
+              "compare": {"option": "labelSmoothing", "values": [0.0, 0.1]}}
+    box = ch10._train_kernel("post", corpora, settings, params)
+    both = box.children[2].children[1]
+    assert both.description == "Train label smoothing 0, then label smoothing 0.1"
+    both.click()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["run1-post.pt", "run2-post.pt"]
+    pick, remove, clear = box.children[-1].children
+    assert list(pick.options) == ["label smoothing 0", "label smoothing 0.1"]
+    pick.value = "label smoothing 0"
+    remove.click()
+    assert list(pick.options) == ["label smoothing 0.1"]
+    clear.click()
+    assert list(pick.options) == []
+    model, _, cfg = il.load_checkpoint(tmp_path / "run2-post.pt")
+    assert cfg.d_model == settings["post"]["dModel"]
+    assert np.isfinite(next(model.parameters()).detach().numpy()).all()
