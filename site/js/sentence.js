@@ -38,7 +38,8 @@ export function readable(text, config) {
       `sentences of ${span([lo, hi])} words only: outside them it often answers nonsense.`);
   }
   const seen = new Set(config.src_bigrams ?? []);
-  const odd = [...new Set(words.slice(1).map((w, i) => `${words[i]} ${w}`))].filter((pair) => seen.size && !seen.has(pair));
+  const pairs = new Set(words.slice(1).map((w, i) => `${words[i]} ${w}`));  // each unseen pair named once
+  const odd = [...pairs].filter((pair) => seen.size && !seen.has(pair));
   if (odd.length) {
     notes.push(`Note: ${name} never saw ${quoted(odd)} in its corpus: this sentence is unlike the ones it ` +
       "learned from, so its answer may be wrong however sure it is.");
