@@ -52,6 +52,34 @@ export async function nextLogProbs(model, tgtIn, memory) {
   return logProbs.map((positions) => ruledOut(model, Float32Array.from(positions[tgtIn[0].length - 1])));
 }
 
+/** A KV cache over one encoded sentence (engine.js's decodeStep): the cross-attentions' keys and
+ * values computed once, then `next(rows, tokens)`, one step for every live hypothesis: rows[j], the
+ * hypothesis of the last step that hypothesis j continues (step 1: [0]), tokens[j] its newest token
+ * (<bos> at step 1). Returns nextLogProbs's rows; `dispose()` frees the cache. */
+export function decoderCache(model, memory) {
+  const { jax: { numpy: np, tree }, config } = model;
+  const jitted = compiled(model);
+  const { n_layers: layers, n_heads: heads, d_model: d, max_len: maxLen } = config;
+  const cross = jitted.crossKeysValues(tree.ref(model.params), memory.array.ref);
+  let cache = Array.from({ length: layers }, () => [0, 1].map(() => np.zeros([1, heads, maxLen, d / heads])));
+  let position = 0;
+  const flags = (test) => np.array(Array.from({ length: maxLen }, (_, i) => test(i))).greater(0);
+  return {
+    async next(rows, tokens) {
+      const n = bucket(rows.length, 1, Infinity);  // rows padded as decodeAll pads them
+      const padded = (a) => [...a, ...Array(n - a.length).fill(a[0])];
+      const tgt = ids(np, padded(tokens).map((t) => [t]), 1, config.tgt_pad_id);
+      const index = np.array(new Int32Array(padded(rows)), { dtype: np.int32 });
+      const [logProbs, written] = jitted.step(tree.ref(model.params), tgt, flags((i) => i === position),
+        flags((i) => i <= position), index, cache, tree.ref(cross), memory.mask.ref);
+      cache = written;
+      position += 1;
+      return logProbs.js().slice(0, rows.length).map(([row]) => ruledOut(model, Float32Array.from(row)));
+    },
+    dispose: () => tree.dispose([cross, cache]),
+  };
+}
+
 /** The decoder once more over the best hypothesis `tokens` (without <bos>): crossAttention [layer][head]
  * [step][source], selfAttention [layer][head][step][step] and topK: the topK most probable words of every
  * step t given <bos> + tokens[:t], [step][rank] {id, logProb}, best first (ties: the lower id first). */

@@ -98,8 +98,11 @@ class Transformer(nn.Module):
                                    self.cfg.max_len)
         elif cache is not None:
             past = cache.length
-        total = past + tgt_in.shape[1]
-        tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
+        if cache is not None and tgt_in.shape[1] == 1:
+            tgt_mask = None  # one new position: every key is at or before it
+        else:
+            total = past + tgt_in.shape[1]
+            tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
         y = self.tgt_embed(tgt_in, check=False)  # (batch, tgt_len, d_model)
         y = self.positional(y, check=False, start=past)  # (batch, tgt_len, d_model)
         return self.decoder(y, memory, src_mask, tgt_mask, return_attention, check=False,
