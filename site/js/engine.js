@@ -4,38 +4,12 @@
 // the state_dict. Arrays are reference-counted: functions consume their arguments (`.ref` keeps).
 import { readModel } from "./safetensors.js";
 import { Vocab } from "./vocab.js";
+import { checkConfig, sinusoids } from "./positions.js";
+import { kvCache } from "./kv_cache.js";
 
-/** The sinusoidal positions as a Float32Array (n, d): `layout` "interleaved" (sin on even, cos on
- * odd dimensions; paper §3.5) or "concatenated" (all sines, then all cosines, timescales geometric
- * from 1 to 10^4 over d/2 - 1 steps: tensor2tensor's, the post's figures); modules/positional.py's. */
-export const sinusoids = (n, d, layout = "interleaved") => Float32Array.from({ length: n * d }, (_, k) => {
-  const [pos, i] = [Math.floor(k / d), k % d];
-  if (layout === "concatenated") {
-    const half = d / 2;
-    const angle = pos * Math.exp(-(Math.log(10000) / Math.max(half - 1, 1)) * (i % half));
-    return i < half ? Math.sin(angle) : Math.cos(angle);
-  }
-  const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
-  return i % 2 ? Math.cos(angle) : Math.sin(angle);
-});
-
-const LAYOUTS = ["interleaved", "concatenated"];
-
-/** Refuses a config this engine cannot run as PyTorch does, naming the field. */
-function checkConfig(cfg) {
-  const layout = cfg.pe_layout ?? "interleaved";
-  if (!LAYOUTS.includes(layout)) {
-    throw new Error(`pe_layout: expected one of ${LAYOUTS.join(", ")}, got ${JSON.stringify(cfg.pe_layout)}`);
-  }
-  if (!(cfg.d_model > 0 && cfg.d_model % 2 === 0 && cfg.d_model % cfg.n_heads === 0)) {
-    throw new Error(`d_model: expected an even multiple of n_heads=${cfg.n_heads}, got ${cfg.d_model}`);
-  }
-  return layout;
-}
-
-/** The model of a config (TransformerConfig's fields): {encode, decode, crossKeysValues, decodeStep,
- * forward, lossAndAccuracy, maskOf}; `keep` collects the attention weights of every layer. Throws
- * (naming the field) for a config it cannot run: an unknown pe_layout, d_model not split by n_heads. */
+/** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy, maskOf,
+ * and kv_cache.js's crossKeysValues and decodeStep}; `keep` collects the attention weights of every
+ * layer. Throws (naming the field) for a config it cannot run (positions.js's checkConfig). */
 export function transformer(jax, cfg) {
   const { numpy: np, nn } = jax;
   const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
@@ -51,9 +25,9 @@ export function transformer(jax, cfg) {
   const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);
   const keysValues = (key, p, name) => [split(linear(key.ref, p, `${name}.w_k`)), split(linear(key, p, `${name}.w_v`))];
   // key is also the value; `kv`: their projections, (batch, heads, k, d_k) each, if already made
-  function attention(query, key, p, name, mask, keep, kv = keysValues(key, p, name)) {
+  function attention(query, key, p, name, mask, keep, kv) {
     const q = split(linear(query, p, `${name}.w_q`));
-    const [k, v] = kv;
+    const [k, v] = kv ?? keysValues(key, p, name);
     const scores = np.matmul(q, k.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(dk));
     const weights = nn.softmax(np.where(mask, scores, -Infinity), -1);  // (batch, heads, q, k)
     if (keep) keep.push(weights.ref);
@@ -92,40 +66,6 @@ export function transformer(jax, cfg) {
     [causal, memory, srcMask].forEach((a) => a.dispose());
     return linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj");
   }
-  /** The cross-attentions' keys and values of one source, computed once a sentence (paper §3.2.3):
-   * memory (1, src_len, d_model) -> per layer [k, v], each (1, heads, src_len, d_k). */
-  const crossKeysValues = (p, memory) => Array.from({ length: layers },
-    (_, i) => keysValues(i === layers - 1 ? memory : memory.ref, p, `decoder.layers.${i}.cross_attn`));
-  /** One decoding step with a KV cache (paper §3.1: auto-regressive), the decoder on the newest
-   * position only. tgt (n, 1) int32: each row's newest token; at (max_len,) bool: its position;
-   * seen (max_len,) bool: the positions up to it; rows (n,) int32: the row of `cache` each row
-   * continues (beam search follows its hypotheses); cache: per layer [k, v] of the self-attention,
-   * (n', heads, max_len, d_k), rows at unseen positions ignored; cross: crossKeysValues's.
-   * -> [logits (n, 1, vocab), the cache with this position's keys and values written in]. */
-  function decodeStep(p, tgt, at, seen, rows, cache, cross, srcMask, keep) {
-    const position = np.matmul(at.ref.astype(np.float32).reshape([1, cfg.max_len]), table.ref);  // (1, d_model)
-    let y = position.add(np.take(p["tgt_embed.lut.weight"], tgt, 0).mul(Math.sqrt(d)));  // (n, 1, d_model)
-    const where = at.reshape([1, 1, cfg.max_len, 1]);
-    const visible = seen.reshape([1, 1, 1, cfg.max_len]);
-    const written = [];
-    for (let i = 0; i < layers; i += 1) {
-      const name = `decoder.layers.${i}`;
-      const selfAttention = (h) => {
-        const [kNew, vNew] = keysValues(h.ref, p, `${name}.self_attn`);  // (n, heads, 1, d_k) each
-        const [k, v] = cache[i].map((past, j) => np.where(where.ref, [kNew, vNew][j], np.take(past, rows.ref, 0)));
-        written.push([k.ref, v.ref]);  // (n, heads, max_len, d_k) each
-        return attention(h, null, p, `${name}.self_attn`, visible.ref, keep?.self, [k, v]);
-      };
-      const crossAttention = (h) => attention(h, null, p, `${name}.cross_attn`, srcMask.ref, keep?.cross,
-        cross[i].map((a) => a.ref));
-      y = residual(y, p, `${name}.norm1`, selfAttention);
-      y = residual(y, p, `${name}.norm2`, crossAttention);
-      y = residual(y, p, `${name}.norm3`, ffn(p, `${name}.feed_forward`));
-    }
-    [where, visible, rows, srcMask].forEach((a) => a.dispose());
-    jax.tree.dispose(cross);
-    return [linear(preLN ? norm(y, p, "decoder.norm") : y, p, "generator.proj"), written];
-  }
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
   const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
   /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
@@ -138,7 +78,8 @@ export function transformer(jax, cfg) {
     const count = kept.ref.sum();
     return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
   }
-  return { encode, decode, crossKeysValues, decodeStep, forward, lossAndAccuracy, maskOf,
+  const cached = kvCache(jax, cfg, { linear, norm, keysValues, attention, residual, ffn, table });
+  return { encode, decode, ...cached, forward, lossAndAccuracy, maskOf,
     dispose: () => table.dispose() };
 }
 
@@ -206,25 +147,4 @@ export function modelFrom(jax, buffer, corpus, extra = {}) {
     bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"), ...extra };
   return { corpus, config, jax, net: transformer(jax, c), params: arrays(jax, tensors),
     srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
-}
-
-/** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */
-export function compiled(model) {
-  const { jax, net } = model;
-  model.jitted ??= {
-    encode: jax.jit((p, src) => {
-      const keep = { encoder: [] };
-      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
-    }),
-    decode: jax.jit((p, tgt, memory, mask) => {
-      const keep = { self: [], cross: [] };
-      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
-    }),
-    crossKeysValues: jax.jit((p, memory) => net.crossKeysValues(p, memory)),
-    step: jax.jit((p, tgt, at, seen, rows, cache, cross, mask) => {
-      const [logits, written] = net.decodeStep(p, tgt, at, seen, rows, cache, cross, mask);
-      return [jax.nn.logSoftmax(logits, -1), written];
-    }),
-  };
-  return model.jitted;
 }

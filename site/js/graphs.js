@@ -1,7 +1,27 @@
 // Translating with a model (engine.js's modelFrom): the encoder once per sentence, the decoder
 // once per step for every live hypothesis (decoding.py's loops are in search_beam.js), and the
 // arrays turned into the nested arrays the API returns. `memory` is disposed by the caller.
-import { compiled } from "./engine.js";
+
+/** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */
+export function compiled(model) {
+  const { jax, net } = model;
+  model.jitted ??= {
+    encode: jax.jit((p, src) => {
+      const keep = { encoder: [] };
+      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
+    }),
+    decode: jax.jit((p, tgt, memory, mask) => {
+      const keep = { self: [], cross: [] };
+      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
+    }),
+    crossKeysValues: jax.jit((p, memory) => net.crossKeysValues(p, memory)),
+    step: jax.jit((p, tgt, at, seen, rows, cache, cross, mask) => {
+      const [logits, written] = net.decodeStep(p, tgt, at, seen, rows, cache, cross, mask);
+      return [jax.nn.logSoftmax(logits, -1), written];
+    }),
+  };
+  return model.jitted;
+}
 
 // Shapes padded up to a power of two (8 positions at least): jit compiles once per size.
 const bucket = (n, least, most) => Math.min(most, Math.max(least, 2 ** Math.ceil(Math.log2(n))));

@@ -194,31 +194,6 @@ def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
                      "notes": [f'Left out ".": the {corpus} model never saw punctuation.']}, (text, g)
 
 
-#: site/js's files for training in the page (issue 25).
-TRAINING = {"engine.js", "safetensors.js", "recipe.js", "trainer.js", "train.js"}
-#: The ceilings today: the team aimed at 900 lines besides training and 500 for it (1,400), and
-#: the first versions met that only by cramming (63 lines over 120 characters, several statements
-#: a line); written out under ESLint's max-len 120 and one statement a line, what the widgets and
-#: the trainer do takes 984 + 561, and 13 more: on a phone, self-attention's 44 px word targets and
-#: a beam tree wrapped to the column; in the trainer, the time the tab was hidden left out of the
-#: reported times. A ceiling, not a target: the next change should lower it.
-MAX_LINES, MAX_TRAINING = 1558, 562
-
-
-def test_site_js_stays_within_its_ceiling():
-    """Issue 21: one small toolkit for the widgets, no Transformer math beyond the tokenizer, the
-    decoding loops and (issue 25) the engine that trains in the page; readable lines (ESLint)."""
-    files = {f.name: len(f.read_text(encoding="utf-8").splitlines())
-             for f in (SITE / "js").glob("*.js")}
-    assert TRAINING <= set(files), sorted(TRAINING - set(files))
-    training = sum(n for name, n in files.items() if name in TRAINING)
-    total = sum(files.values())
-    assert total <= MAX_LINES, f"site/js has {total} lines"
-    assert total - training <= MAX_LINES - MAX_TRAINING, (
-        f"site/js has {total - training} lines besides training")
-    assert training <= MAX_TRAINING, f"training in the page has {training} lines"
-
-
 def test_eslint():
     if not (SITE / "node_modules" / "eslint").exists():
         pytest.skip("eslint (npm) not installed: `make site-assets` installs it")
