@@ -131,7 +131,7 @@ def main() -> None:
     ids = src_vocab.encode(sentence)
     endless = endless_copy(model, max(args.lengths), tgt_vocab.eos_id)
     wide = wider_model(model.cfg.src_vocab_size, model.cfg.tgt_vocab_size, max(args.lengths), tgt_vocab.eos_id)
-    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 5),
+    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7),
              "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2)}
     split = test_split_part(model, src_vocab, tgt_vocab, args.corpus, args.beams)
     report = {"corpus": args.corpus, "threads": args.threads, "sentence": sentence,
