@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -69,7 +68,7 @@ def cache_part(model, ids, special, lengths, beam_size, repeats) -> dict:
     for length in lengths:
         repeats = repeats if length <= 50 else max(1, repeats // 2)
         for method in ("greedy", f"beam_{beam_size}"):
-            def run(use_cache):
+            def run(use_cache, method=method, length=length):
                 if method == "greedy":
                     return il.greedy_decode(model, ids, max_len=length, use_cache=use_cache,
                                             **special)
@@ -82,7 +81,8 @@ def cache_part(model, ids, special, lengths, beam_size, repeats) -> dict:
             else:
                 assert [h for h, _ in cached] == [h for h, _ in plain], (length, method)
                 assert len(cached[0][0]) == length
-                assert all(abs(a - b) < 1e-4 * max(1, abs(b)) for (_, a), (_, b) in zip(cached, plain))
+                assert all(abs(a - b) < 1e-4 * max(1, abs(b))
+                           for (_, a), (_, b) in zip(cached, plain))
             results[f"{method}_{length}"] = {
                 "tokens": length, "ms_cached": round(cached_ms, 2),
                 "ms_uncached": round(plain_ms, 2), "speedup": round(plain_ms / cached_ms, 2),
@@ -130,7 +130,8 @@ def main() -> None:
     special = dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
     ids = src_vocab.encode(sentence)
     endless = endless_copy(model, max(args.lengths), tgt_vocab.eos_id)
-    wide = wider_model(model.cfg.src_vocab_size, model.cfg.tgt_vocab_size, max(args.lengths), tgt_vocab.eos_id)
+    wide = wider_model(model.cfg.src_vocab_size, model.cfg.tgt_vocab_size, max(args.lengths),
+                       tgt_vocab.eos_id)
     cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7),
              "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2)}
     split = test_split_part(model, src_vocab, tgt_vocab, args.corpus, args.beams)

@@ -222,7 +222,7 @@ def cache_work(model, sentence, src_vocab, tgt_vocab, *, layer: int = 0) -> dict
     for use_cache in (False, True):
         calls = {"self": [], "cross": []}
         hooks = [getattr(decoder, f"{kind}_attn").w_k.register_forward_hook(
-            lambda module, args, out, kind=kind: calls[kind].append(args[0].shape[1]))
+            lambda module, args, out, kind=kind, calls=calls: calls[kind].append(args[0].shape[1]))
             for kind in ("self", "cross")]
         try:
             out = greedy_decode(model, ids, use_cache=use_cache, **special)
