@@ -296,4 +296,6 @@ def measured_times(path: Path = BENCHMARK) -> str:
         g, b = shipped[f"greedy_{length}"], shipped[f"beam_4_{length}"]
         lines.append(f"{length:>6}  {g['ms_uncached']:>12.0f} ms  {g['ms_cached']:>5.0f} ms  "
                      f"{b['ms_uncached']:>12.0f} ms  {b['ms_cached']:>5.0f} ms")
+    lines.append(f"({report.get('threads', 1)} thread, the machine's load average "
+                 f"{report.get('load_average', '?')} while it ran: the ratios matter, not the ms)")
     return "\n".join(lines)
