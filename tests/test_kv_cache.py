@@ -201,3 +201,15 @@ def test_any_model_and_source_decode_alike_with_and_without_the_cache(
                   max_len=max_len, alpha=alpha, return_steps=True)
     beams_alike(il.beam_search(model, src, **kwargs),
                 il.beam_search(model, src, **kwargs, use_cache=False), 1e-12)
+
+
+def test_a_model_that_overrides_decode_decodes_without_the_cache():
+    """Chapter 07's decoder without its causal mask: a later position changes the earlier ones,
+    so no cache holds; decoding it gives what feeding the whole prefix gives."""
+    from illustrated.book.ch07 import without_mask
+    model = without_mask(build(9, eos_scale=0.0))
+    for call in (il.greedy_decode, il.beam_search):
+        assert call(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6) == \
+            call(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6, use_cache=False)
+    cached = il.greedy_decode(build(9, eos_scale=0.0), SRC, bos_id=BOS, eos_id=EOS, max_len=6)
+    assert il.greedy_decode(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6) != cached

@@ -129,9 +129,12 @@ def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: in
 
 
 def _new_cache(model: Transformer, use_cache: bool) -> KVCache | None:
-    """An empty KV cache for ``model`` if asked for and the model takes one (an illustrated
-    Transformer; the benchmarks' wrapped ``nn.Transformer`` decodes without)."""
-    return KVCache(model.cfg.n_layers) if use_cache and isinstance(model, Transformer) else None
+    """An empty KV cache for ``model`` if asked for and the model takes one: an illustrated
+    Transformer with its own causal ``decode``. The benchmarks' wrapped ``nn.Transformer`` and a
+    subclass that overrides ``decode`` (chapter 07's decoder without its mask, where a later
+    position changes the earlier ones and no cache holds) decode without."""
+    takes_cache = isinstance(model, Transformer) and type(model).decode is Transformer.decode
+    return KVCache(model.cfg.n_layers) if use_cache and takes_cache else None
 
 
 def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tensor,
@@ -253,8 +256,9 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
         only, its self-attention reads the t - 1 earlier keys and values from the cache, and
         the encoder-decoder attention's keys and values (n_heads x src_len x d_k a layer) are
         computed at the first step only. The same tokens and scores as ``use_cache=False``,
-        which feeds the whole prefix at every step (O(t^2) work for t tokens; tested). Paper
-        §3.1 (auto-regressive), §3.2.3 (masking makes earlier positions final).
+        which feeds the whole prefix at every step (O(t^2) work for t tokens; tested). A model
+        whose class overrides ``decode`` decodes without the cache. Paper §3.1
+        (auto-regressive), §3.2.3 (masking makes earlier positions final).
 
     Returns
     -------
