@@ -6,9 +6,11 @@ import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 
 const code = (text) => h("code", { text });
-const [COL, ROW, W, H, PAD] = [104, 40, 76, 32, 6];
+const [COL, ROW, W, H, PAD, INDENT] = [104, 40, 76, 32, 6, 18];
 const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
   dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
+// A log-probability with two decimals, or as many as its first digit needs (-0.002, not -0.00).
+const score = (v) => v.toFixed(Math.max(2, Math.ceil(-Math.log10(Math.abs(v) || 1))));
 const key = (tokens) => tokens.join("\u241f");
 
 function node(x, y, tokens, logProb, status, returned) {
@@ -19,42 +21,58 @@ function node(x, y, tokens, logProb, status, returned) {
   s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2,
     "stroke-dasharray": dash }),
   s("text", { ...middle, y: y + 13, text: tokens.at(-1) ?? "<bos>" }),
-  logProb === null ? null : s("text", { ...middle, y: y + 26, fill: "#555", text: logProb.toFixed(2) }));
+  logProb === null ? null : s("text", { ...middle, y: y + 26, fill: "#555", text: score(logProb) }));
 }
 
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
  * of its prefix): kept in the beam, ended with <eos>, or dropped; thick: a returned translation.
- * Where the steps do not fit across `room` px (a phone), steps run down, a step's boxes wrapped
- * into as many lines as the column needs. */
+ * Where the steps do not fit across `room` px (a phone), the tree is an outline: each candidate
+ * on its own line below its parent, indented one step further, joined to it by an elbow that
+ * runs left of every box in between (so no edge crosses a box). */
 function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
   const down = PAD * 2 + COL * steps.length + W > room;
-  const perLine = Math.max(1, Math.min(rows, Math.floor((room - PAD * 2 + 2) / (W + 2))));
-  const lines = [1, ...steps.map((st) => Math.ceil(st.candidates.length / perLine))];  // the root's, each step's
-  const tops = lines.map((_, i) => PAD + lines.slice(0, i).reduce((sum, n) => sum + n * (H + 6) + 22, 0));
-  const at = (step, rank) => (down
-    ? [PAD + (W + 2) * (rank % perLine), tops[step] + (H + 6) * Math.floor(rank / perLine)]
-    : [PAD + COL * step, PAD + ROW * rank]);
-  const where = new Map([[key([]), [PAD, PAD]]]);
-  const edges = [];
-  const nodes = [node(PAD, PAD, [], null, "root", false)];
+  const status = new Map();
+  const children = new Map([[key([]), []]]);
   for (const st of steps) {
     const finished = new Set(st.finished.map(key));
     const kept = new Set(st.kept.map(key));
     st.candidates.forEach(({ tokens, logProb }, rank) => {
-      const [x, y] = at(st.step, rank);
       const k = key(tokens);
-      const [px, py] = where.get(key(tokens.slice(0, -1)));
-      const status = finished.has(k) ? "finished" : kept.has(k) ? "kept" : "dropped";
-      where.set(k, [x, y]);
-      const [x1, y1, x2, y2] = down ? [px + W / 2, py + H, x + W / 2, y] : [px + W, py + H / 2, x, y + H / 2];
-      edges.push(s("line", { x1, y1, x2, y2, "stroke-width": 1.2, stroke: status === "dropped" ? "#bbb" : "#6a4fb3" }));
-      nodes.push(node(x, y, tokens, logProb, status, returned.has(k)));
+      status.set(k, { tokens, logProb, rank, step: st.step,
+        status: finished.has(k) ? "finished" : kept.has(k) ? "kept" : "dropped" });
+      children.get(key(tokens.slice(0, -1)))?.push(k);
+      children.set(k, []);
     });
   }
-  const [width, height] = down ? [PAD * 2 + (W + 2) * perLine - 2, tops.at(-1) + lines.at(-1) * (H + 6) - 6 + PAD]
-    : at(steps.length, rows - 1).map((v, i) => v + PAD + [W, H][i]);
+  const where = new Map();
+  let line = 0;
+  const place = (k, depth) => {  // the outline: depth-first, a line each
+    where.set(k, [PAD + INDENT * depth, PAD + (H + 6) * line]);
+    line += 1;
+    children.get(k).forEach((child) => place(child, depth + 1));
+  };
+  if (down) place(key([]), 0);
+  else {
+    where.set(key([]), [PAD, PAD]);
+    status.forEach(({ step, rank }, k) => where.set(k, [PAD + COL * step, PAD + ROW * rank]));
+  }
+  const edges = [];
+  const nodes = [node(PAD, PAD, [], null, "root", false)];
+  status.forEach(({ tokens, logProb, status: fate }, k) => {
+    const [x, y] = where.get(k);
+    const [px, py] = where.get(key(tokens.slice(0, -1)));
+    const stroke = fate === "dropped" ? "#bbb" : "#6a4fb3";
+    const points = down ? [[px + INDENT / 2, py + H], [px + INDENT / 2, y + H / 2], [x, y + H / 2]]
+      : [[px + W, py + H / 2], [x, y + H / 2]];
+    edges.push(s("polyline", { points: points.map((p) => p.join(",")).join(" "), fill: "none",
+      "stroke-width": 1.2, stroke }));
+    nodes.push(node(x, y, tokens, logProb, fate, returned.has(k)));
+  });
+  const right = Math.max(...[...where.values()].map(([x]) => x)) + W + PAD;
+  const [width, height] = down ? [right, PAD + (H + 6) * line - 6 + PAD]
+    : [PAD + COL * steps.length + W + PAD, PAD + ROW * (rows - 1) + H + PAD];
   return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
     "aria-label": "the beam search as a tree" }, edges, nodes));

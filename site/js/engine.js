@@ -4,21 +4,17 @@
 // the state_dict. Arrays are reference-counted: functions consume their arguments (`.ref` keeps).
 import { readModel } from "./safetensors.js";
 import { Vocab } from "./vocab.js";
+import { checkConfig, sinusoids } from "./positions.js";
+import { kvCache } from "./kv_cache.js";
 
-/** The sinusoidal positions, interleaved (sin even, cos odd; paper §3.5), as a Float32Array. */
-const sinusoids = (n, d) => Float32Array.from({ length: n * d }, (_, k) => {
-  const [pos, i] = [Math.floor(k / d), k % d];
-  const angle = pos * Math.exp((-Math.log(10000) * (i - (i % 2))) / d);
-  return i % 2 ? Math.cos(angle) : Math.sin(angle);
-});
-
-/** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy,
- * maskOf}; `keep` collects the attention weights of every layer. */
+/** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy, maskOf,
+ * and kv_cache.js's crossKeysValues and decodeStep}; `keep` collects the attention weights of every
+ * layer. Throws (naming the field) for a config it cannot run (positions.js's checkConfig). */
 export function transformer(jax, cfg) {
   const { numpy: np, nn } = jax;
   const { d_model: d, n_heads: heads, n_layers: layers, norm_first: preLN } = cfg;
   const dk = d / heads;
-  const table = np.array(sinusoids(cfg.max_len, d)).reshape([cfg.max_len, d]);
+  const table = np.array(sinusoids(cfg.max_len, d, checkConfig(cfg))).reshape([cfg.max_len, d]);
   const linear = (x, p, name) => np.matmul(x, np.transpose(p[`${name}.weight`])).add(p[`${name}.bias`]);
   const norm = (x, p, name) => {
     const centred = x.ref.sub(np.mean(x, -1, { keepdims: true }));
@@ -27,10 +23,11 @@ export function transformer(jax, cfg) {
   };
   // (batch, seq, d_model) -> (batch, heads, seq, d_k)
   const split = (x) => x.reshape([x.shape[0], x.shape[1], heads, dk]).transpose([0, 2, 1, 3]);
-  function attention(query, key, p, name, mask, keep) {  // key is also the value
+  const keysValues = (key, p, name) => [split(linear(key.ref, p, `${name}.w_k`)), split(linear(key, p, `${name}.w_v`))];
+  // key is also the value; `kv`: their projections, (batch, heads, k, d_k) each, if already made
+  function attention(query, key, p, name, mask, keep, kv) {
     const q = split(linear(query, p, `${name}.w_q`));
-    const k = split(linear(key.ref, p, `${name}.w_k`));
-    const v = split(linear(key, p, `${name}.w_v`));
+    const [k, v] = kv ?? keysValues(key, p, name);
     const scores = np.matmul(q, k.transpose([0, 1, 3, 2])).mul(1 / Math.sqrt(dk));
     const weights = nn.softmax(np.where(mask, scores, -Infinity), -1);  // (batch, heads, q, k)
     if (keep) keep.push(weights.ref);
@@ -81,7 +78,9 @@ export function transformer(jax, cfg) {
     const count = kept.ref.sum();
     return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
   }
-  return { encode, decode, forward, lossAndAccuracy, maskOf, dispose: () => table.dispose() };
+  const cached = kvCache(jax, cfg, { linear, norm, keysValues, attention, residual, ffn, table });
+  return { encode, decode, ...cached, forward, lossAndAccuracy, maskOf,
+    dispose: () => table.dispose() };
 }
 
 /** torch.optim.Adam (betas [beta1, beta2] and eps: the Recipe's, recipe.json) after clip_grad_norm_, one
@@ -147,20 +146,4 @@ export function modelFrom(jax, buffer, corpus, extra = {}) {
     bos_id: tgtTokens.indexOf("<bos>"), eos_id: tgtTokens.indexOf("<eos>"), ...extra };
   return { corpus, config, jax, net: transformer(jax, c), params: arrays(jax, tensors),
     srcVocab: new Vocab(srcTokens), tgtVocab: new Vocab(tgtTokens) };
-}
-
-/** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */
-export function compiled(model) {
-  const { jax, net } = model;
-  model.jitted ??= {
-    encode: jax.jit((p, src) => {
-      const keep = { encoder: [] };
-      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
-    }),
-    decode: jax.jit((p, tgt, memory, mask) => {
-      const keep = { self: [], cross: [] };
-      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
-    }),
-  };
-  return model.jitted;
 }

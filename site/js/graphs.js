@@ -1,7 +1,27 @@
 // Translating with a model (engine.js's modelFrom): the encoder once per sentence, the decoder
 // once per step for every live hypothesis (decoding.py's loops are in search_beam.js), and the
 // arrays turned into the nested arrays the API returns. `memory` is disposed by the caller.
-import { compiled } from "./engine.js";
+
+/** The model's encoder and log-softmaxed decoder, jitted once, with their attention weights. */
+export function compiled(model) {
+  const { jax, net } = model;
+  model.jitted ??= {
+    encode: jax.jit((p, src) => {
+      const keep = { encoder: [] };
+      return [net.encode(p, src.ref, net.maskOf(src), keep), keep.encoder];
+    }),
+    decode: jax.jit((p, tgt, memory, mask) => {
+      const keep = { self: [], cross: [] };
+      return [jax.nn.logSoftmax(net.decode(p, tgt, memory, mask, keep), -1), keep.self, keep.cross];
+    }),
+    crossKeysValues: jax.jit((p, memory) => net.crossKeysValues(p, memory)),
+    step: jax.jit((p, tgt, at, seen, rows, cache, cross, mask) => {
+      const [logits, written] = net.decodeStep(p, tgt, at, seen, rows, cache, cross, mask);
+      return [jax.nn.logSoftmax(logits, -1), written];
+    }),
+  };
+  return model.jitted;
+}
 
 // Shapes padded up to a power of two (8 positions at least): jit compiles once per size.
 const bucket = (n, least, most) => Math.min(most, Math.max(least, 2 ** Math.ceil(Math.log2(n))));
@@ -50,6 +70,34 @@ export async function nextLogProbs(model, tgtIn, memory) {
   const [logProbs, self, cross] = decodeAll(model, tgtIn, memory);
   [...self, ...cross].forEach((w) => w.dispose());
   return logProbs.map((positions) => ruledOut(model, Float32Array.from(positions[tgtIn[0].length - 1])));
+}
+
+/** A KV cache over one encoded sentence (engine.js's decodeStep): the cross-attentions' keys and
+ * values computed once, then `next(rows, tokens)`, one step for every live hypothesis: rows[j], the
+ * hypothesis of the last step that hypothesis j continues (step 1: [0]), tokens[j] its newest token
+ * (<bos> at step 1). Returns nextLogProbs's rows; `dispose()` frees the cache. */
+export function decoderCache(model, memory) {
+  const { jax: { numpy: np, tree }, config } = model;
+  const jitted = compiled(model);
+  const { n_layers: layers, n_heads: heads, d_model: d, max_len: maxLen } = config;
+  const cross = jitted.crossKeysValues(tree.ref(model.params), memory.array.ref);
+  let cache = Array.from({ length: layers }, () => [0, 1].map(() => np.zeros([1, heads, maxLen, d / heads])));
+  let position = 0;
+  const flags = (test) => np.array(Array.from({ length: maxLen }, (_, i) => test(i))).greater(0);
+  return {
+    async next(rows, tokens) {
+      const n = bucket(rows.length, 1, Infinity);  // rows padded as decodeAll pads them
+      const padded = (a) => [...a, ...Array(n - a.length).fill(a[0])];
+      const tgt = ids(np, padded(tokens).map((t) => [t]), 1, config.tgt_pad_id);
+      const index = np.array(new Int32Array(padded(rows)), { dtype: np.int32 });
+      const [logProbs, written] = jitted.step(tree.ref(model.params), tgt, flags((i) => i === position),
+        flags((i) => i <= position), index, cache, tree.ref(cross), memory.mask.ref);
+      cache = written;
+      position += 1;
+      return logProbs.js().slice(0, rows.length).map(([row]) => ruledOut(model, Float32Array.from(row)));
+    },
+    dispose: () => tree.dispose([cross, cache]),
+  };
 }
 
 /** The decoder once more over the best hypothesis `tokens` (without <bos>): crossAttention [layer][head]

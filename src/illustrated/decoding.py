@@ -18,6 +18,7 @@ from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, ch
 from ._numpy import to_numpy
 from .config import TransformerConfig
 from .modules._checks import check_source_ids
+from .modules.kv_cache import KVCache
 from .modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
@@ -127,11 +128,26 @@ def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: in
     _check_decode_args(model, bos_id, eos_id, max_len)
 
 
+def _new_cache(model: Transformer, use_cache: bool) -> KVCache | None:
+    """An empty KV cache for ``model`` if asked for and the model takes one: an illustrated
+    Transformer with its own causal ``decode``. The benchmarks' wrapped ``nn.Transformer`` and a
+    subclass that overrides ``decode`` (chapter 07's decoder without its mask, where a later
+    position changes the earlier ones and no cache holds) decode without."""
+    takes_cache = isinstance(model, Transformer) and type(model).decode is Transformer.decode
+    return KVCache(model.cfg.n_layers) if use_cache and takes_cache else None
+
+
 def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tensor,
-                    src_mask: torch.Tensor, bos_id: int) -> torch.Tensor:
+                    src_mask: torch.Tensor, bos_id: int,
+                    cache: KVCache | None = None) -> torch.Tensor:
     """(n, vocab) log_softmax of the last position's logits, <bos> and <pad> then made impossible;
-    ValueError if a row is NaN. Shapes: tgt_in (n, t), memory (n, src_len, d_model)."""
-    out = model.decode(tgt_in, memory, src_mask)  # (n, t, d_model)
+    ValueError if a row is NaN. Shapes: tgt_in (n, t), memory (n, src_len, d_model); with a
+    ``cache``, only the positions after those cached are fed: tgt_in (n, t - cache.length)."""
+    if cache is None:
+        out = model.decode(tgt_in, memory, src_mask)  # (n, t, d_model)
+    else:  # checked by the decoding functions: the cache is theirs
+        out = model.decode(tgt_in[:, cache.length:], memory, src_mask, check=False,
+                           cache=cache)  # (n, t - past, d_model)
     log_probs = model.generator(out[:, -1]).log_softmax(dim=-1)  # (n, tgt_vocab_size)
     log_probs[:, [bos_id, model.cfg.tgt_pad_id]] = float("-inf")
     # A NaN would win every argmax and top-k: a broken model must not look like a translation.
@@ -167,22 +183,26 @@ class EvalMode:
 
 
 def greedy_decode_batch(model: Transformer, src: torch.Tensor, *, bos_id: int, eos_id: int,
-                        max_len: int = 50) -> list[list[int]]:
+                        max_len: int = 50, use_cache: bool = True) -> list[list[int]]:
     """Greedy decoding of a padded batch of sources at once (what :func:`exact_match` uses).
 
     ``src``: (batch, src_len) ids padded with ``model.cfg.pad_id``. Returns one list of
     generated ids per sentence, without <bos>, ending with <eos> when it was produced. Raises
     as :func:`greedy_decode` (TypeErrors are ValueErrors too), and for a row of padding only.
+    ``use_cache``: as in :func:`greedy_decode`.
     """
     _check_decode_args(model, bos_id, eos_id, max_len)
+    check_bool("use_cache", use_cache)
     check_source_ids("src", src, model.cfg)
-    return _greedy(model, src, bos_id, eos_id, max_len)[0]
+    return _greedy(model, src, bos_id, eos_id, max_len, use_cache=use_cache)[0]
 
 
 def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max_len: int,
-            keep_steps: bool = False) -> tuple[list[list[int]], list[torch.Tensor]]:
+            keep_steps: bool = False, use_cache: bool = True
+            ) -> tuple[list[list[int]], list[torch.Tensor]]:
     """Greedy decoding of a checked batch; also each step's (batch, vocab) log-probs if asked."""
     step_log_probs: list[torch.Tensor] = []
+    cache = _new_cache(model, use_cache)
     with EvalMode(model):
         src = src.to(next(model.parameters()).device)
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
@@ -190,7 +210,8 @@ def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max
         tgt = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
         done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
         for _ in range(max_len):
-            log_probs = _next_log_probs(model, tgt, memory, src_mask, bos_id)  # (batch, vocab)
+            log_probs = _next_log_probs(model, tgt, memory, src_mask, bos_id,
+                                        cache)  # (batch, vocab)
             if keep_steps:
                 step_log_probs.append(log_probs)
             next_ids = log_probs.argmax(dim=-1)  # (batch,)
@@ -219,7 +240,8 @@ class GreedyStep(NamedTuple):
 
 
 def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bos_id: int,
-                  eos_id: int, max_len: int = 50, return_steps: bool = False):
+                  eos_id: int, max_len: int = 50, return_steps: bool = False,
+                  use_cache: bool = True):
     """Pick the most probable word at every step, feeding each choice back in, until <eos>.
 
     Parameters
@@ -229,6 +251,14 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
     max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
     return_steps : bool, also return one :class:`GreedyStep` per generated token, as
         ``beam_search(..., return_steps=True)`` returns its beam.
+    use_cache : bool, keep each decoder layer's keys and values from step to step (a KV cache,
+        :class:`~illustrated.modules.KVCache`): step t feeds the decoder the newest position
+        only, its self-attention reads the t - 1 earlier keys and values from the cache, and
+        the encoder-decoder attention's keys and values (n_heads x src_len x d_k a layer) are
+        computed at the first step only. The same tokens and scores as ``use_cache=False``,
+        which feeds the whole prefix at every step (O(t^2) work for t tokens; tested). A model
+        whose class overrides ``decode`` decodes without the cache. Paper §3.1
+        (auto-regressive), §3.2.3 (masking makes earlier positions final).
 
     Returns
     -------
@@ -254,7 +284,9 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
     src = prepare_source(model, src_ids)  # (1, src_len)
     _check_decode_args(model, bos_id, eos_id, max_len)
     check_bool("return_steps", return_steps)
-    outputs, step_log_probs = _greedy(model, src, bos_id, eos_id, max_len, return_steps)
+    check_bool("use_cache", use_cache)
+    outputs, step_log_probs = _greedy(model, src, bos_id, eos_id, max_len, return_steps,
+                                      use_cache)
     if not return_steps:
         return outputs[0]
     steps = []
@@ -293,7 +325,7 @@ class BeamStep(NamedTuple):
 
 def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bos_id: int,
                 eos_id: int, beam_size: int = 4, top_beams: int = 1, max_len: int = 50,
-                alpha: float = 0.0, return_steps: bool = False):
+                alpha: float = 0.0, return_steps: bool = False, use_cache: bool = True):
     """Keep the ``beam_size`` best partial translations at every step; return the ``top_beams`` best.
 
     At each step every live hypothesis is extended by every word; the candidates are ranked by
@@ -311,6 +343,9 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
     max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
     alpha : finite float >= 0, GNMT length penalty exponent; score = sum of log-probs / ((5+len)/6)**alpha.
     return_steps : bool, also return the list of :class:`BeamStep` (the beam as a tree).
+    use_cache : bool, as in :func:`greedy_decode`; the source's cross-attention keys and values
+        are computed once and copied to every live hypothesis, and each step's cache rows are
+        reordered to follow the hypotheses kept (row j from its parent's row).
 
     Returns
     -------
@@ -330,7 +365,9 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
     Post, end of "The Loss Function"; paper §6.1; Wu et al. 2016 (GNMT) §7.
     """
     _check_beam_args(model, bos_id, eos_id, beam_size, top_beams, max_len, alpha, return_steps)
+    check_bool("use_cache", use_cache)
     src = prepare_source(model, src_ids)  # (1, src_len)
+    cache = _new_cache(model, use_cache)
     steps: list[BeamStep] = []
     finished: list[tuple[tuple[int, ...], float]] = []  # (token ids, length-penalised score)
     with EvalMode(model):
@@ -341,12 +378,12 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
         for step in range(1, max_len + 1):
             tgt = torch.tensor([[bos_id, *h] for h in live], device=src.device)  # (n_live, step)
             log_probs = _next_log_probs(model, tgt, memory.expand(len(live), -1, -1),
-                                        src_mask, bos_id)  # (n_live, vocab)
+                                        src_mask, bos_id, cache)  # (n_live, vocab)
             totals = (live_scores[:, None] + log_probs).flatten()  # (n_live * vocab,)
             n_cand = min(2 * beam_size, int(torch.isfinite(totals).sum()))
             top = totals.topk(n_cand)
             vocab = log_probs.shape[-1]
-            candidates, kept, kept_scores, ended = [], [], [], []
+            candidates, kept, kept_scores, ended, parents = [], [], [], [], []
             for rank, (score, flat) in enumerate(zip(top.values.tolist(), top.indices.tolist())):
                 hyp = live[flat // vocab] + (flat % vocab,)
                 candidates.append((hyp, score))
@@ -357,6 +394,7 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
                 elif len(kept) < beam_size:
                     kept.append(hyp)
                     kept_scores.append(score)
+                    parents.append(flat // vocab)
             if step == max_len:  # out of room: unfinished hypotheses are returned as they are
                 finished += [(h, s / length_penalty(step, alpha)) for h, s in zip(kept, kept_scores)]
                 kept = []
@@ -364,6 +402,8 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
             if not kept:
                 break
             live, live_scores = kept, torch.tensor(kept_scores, device=src.device)
+            if cache is not None:  # each kept hypothesis takes its parent's keys and values
+                cache.reorder(torch.tensor(parents, device=src.device))
             if len(finished) >= top_beams:
                 # log-probs only fall as a hypothesis grows, and the penalty is largest at max_len,
                 # so no live hypothesis can end with a score above this bound.

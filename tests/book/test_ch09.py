@@ -1,4 +1,6 @@
 """Chapter 09: the beam tree is what il.beam_search did, and the length penalty its closed form."""
+import json
+
 import numpy as np
 import pytest
 
@@ -75,7 +77,36 @@ def test_the_tree_is_legible(fr_en, legible, width, beam_size):
                               top_beams=2)
     fig = ch09.draw_tree(nodes, f"beam_size {beam_size}", width=width)
     boxes = {t.get_text(): t.get_position() for t in fig.axes[0].texts}
-    first, second = boxes["i\n-0.00"], boxes["am\n-0.01"]  # step 1, then step 2
+    first, second = boxes["i\n-0.002"], boxes["am\n-0.008"]  # step 1, then step 2
     turned = kit.narrow(width) and beam_size == 2  # a phone's column: steps top to bottom
     assert (second[1] > first[1] and first[0] == second[0]) if turned else second[0] > first[0]
     legible(fig, width)
+
+
+def test_scores_print_the_digits_they_need():
+    assert [ch09.score_text(v) for v in (-0.00218, -0.0298, -7.104, 0.0, -0.000012)] == \
+        ["-0.002", "-0.03", "-7.10", "0.00", "-0.00001"]
+
+
+def test_the_cache_figure_counts_what_decoding_computes(fr_en, legible, width):
+    model, src_vocab, tgt_vocab = fr_en
+    work = ch09.cache_work(model, "je suis étudiant", src_vocab, tgt_vocab)
+    assert work["words"] == ["<bos>", "i", "am", "a", "student"]
+    assert work[False]["computed"] == [list(range(t)) for t in range(1, 6)]
+    assert work[True]["computed"] == [[t] for t in range(5)]
+    assert work[False]["source"] == [3] * 5 and work[True]["source"] == [3]
+    fig = ch09.draw_cache_work(work, width=width)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "15 positions'" in titles[0] and "5 positions'" in titles[1]
+    legible(fig, width)
+
+
+def test_the_measured_times_are_the_benchmarks(tmp_path):
+    path = tmp_path / "decoding.json"
+    rows = {f"{m}_{n}": {"tokens": n, "ms_cached": n, "ms_uncached": 3 * n}
+            for m in ("greedy", "beam_4") for n in (10, 200)}
+    path.write_text(json.dumps({"cache": {"shipped": rows}}))
+    lines = ch09.measured_times(path).splitlines()
+    assert lines[1].split() == ["10", "30", "ms", "10", "ms", "30", "ms", "10", "ms"]
+    assert lines[2].split()[:3] == ["200", "600", "ms"]
+    assert "not in this installation" in ch09.measured_times(tmp_path / "absent.json")

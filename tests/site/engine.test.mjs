@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import * as jax from "../../site/node_modules/@jax-js/jax/dist/index.js";
-import { learningRate, modelFrom, trainer } from "../../site/js/engine.js";
+import { learningRate, modelFrom, trainer, transformer } from "../../site/js/engine.js";
 import { encode } from "../../site/js/graphs.js";
 import { beamSearch } from "../../site/js/search_beam.js";
 
@@ -67,26 +67,59 @@ for (const c of read("training.json")) {
   });
 }
 
-for (const c of read("inference.json")) {
-  test(`inference: the shipped ${c.corpus} model: logits, greedy and beam tokens`, async () => {
-    const buffer = readFileSync(join(dir, c.model));
-    const model = modelFrom(jax, buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length), c.corpus);
-    const settings = { beamSize: c.beam.beam_size, topBeams: c.beam.top_beams, alpha: c.beam.alpha, maxLen: 50 };
-    for (const s of c.sentences) {
-      const tgtIn = [c.bos_id, ...s.greedy.slice(0, -1)];
-      const logits = model.net.forward(jax.tree.ref(model.params), ints([s.src], s.src.length),
-        ints([tgtIn], tgtIn.length)).dataSync();
-      // 1e-5 of the largest logit (they reach 17 in copy and reverse, where float32 rounding
-      // in another order of sums comes to 1.9e-5; the others stay under 1e-5)
-      const tolerance = 1e-5 * Math.max(1, ...s.logits.map(Math.abs));
-      assert.ok(maxDiff(logits, s.logits) <= tolerance, `${c.corpus} "${s.src}": logits differ by ${maxDiff(logits, s.logits)}`);
-      const { memory } = await encode(model, s.src);
-      const greedy = await beamSearch(model, memory, { ...settings, beamSize: 1, topBeams: 1, alpha: 0 });
-      assert.deepEqual(greedy.best[0][0], s.greedy, `${c.corpus} ${s.src}: greedy`);
-      const { best } = await beamSearch(model, memory, settings);
-      assert.deepEqual(best.map(([h]) => h), s.beams.map(([h]) => h), `${c.corpus} ${s.src}: beam`);
-      best.forEach(([, score], i) => assert.ok(Math.abs(score - s.beams[i][1]) <= 1e-4));
-      memory.dispose();
-    }
+// Every step of the beam the same with and without the KV cache: tokens, ranks, scores to 1e-5 of
+// their size (float32 sums in another order: 1.1e-5 at a score of -15 in copy).
+function sameSearch(cached, plain, what) {
+  assert.deepEqual(cached.best.map(([h]) => h), plain.best.map(([h]) => h), `${what}: best`);
+  assert.equal(cached.steps.length, plain.steps.length, `${what}: steps`);
+  cached.steps.forEach((step, i) => {
+    const other = plain.steps[i];
+    assert.deepEqual([step.candidates.map(([h]) => h), step.kept, step.finished],
+      [other.candidates.map(([h]) => h), other.kept, other.finished], `${what}: step ${i + 1}`);
+    step.candidates.forEach(([, score], j) => assert.ok(
+      Math.abs(score - other.candidates[j][1]) <= 1e-5 * Math.max(1, Math.abs(score)),
+      `${what}: step ${i + 1} candidate ${j}: ${score} vs ${other.candidates[j][1]}`));
   });
 }
+
+// The model's logits, and greedy and beam search with the cache (and without: the same steps) = PyTorch's.
+async function translatesAsPytorch(c) {
+  const buffer = readFileSync(join(dir, c.model));
+  const model = modelFrom(jax, buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.length), c.corpus);
+  const settings = { beamSize: c.beam.beam_size, topBeams: c.beam.top_beams, alpha: c.beam.alpha, maxLen: c.max_len ?? 50 };
+  for (const s of c.sentences) {
+    const tgtIn = [c.bos_id, ...s.greedy.slice(0, -1)];
+    const logits = model.net.forward(jax.tree.ref(model.params), ints([s.src], s.src.length),
+      ints([tgtIn], tgtIn.length)).dataSync();
+    // 1e-5 of the largest logit (they reach 17 in copy and reverse, where float32 rounding
+    // in another order of sums comes to 1.9e-5; the others stay under 1e-5)
+    const tolerance = 1e-5 * Math.max(1, ...s.logits.map(Math.abs));
+    assert.ok(maxDiff(logits, s.logits) <= tolerance, `${c.corpus} "${s.src}": logits differ by ${maxDiff(logits, s.logits)}`);
+    const { memory } = await encode(model, s.src);
+    const greedySettings = { ...settings, beamSize: 1, topBeams: 1, alpha: 0 };
+    const greedy = await beamSearch(model, memory, greedySettings);
+    assert.deepEqual(greedy.best[0][0], s.greedy, `${c.corpus} ${s.src}: greedy`);
+    sameSearch(greedy, await beamSearch(model, memory, { ...greedySettings, useCache: false }), `${c.corpus} ${s.src}: greedy`);
+    const beam = await beamSearch(model, memory, settings);
+    assert.deepEqual(beam.best.map(([h]) => h), s.beams.map(([h]) => h), `${c.corpus} ${s.src}: beam`);
+    beam.best.forEach(([, score], i) => assert.ok(Math.abs(score - s.beams[i][1]) <= 1e-4));
+    sameSearch(beam, await beamSearch(model, memory, { ...settings, useCache: false }), `${c.corpus} ${s.src}: beam`);
+    memory.dispose();
+  }
+}
+
+for (const c of read("inference.json")) {
+  test(`inference: the shipped ${c.corpus} model: logits, greedy and beam tokens, with and without the cache`,
+    () => translatesAsPytorch(c));
+}
+
+for (const c of read("layouts.json")) {
+  test(`positions: ${c.corpus}: logits, greedy and beam tokens`, () => translatesAsPytorch(c));
+}
+
+test("a config the engine cannot run is refused, naming the field", () => {
+  const [{ config }] = read("training.json");
+  assert.throws(() => transformer(jax, { ...config, pe_layout: "spiral" }),
+    /pe_layout: expected one of interleaved, concatenated, got "spiral"/);
+  assert.throws(() => transformer(jax, { ...config, d_model: 18, n_heads: 4 }), /d_model: expected/);
+});

@@ -9,7 +9,10 @@
   ``il.Recipe()`` has them, a warm-up then cosine learning rate);
 * ``inference.json``: per shipped model, its config, test sentences as ids, the logits of the
   model on its greedy translation, and the greedy and beam (beam_size 4, top_beams 2, alpha 0.6)
-  tokens (the models themselves are the page's files, written by ``illustrated.commands.web_export``).
+  tokens (the models themselves are the page's files, written by ``illustrated.commands.web_export``);
+* ``layouts.json``: per positional layout ("interleaved", "concatenated"), a seeded small model
+  written as a page model file, source sentences, the logits on the greedy translation and the
+  greedy and beam tokens.
 """
 from __future__ import annotations
 
@@ -106,6 +109,28 @@ def inference_case(corpus: str) -> dict:
             "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id, "sentences": sentences}
 
 
+def layout_case(layout: str, out_dir: Path) -> dict:
+    """A seeded model of the small config with ``pe_layout=layout``, as a page model file."""
+    cfg = replace(CONFIG, pe_layout=layout, dropout=0.0)
+    torch.manual_seed(2)
+    model = Transformer(cfg).eval()
+    with torch.no_grad():  # sharper than Glorot's: translations of several lengths
+        model.generator.proj.weight.mul_(3.0)
+    name = f"layout.{layout}.safetensors"
+    web_export.save_model(out_dir / name, model, (_vocab(cfg.src_vocab_size),
+                                                   _vocab(cfg.tgt_vocab_size)))
+    sentences = []
+    with torch.no_grad():
+        for ids in ([4, 5, 6], [7, 8, 9, 10, 4, 5], [6]):
+            greedy = il.greedy_decode(model, ids, bos_id=1, eos_id=2, max_len=12)
+            beams = il.beam_search(model, ids, bos_id=1, eos_id=2, max_len=12, **BEAM)
+            logits = model(torch.tensor([ids]), torch.tensor([[1, *greedy[:-1]]]))[0]
+            sentences.append({"src": ids, "greedy": greedy, "logits": logits.flatten().tolist(),
+                              "beams": [[list(h), s] for h, s in beams]})
+    return {"corpus": f"layout {layout}", "model": name, "beam": BEAM, "max_len": 12,
+            "bos_id": 1, "eos_id": 2, "sentences": sentences}
+
+
 def main(out: str) -> None:
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -115,6 +140,8 @@ def main(out: str) -> None:
     files = web_export.export_site(out_dir)["models"]  # the shipped models as the page reads them
     cases = [{**inference_case(c), "model": files[c]["files"]["model"]} for c in il.SETTINGS]
     (out_dir / "inference.json").write_text(json.dumps(cases))
+    layouts = [layout_case(layout, out_dir) for layout in ("interleaved", "concatenated")]
+    (out_dir / "layouts.json").write_text(json.dumps(layouts))
 
 
 if __name__ == "__main__":

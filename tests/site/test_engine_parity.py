@@ -2,7 +2,8 @@
 written here from the package (tests/site/js_fixture.py) into a temporary folder, and
 tests/site/engine.test.mjs checks training (losses, step-0 gradients, weights after 20 steps;
 post-LN and pre-LN, label smoothing 0 and 0.1) and inference (every shipped model's test
-sentences: logits, greedy and beam tokens). Skipped without Node or `npm ci` in site/, except
+sentences: logits, greedy and beam tokens, each step the same with and without the KV cache),
+and both positional layouts on a seeded model (a config it cannot run is refused). Skipped without Node or `npm ci` in site/, except
 under CI=true, where that is a failure."""
 from __future__ import annotations
 
@@ -33,4 +34,4 @@ def test_engine_equals_pytorch(tmp_path):
                             text=True, timeout=600)
     summary = [line for line in result.stdout.splitlines() if line.startswith(("# pass", "# fail"))]
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
-    assert summary == ["# pass 9", "# fail 0"], summary
+    assert summary == ["# pass 12", "# fail 0"], summary

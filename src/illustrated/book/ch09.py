@@ -1,8 +1,12 @@
-"""Chapter 09: greedy decoding and beam search, the beam drawn as a tree, the length penalty."""
+"""Chapter 09: greedy decoding and beam search, the beam drawn as a tree, the length penalty, and
+the KV cache (what each step computes with and without it, and what it saves)."""
 from __future__ import annotations
 
+import json
+import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -13,6 +17,9 @@ from matplotlib.patches import Patch
 from ..decoding import beam_search, greedy_decode, length_penalty
 from . import interactive as ia
 from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow
+
+#: benchmarks/decoding.py's results (a source checkout's): the measured times the chapter shows.
+BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "decoding.json"
 
 # How a hypothesis is drawn: kept in the beam, finished with <eos>, looked at and dropped.
 STYLE = {"start": ("#eceff1", COLORS["text"], "-"), "kept": ("#e1d5f0", COLORS["query"], "-"),
@@ -55,6 +62,12 @@ def beam_tree(model, sentence, src_vocab, tgt_vocab, *, beam_size=2, top_beams=2
     return nodes, [(tgt_vocab.decode(ids), score) for ids, score in results]
 
 
+def score_text(value: float) -> str:
+    """A log-probability with two decimals, or as many as its first digit needs (-0.002)."""
+    digits = 2 if value == 0 else max(2, math.ceil(-math.log10(abs(value))))
+    return f"{value:.{digits}f}"
+
+
 def _layout(nodes) -> np.ndarray:
     """Height of each node: a column's nodes one unit apart, children in their parents' order."""
     y, rank = np.zeros(len(nodes)), {}
@@ -90,7 +103,7 @@ def draw_tree(nodes, title: str = "", *, width: float = DESKTOP_WIDTH_IN):
             p = nodes[node.parent]
             (x0, y0), (x1, y1) = at(p.step + 0.22, y[node.parent]), at(node.step - 0.22, y[i])
             ax.add_line(Line2D([x0, x1], [y0, y1], color=edge, lw=1.0, ls=line, zorder=1))
-        text = node.word if node.status == "start" else f"{node.word}\n{node.log_prob:.2f}"
+        text = node.word if node.status == "start" else f"{node.word}\n{score_text(node.log_prob)}"
         ax.text(*at(node.step, y[i]), text, ha="center", va="center", fontsize=MIN_FONT_PT,
                 fontweight="bold" if node.returned else "normal", zorder=3,
                 bbox={"boxstyle": "round,pad=0.3", "fc": fill, "ec": edge, "ls": line,
@@ -120,7 +133,8 @@ def draw_tree(nodes, title: str = "", *, width: float = DESKTOP_WIDTH_IN):
 def step_table(nodes, step: int) -> str:
     """The candidates of one step, best first: hypothesis, summed log-probability, fate."""
     rows = [n for n in nodes if n.step == step]
-    return "\n".join(f"step {step}  {n.words:<28} {n.log_prob:7.2f}  {n.status}" for n in rows)
+    return "\n".join(f"step {step}  {n.words:<28} {score_text(n.log_prob):>7}  {n.status}"
+                     for n in rows)
 
 
 def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
@@ -194,3 +208,94 @@ def beam_widget(model, src_vocab, tgt_vocab, corpus="fr-en", sentence="je suis Ã
                    kernel=lambda: _kernel(model, src_vocab, tgt_vocab, sentence, beam_size,
                                           top_beams, alpha, max_beam),
                    default=lambda width: draw_tree(nodes, width=width))
+
+
+def cache_work(model, sentence, src_vocab, tgt_vocab, *, layer: int = 0) -> dict:
+    """What greedy decoding of ``sentence`` computes, read through forward hooks on decoder layer
+    ``layer``'s W_K (self- and cross-attention), with and without the KV cache: for each
+    ``use_cache`` the positions whose keys and values each step computes, how many source
+    positions' keys it computes, and the tokens fed (<bos> and the words)."""
+    ids = src_vocab.encode(sentence)
+    special = dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    decoder = model.decoder.layers[layer]
+    work = {}
+    for use_cache in (False, True):
+        calls = {"self": [], "cross": []}
+        hooks = [getattr(decoder, f"{kind}_attn").w_k.register_forward_hook(
+            lambda module, args, out, kind=kind, calls=calls: calls[kind].append(args[0].shape[1]))
+            for kind in ("self", "cross")]
+        try:
+            out = greedy_decode(model, ids, use_cache=use_cache, **special)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        # each call computes the keys of the positions after those already computed (cached)
+        # or of the whole prefix (uncached)
+        computed, start = [], 0
+        for n in calls["self"]:
+            start = start if use_cache else 0
+            computed.append(list(range(start, start + n)))
+            start += n
+        work[use_cache] = {"computed": computed, "source": calls["cross"]}
+    words = ["<bos>"] + [tgt_vocab.tokens[i] for i in out[:-1]]
+    return {"words": words, "src_len": len(ids), **work}
+
+
+def draw_cache_work(work: dict, *, width: float = DESKTOP_WIDTH_IN):
+    """Two grids, without and with the cache: a row per step, a column per position fed; a dark
+    cell is a position whose keys and values the step computes, a light one a position it reads
+    from the cache. Side by side on the desktop, one above the other on a phone."""
+    words, phone = work["words"], narrow(width)
+    n = len(words)
+    rows, cols = (2, 1) if phone else (1, 2)
+    fig, axes = plt.subplots(rows, cols, figsize=(width, 2 * (0.3 * n + 1.4) if phone
+                                                 else 0.36 * n + 2.0),
+                             dpi=DPI, layout="constrained")
+    colours = {"computed": COLORS["key"], "cached": "#fde9d5", "later": "white"}
+    for ax, use_cache in zip(axes, (False, True)):
+        computed = work[use_cache]["computed"]
+        for step, positions in enumerate(computed, start=1):
+            for pos in range(n):
+                state = ("computed" if pos in positions else "cached" if pos < step
+                         else "later")
+                ax.add_patch(plt.Rectangle((pos, step - 1), 0.92, 0.84, fc=colours[state],
+                                           ec=COLORS["muted"] if state != "later" else "#eceff1",
+                                           lw=0.6))
+        total = sum(len(p) for p in computed)
+        source = work[use_cache]["source"]
+        ax.set_xlim(-0.1, n)
+        ax.set_ylim(len(computed) - 0.05, -0.1)
+        ax.set_xticks([i + 0.46 for i in range(n)], words, fontsize=MIN_FONT_PT, rotation=0)
+        ax.set_yticks([i + 0.42 for i in range(len(computed))],
+                      [f"step {i}" for i in range(1, len(computed) + 1)], fontsize=MIN_FONT_PT)
+        ax.xaxis.tick_top()
+        ax.tick_params(length=0)
+        for side in ax.spines.values():
+            side.set_visible(False)
+        name = "with the KV cache" if use_cache else "without a cache"
+        times = "once" if len(source) == 1 else f"at every step ({len(source)} times)"
+        ax.set_title(f"{name}\n{total} positions' keys and values computed;\n"
+                     f"the source's ({work['src_len']} positions) {times}",
+                     fontsize=MIN_FONT_PT + 1)
+    handles = [Patch(fc=colours["computed"], ec=COLORS["muted"], label="computed at this step"),
+               Patch(fc=colours["cached"], ec=COLORS["muted"], label="read from the cache")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=MIN_FONT_PT,
+               frameon=False)
+    return fig
+
+
+def measured_times(path: Path = BENCHMARK) -> str:
+    """benchmarks/decoding.py's times with and without the cache, a line per output length."""
+    if not Path(path).exists():  # an installed package (Colab) has no benchmarks/ folder
+        return f"{path.name}: not in this installation (python benchmarks/decoding.py writes it)"
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
+    lines = [f"{'tokens':>6}  {'greedy: without':>15}  {'with':>8}  {'beam 4: without':>15}  "
+             f"{'with':>8}"]
+    shipped = report["cache"]["shipped"]
+    for length in sorted({r["tokens"] for r in shipped.values()}):
+        g, b = shipped[f"greedy_{length}"], shipped[f"beam_4_{length}"]
+        lines.append(f"{length:>6}  {g['ms_uncached']:>12.0f} ms  {g['ms_cached']:>5.0f} ms  "
+                     f"{b['ms_uncached']:>12.0f} ms  {b['ms_cached']:>5.0f} ms")
+    lines.append(f"({report.get('threads', 1)} thread, the machine's load average "
+                 f"{report.get('load_average', '?')} while it ran: the ratios matter, not the ms)")
+    return "\n".join(lines)

@@ -3,6 +3,7 @@ from .decoder import Decoder, DecoderLayer
 from .embeddings import Embeddings
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import FeedForward
+from .kv_cache import AttentionCache, KVCache
 from .multi_head import MultiHeadAttention
 from .output import Generator
 from .positional import PositionalEncoding, sinusoid_table
@@ -10,6 +11,6 @@ from .residual import add_and_norm, sublayer_input
 from .self_attention import scaled_dot_product_attention
 from .transformer import Attention, Transformer
 
-__all__ = ["Attention", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer",
-           "FeedForward", "Generator", "MultiHeadAttention", "PositionalEncoding", "Transformer",
+__all__ = ["Attention", "AttentionCache", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer",
+           "FeedForward", "Generator", "KVCache", "MultiHeadAttention", "PositionalEncoding", "Transformer",
            "add_and_norm", "scaled_dot_product_attention", "sinusoid_table", "sublayer_input"]

@@ -10,10 +10,20 @@ from torch import nn
 from ..config import TransformerConfig
 from ._checks import check_config, check_decoder_inputs
 from .feed_forward import FeedForward
+from .kv_cache import AttentionCache, check_cache, check_cached_mask
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, sublayer_input
 
 __all__ = ["DecoderLayer", "Decoder"]
+
+
+def _check_inputs(layer: "DecoderLayer", x: torch.Tensor, memory: torch.Tensor,
+                  src_mask: torch.Tensor | None, tgt_mask: torch.Tensor | None,
+                  self_cache: AttentionCache | None) -> None:
+    """A decoder layer's inputs; with a cache, tgt_mask covers the cached keys too."""
+    check_decoder_inputs(layer, x, memory, src_mask, None if self_cache is not None else tgt_mask)
+    if self_cache is not None:
+        check_cached_mask(tgt_mask, self_cache, x, x, layer.self_attn.n_heads, "tgt_mask")
 
 
 class DecoderLayer(nn.Module):
@@ -29,6 +39,11 @@ class DecoderLayer(nn.Module):
     not a float tensor (batch, seq, d_model) of the layer's dtype and device, their batches
     differ, or a mask does not fit (``check=False``: the caller checked them, as
     :class:`Decoder` does for its layers).
+    ``cache`` (decoding only): the layer's pair ``(self, cross)`` of
+    :class:`~illustrated.modules.kv_cache.AttentionCache` from a
+    :class:`~illustrated.modules.kv_cache.KVCache`; ``x`` then holds only the positions after
+    those cached, ``tgt_mask`` covers (tgt_len, cached + tgt_len) and the weights' last
+    dimensions count every cached key.
     Post "The Decoder Side"; paper §3.1, §3.2.3. Equal to ``nn.TransformerDecoderLayer`` (tested).
     """
 
@@ -48,21 +63,25 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-                check: bool = True):
+                check: bool = True, cache=None):
+        self_cache, cross_cache = (None, None) if cache is None else cache
         if check:
-            check_decoder_inputs(self, x, memory, src_mask, tgt_mask)
+            _check_inputs(self, x, memory, src_mask, tgt_mask, self_cache)
         h = sublayer_input(x, self.norm1, self.norm_first)
         if return_attention:
-            z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True, check=False)
+            z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True, check=False,
+                                             cache=self_cache)
         else:
-            z, self_weights = self.self_attn(h, h, h, tgt_mask, check=False), None
+            z, self_weights = self.self_attn(h, h, h, tgt_mask, check=False,
+                                             cache=self_cache), None
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         if return_attention:
             z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True,
-                                               check=False)
+                                               check=False, cache=cross_cache)
         else:
-            z, cross_weights = self.cross_attn(h, memory, memory, src_mask, check=False), None
+            z, cross_weights = self.cross_attn(h, memory, memory, src_mask, check=False,
+                                               cache=cross_cache), None
         x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm3, self.norm_first)
         r = self.feed_forward(h, check=False)
@@ -76,6 +95,8 @@ class Decoder(nn.Module):
     forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask, tgt_mask)
     -> (batch, tgt_len, d_model), plus with ``return_attention=True`` two lists of ``n_layers``
     weights: self (batch, n_heads, tgt_len, tgt_len), cross (batch, n_heads, tgt_len, src_len).
+    ``cache`` (decoding only): a :class:`~illustrated.modules.kv_cache.KVCache`, layer i
+    keeping its keys and values in ``cache.layers[i]`` (see :class:`DecoderLayer`).
     Post "The Decoder Side" (the last encoder's output feeds every decoder); paper §3.1.
     """
 
@@ -87,17 +108,21 @@ class Decoder(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-                check: bool = True):
+                check: bool = True, cache=None):
         if check:  # once for the stack: every layer is called with check=False
-            check_decoder_inputs(self.layers[0], x, memory, src_mask, tgt_mask)
+            if cache is not None:
+                check_cache(cache, len(self.layers), x.shape[0])
+            _check_inputs(self.layers[0], x, memory, src_mask, tgt_mask,
+                          None if cache is None else cache.layers[0][0])
         self_attentions, cross_attentions = [], []
-        for layer in self.layers:
+        for i, layer in enumerate(self.layers):
+            layer_cache = None if cache is None else cache.layers[i]
             if return_attention:
                 x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True,
-                                             check=False)
+                                             check=False, cache=layer_cache)
                 self_attentions.append(self_w)
                 cross_attentions.append(cross_w)
             else:
-                x = layer(x, memory, src_mask, tgt_mask, check=False)
+                x = layer(x, memory, src_mask, tgt_mask, check=False, cache=layer_cache)
         x = self.norm(x)
         return (x, self_attentions, cross_attentions) if return_attention else x

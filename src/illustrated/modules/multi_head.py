@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from ._checks import check_attention_inputs, check_attention_sizes
 from .batched_attention import attend_keys_first
+from .kv_cache import AttentionCache, check_cached_mask
 from .self_attention import scaled_dot_product_attention
 
 __all__ = ["MultiHeadAttention", "batched_kernel"]
@@ -34,6 +35,10 @@ class MultiHeadAttention(nn.Module):
     d_model), mask broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend)
     -> out (batch, seq_q, d_model), plus the weights (batch, n_heads, seq_q, seq_k) with
     ``return_attention=True``.
+    ``cache`` (an :class:`~illustrated.modules.kv_cache.AttentionCache`, decoding only): the keys
+    and values of earlier calls, kept in it; ``key``/``value`` then hold only the new positions
+    (a self-attention's cache grows by them) or are read once (a cross-attention's cache is
+    filled at the first call and reused); seq_k counts every key kept. Paper §3.1, §3.2.3.
 
     ``forward`` calls w_q, w_k, w_v and w_o as modules (their hooks run) and picks the kernel
     between them, here only: with ``return_attention=True`` the book's step-by-step
@@ -68,12 +73,19 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False, *,
-                check: bool = True):
+                check: bool = True, cache: AttentionCache | None = None):
         if check:
-            check_attention_inputs(self, query, key, value, mask)
+            check_attention_inputs(self, query, key, value, None if cache is not None else mask)
+            if cache is not None:
+                check_cached_mask(mask, cache, query, key, self.n_heads)
         q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
-        k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
-        v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+        if cache is not None and cache.ready:  # cross-attention: the source's, computed once
+            k, v = cache.k, cache.v  # (batch, n_heads, src_len, d_k) each
+        else:
+            k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
+            v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+            if cache is not None:  # self-attention: after the earlier positions' keys and values
+                k, v = cache.append(k, v)  # (batch, n_heads, past + seq_k, d_k) each
         if return_attention:  # step by step, keeping the weights (batch, n_heads, seq_q, seq_k)
             z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout, check=False)
         else:  # every head and sentence in one kernel; the mask was checked (True = may attend)

@@ -54,7 +54,8 @@ class PositionalEncoding(nn.Module):
     tensor; ValueError if ``d_model`` is not a positive even integer, ``max_len`` not positive,
     ``layout`` unknown, ``dropout`` not in [0, 1), or ``x`` is not (batch, seq, d_model), is on
     another device than the module, or has ``seq > max_len`` (``check=False`` skips the checks
-    of ``x``).
+    of ``x``). ``start``: the position of ``x``'s first row (a decoding step with a KV cache
+    feeds only the new positions; start + seq <= max_len, checked by the caller).
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
     """
 
@@ -67,8 +68,8 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *, check: bool = True, start: int = 0) -> torch.Tensor:
         if check:  # the Transformer passes check=False: it checked the ids' length
-            check_positions("x", x, self.d_model, self.max_len, self.pe)
+            check_positions("x", x, self.d_model, self.max_len - start, self.pe)
         seq = x.shape[1]
-        return self.dropout(x + self.pe[:seq].to(x.dtype))  # (batch, seq, d_model)
+        return self.dropout(x + self.pe[start:start + seq].to(x.dtype))  # (batch, seq, d_model)

@@ -15,6 +15,7 @@ from ._checks import check_config, check_pair, check_source, check_target
 from .decoder import Decoder
 from .embeddings import Embeddings
 from .encoder import Encoder
+from .kv_cache import KVCache, check_cache
 from .output import Generator
 from .positional import PositionalEncoding
 
@@ -45,6 +46,14 @@ class Transformer(nn.Module):
     ``return_attention=True`` also returns the weights (per-layer lists, or an
     :class:`Attention` from forward). Each checks its inputs once and calls its parts with
     ``check=False``.
+    decode(..., cache=KVCache(cfg.n_layers)) decodes auto-regressively (paper §3.1): ``tgt_in``
+    holds only the positions after the ``cache.length`` already decoded (one a step), the
+    causal mask covers (tgt_len, cache.length + tgt_len), and the cache keeps each layer's keys
+    and values, the self-attention's (batch, n_heads, length, d_k) growing a step at a time,
+    the cross-attention's (batch, n_heads, src_len, d_k) computed from ``memory`` at the first
+    call only. Outputs and weights equal those of the last rows of an uncached call on the
+    whole prefix (tested); ValueError if the cache is not a KVCache of n_layers, holds another
+    batch, or the positions would pass ``cfg.max_len``.
     Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig, ids are not an
     int64/int32 tensor, ``memory`` not a float tensor of the model's dtype, or a mask not bool;
     ValueError for ids outside the vocabulary, id tensors not (batch, seq) with both >= 1,
@@ -80,13 +89,24 @@ class Transformer(nn.Module):
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
                src_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-               check: bool = True):
+               check: bool = True, cache: KVCache | None = None):
+        past = 0
         if check:  # the model's boundary: its parts are called with check=False
             check_target(self, tgt_in, memory, src_mask)
-        tgt_mask = causal_mask(tgt_in.shape[1], device=tgt_in.device)  # (tgt_len, tgt_len)
+            if cache is not None:
+                past = check_cache(cache, self.cfg.n_layers, tgt_in.shape[0], tgt_in.shape[1],
+                                   self.cfg.max_len)
+        elif cache is not None:
+            past = cache.length
+        if cache is not None and tgt_in.shape[1] == 1:
+            tgt_mask = None  # one new position: every key is at or before it
+        else:
+            total = past + tgt_in.shape[1]
+            tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
         y = self.tgt_embed(tgt_in, check=False)  # (batch, tgt_len, d_model)
-        y = self.positional(y, check=False)  # (batch, tgt_len, d_model)
-        return self.decoder(y, memory, src_mask, tgt_mask, return_attention, check=False)
+        y = self.positional(y, check=False, start=past)  # (batch, tgt_len, d_model)
+        return self.decoder(y, memory, src_mask, tgt_mask, return_attention, check=False,
+                            cache=cache)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
                 src_mask: torch.Tensor | None = None, return_attention: bool = False):

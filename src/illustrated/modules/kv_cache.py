@@ -1,0 +1,112 @@
+"""The keys and values a decoder has already computed, kept from one decoding step to the next.
+
+Decoding is auto-regressive (paper §3.1: the model consumes "the previously generated symbols as
+additional input when generating the next"): step t feeds the decoder <bos> and the t - 1
+tokens chosen so far. Masked self-attention (paper §3.2.3) lets position i see positions 0..i
+only, so what the decoder computes for a position never changes once it is written: a step needs
+only the new position's query, key and value, and the keys and values of the earlier positions,
+kept from the steps before (a KV cache). The encoder-decoder attention's keys and values come
+from the encoder's output alone, so they are computed once per source sentence.
+Post "The Decoder Side" (the decoder's output fed back in at every step).
+"""
+from __future__ import annotations
+
+import torch
+
+from .._args import check_instance
+from ._checks import check_mask
+
+__all__ = ["AttentionCache", "KVCache", "check_cache"]
+
+
+class AttentionCache:
+    """What one attention keeps: its keys ``k`` and values ``v``, (batch, n_heads, seq_k, d_k),
+    after W_K / W_V and split into heads; None before its first call.
+
+    ``grows=True`` (masked self-attention): each call appends the new positions' keys and values.
+    ``grows=False`` (encoder-decoder attention): the first call computes them from the encoder's
+    output and later calls reuse them.
+    """
+
+    def __init__(self, grows: bool) -> None:
+        self.grows = grows
+        self.k: torch.Tensor | None = None
+        self.v: torch.Tensor | None = None
+
+    @property
+    def ready(self) -> bool:
+        """True when the keys and values need no computing: a filled cache that does not grow."""
+        return self.k is not None and not self.grows
+
+    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Keep the new keys and values (after the earlier ones if it grows); return them all."""
+        if self.k is not None:
+            k = torch.cat([self.k, k], dim=2)  # (batch, n_heads, past + new, d_k)
+            v = torch.cat([self.v, v], dim=2)  # (batch, n_heads, past + new, d_k)
+        self.k, self.v = k, v
+        return k, v
+
+
+class KVCache:
+    """The keys and values every decoder layer has computed for the positions decoded so far.
+
+    ``KVCache(model.cfg.n_layers)``, empty, is handed to ``Transformer.decode(tgt_in, memory,
+    src_mask, cache=cache)``; each call then feeds only the positions after ``cache.length``.
+    ``layers[i]`` is layer i's pair ``(self_attn, cross_attn)`` of :class:`AttentionCache`: the
+    self-attention's keys and values (batch, n_heads, length, d_k) grow by one position a step;
+    the cross-attention's (batch, n_heads, src_len, d_k) are computed at the first call.
+    ``reorder(index)`` keeps row ``index[j]`` of every tensor as row j (beam search follows the
+    hypotheses it keeps, and expands one source to the beam). Paper §3.1, §3.2.3.
+    """
+
+    def __init__(self, n_layers: int) -> None:
+        self.layers = [(AttentionCache(grows=True), AttentionCache(grows=False))
+                       for _ in range(n_layers)]
+
+    @property
+    def length(self) -> int:
+        """Positions decoded so far (the keys each self-attention holds)."""
+        k = self.layers[0][0].k if self.layers else None
+        return 0 if k is None else k.shape[2]
+
+    @property
+    def batch(self) -> int | None:
+        """Sentences (or hypotheses) the cache holds; None while it is empty."""
+        k = self.layers[0][0].k if self.layers else None
+        return None if k is None else k.shape[0]
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Row j becomes the old row ``index[j]`` in every layer's keys and values (int64 (n,))."""
+        for pair in self.layers:
+            for attention in pair:
+                if attention.k is not None:
+                    attention.k = attention.k.index_select(0, index)  # (n, n_heads, seq_k, d_k)
+                    attention.v = attention.v.index_select(0, index)  # (n, n_heads, seq_k, d_k)
+
+
+def check_cache(cache: object, n_layers: int, batch: int, new: int = 0,
+                max_len: int | None = None) -> int:
+    """Raise unless ``cache`` is a :class:`KVCache` of ``n_layers`` layers that can take ``new``
+    more positions of ``batch`` sentences (within ``max_len`` if given); return its length."""
+    check_instance("cache", cache, KVCache, "a KVCache (or None)")
+    if len(cache.layers) != n_layers:
+        raise ValueError(f"cache: expected a KVCache of n_layers={n_layers} layers, got "
+                         f"{len(cache.layers)}")
+    if cache.batch is not None and cache.batch != batch:
+        raise ValueError(f"cache: expected the batch of tgt_in ({batch}), got a cache of "
+                         f"{cache.batch} rows (reorder it to follow the hypotheses)")
+    if max_len is not None and cache.length + new > max_len:
+        raise ValueError(f"tgt_in: expected at most max_len={max_len} positions with the "
+                         f"{cache.length} in the cache, got {new} more")
+    return cache.length
+
+
+def check_cached_mask(mask: torch.Tensor | None, cache: AttentionCache, query: torch.Tensor,
+                      key: torch.Tensor, n_heads: int, name: str = "mask") -> None:
+    """A cached call's mask: broadcastable to (batch, n_heads, seq_q, seq_k), seq_k counting the
+    keys kept in ``cache`` and those ``key`` adds."""
+    if cache.ready:
+        seq_k = cache.k.shape[2]
+    else:
+        seq_k = key.shape[1] + (0 if cache.k is None else cache.k.shape[2])
+    check_mask(mask, (query.shape[0], n_heads, query.shape[1], seq_k), name, query.device)
