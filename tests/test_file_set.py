@@ -74,7 +74,9 @@ def cases(points):
 
 
 def hidden(folder):
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    """Hidden files left in ``folder`` (temporary files), less the set's lock file, which stays."""
+    return sorted(p.name for p in folder.iterdir()
+                  if p.name.startswith(".") and p.name != _file_set.LOCK)
 
 
 # ---- the transaction itself, on a set of three made-up files
@@ -144,7 +146,7 @@ def test_a_fault_at_any_point_leaves_the_old_set_or_the_new_one(folder, monkeypa
         assert "\n" not in str(error) and str(error).startswith("--out: ")
     monkeypatch.undo()
     generation, named = read_set(folder)
-    files = {p.name for p in folder.iterdir()}
+    files = {p.name for p in folder.iterdir()} - {_file_set.LOCK}
     assert hidden(folder) == []
     if outcome in ("interrupted", "failed"):  # said: nothing changed
         assert generation == "1" and files == named  # and the new members are gone
@@ -240,7 +242,7 @@ def test_shipped_weights_and_manifest_change_together(tmp_path, monkeypatch, fak
         assert generation == 1 and err.startswith("error: path: could not write ")
         assert sorted(p.name for p in folder.iterdir()) == sorted(
             [*(e["file"] for e in presets.read_manifest(folder / "manifest.json")["models"]
-               .values()), "manifest.json"])  # the new weights files are gone
+               .values()), "manifest.json", _file_set.LOCK])  # the new weights files are gone
     else:
         assert code == 130
         if "nothing changed" in err:
