@@ -119,10 +119,8 @@ class SetWriter:
             path = self.directory / index
             if not os.path.lexists(path):
                 continue
-            try:
-                found = read_json(path, self.name, "a set's index").get("format")
-            except (ValueError, AttributeError):
-                found = None
+            data = read_json(path, self.name, "a set's index")  # unreadable: one line, as is
+            found = data.get("format") if isinstance(data, dict) else None
             if found != self.kind or index != self.index:
                 what = KINDS.get(found, "no set this package writes")
                 raise ValueError(f"{self.name}: expected a folder for {KINDS[self.kind]} or a "
