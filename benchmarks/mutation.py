@@ -40,6 +40,9 @@ AREAS = {
     "onnx": ["tests/test_onnx_export.py"],
     "data": ["tests/data", "tests/test_pairs_file.py", "tests/test_cli_pairs.py"],
     "tracing": ["tests/test_trace.py", "tests/test_trace_probs.py"],
+    "files": ["tests/test_file_set_lock.py", "tests/test_safetensors_crafted.py",
+              "tests/test_atomic.py", "tests/test_bounded.py", "tests/test_file_set.py"],
+    "book": ["tests/book/test_figure_titles.py"],
 }
 
 # (name, file under src/illustrated, original text, mutated text); each original occurs once.
@@ -118,6 +121,10 @@ MUTANTS = [
     ("batched attention: dropout also in eval mode", "modules/multi_head.py",
      "z = kernel(q, k, v, mask, self.dropout.p if self.training else 0.0)",
      "z = kernel(q, k, v, mask, self.dropout.p)"),
+    ("kernel: torch's fused kernel (CUDA, MPS) called without the mask", "modules/multi_head.py",
+     "z = kernel(q, k, v, mask, self.dropout.p if self.training else 0.0)",
+     "z = kernel(q, k, v, mask if kernel is attend_keys_first else None, "
+     "self.dropout.p if self.training else 0.0)"),
     ("kernel: torch's fused kernel on a CPU too", "modules/multi_head.py",
      'return attend_keys_first if device.type == "cpu" else F.scaled_dot_product_attention',
      "return F.scaled_dot_product_attention"),
@@ -290,7 +297,8 @@ _area("checkpoint", [
      '                or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64 \\\n',
      ""),
     ("pretrained: the seed checked only when retraining", "presets.py",
-     "    check_int(\"seed\", seed, low=0, high=MAX_SEED)\n    chosen", "    chosen"),
+     "    seed = check_int(\"seed\", seed, low=0, high=MAX_SEED)  # np.int64(1) becomes 1\n"
+     "    chosen", "    chosen"),
 ])
 
 _area("atomic", [
@@ -359,6 +367,49 @@ _area("atomic", [
      "            and same_file(args.resume, args.out):", "            and False:"),
     ("start: Ctrl-C while importing is a traceback", "__init__.py",
      "    _interrupt.guard_start()", "    pass"),
+])
+
+_area("files", [  # issue 35: two writers, kinds of set, the package's files, safetensors
+    ("writer: the temporary file in the system's temporary folder", "_atomic.py",
+     "fd, tmp = tempfile.mkstemp(dir=target.parent,", "fd, tmp = tempfile.mkstemp(dir=None,"),
+    ("reader: read without its limit", "_bounded.py",
+     "data = file.read(limit + 1)", "data = file.read()"),
+    ("clash: only a corpus's training split listed", "_clash.py",
+     'for corpus in corpora for split in ("train", "test")]',
+     'for corpus in corpora for split in ("train",)]'),
+    ("clash: a new file in the package's folders allowed", "_clash.py",
+     "            if where == os.path.realpath(folder):", "            if False:"),
+    ("set: no lock taken", "_file_set.py",
+     "self.lock = _lock(self.directory, self.name, self.wait)", "self.lock = None"),
+    ("set: the lock never released", "_file_set.py",
+     "os.close(self.lock)  # closing", "(lambda fd: None)(self.lock)  # closing"),
+    ("set: --wait ignored", "_file_set.py",
+     "deadline = time.monotonic() + wait", "deadline = time.monotonic()"),
+    ("set: the kind of the folder not checked", "_file_set.py",
+     "        if self.kind is None:\n            return\n",
+     "        if True:\n            return\n"),
+    ("safetensors: overlapping offsets allowed", "_safetensors.py",
+     "        if start < end:\n", "        if False:\n"),
+    ("safetensors: a gap between tensors allowed", "_safetensors.py",
+     "        if start > end:\n", "        if False:\n"),
+    ("safetensors: metadata JSON depth not checked", "_safetensors.py",
+     "    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:", "    if False:"),
+    ("safetensors: NaN and Infinity parsed", "_safetensors.py",
+     "return json.loads(text, parse_constant=constant)", "return json.loads(text)"),
+    ("safetensors: a .safetensors file not starting with '{' read by torch", "_safetensors.py",
+     'return str(path).endswith(".safetensors") or head[8:9] == b"{"',
+     'return head[8:9] == b"{"'),
+    ("safetensors: the header length's upper bound dropped", "_safetensors.py",
+     "if not 2 <= length <= _MAX_HEADER:", "if not 2 <= length:"),
+    ("safetensors: shapes not checked against the config before reading", "checkpoint.py",
+     "_safetensors.read_checkpoint_dict(path, _shapes)",
+     "_safetensors.read_checkpoint_dict(path)"),
+])
+
+_area("book", [
+    ("ch10: the cross-attention figure drawn from decoder layer 0", "book/ch10.py",
+     "weights = t.cross_attention()[-1].mean(axis=0)",
+     "weights = t.cross_attention()[0].mean(axis=0)"),
 ])
 
 _area("onnx", [

@@ -328,8 +328,13 @@ def read_checkpoint(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], Transf
                                 f"got {type(path).__name__}")
     path = Path(path)
     name = str(path)
-    if not os.path.lexists(path):
-        raise ValueError(f"path: no checkpoint file at {name!r}")
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise ValueError(f"path: no checkpoint file at {name!r}") from None
+    except OSError as error:  # a folder of mode 000: the file may well be there
+        raise ValueError(f"path: cannot read {name!r} ({error.strerror or error}; its folder "
+                         f"cannot be searched)") from None
     data = _read_data(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"path: {name!r} is not an illustrated checkpoint "

@@ -55,8 +55,8 @@ def _check_like(name: str, x: torch.Tensor, like: torch.Tensor | None) -> None:
 def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | None = None,
                    *, any_leading: bool = False) -> None:
     """Raise unless ``x`` is a float tensor (batch, seq, width), batch and seq >= 1, or with
-    ``any_leading`` (..., width); with ``like`` (a weight of the module), of its dtype and
-    device."""
+    ``any_leading`` (..., width), of finite numbers (not checked on the meta device); with
+    ``like`` (a weight of the module), of its dtype and device."""
     shape = f"(..., {width})" if any_leading else f"(batch, seq, d_model={width})"
     if not isinstance(x, torch.Tensor):
         raise ArgumentTypeError(f"{name}: expected a tensor of shape {shape}, got {_got(x)}")
@@ -66,6 +66,8 @@ def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | 
     if not x.is_floating_point():
         raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     _check_like(name, x, like)
+    if x.device.type != "meta" and not bool(torch.isfinite(x).all()):  # one read of the values
+        raise ValueError(f"{name}: expected finite numbers, got NaN or infinity")
 
 
 def check_positional_sizes(d_model: object, max_len: object, layout: object,
