@@ -170,7 +170,8 @@ def test_train_refuses_each_of_the_package_files_as_out(target, capsys, monkeypa
     assert str(target) in err and target.read_bytes() == before
 
 
-def test_a_new_file_in_the_package_folders_is_refused(capsys):
+def test_a_new_file_in_the_package_folders_is_refused(capsys, monkeypatch):
+    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     for what, folder in package_folders().items():
         out = folder / "mine.pt"
         assert cli(["train", "--corpus", "post", "--device", "cpu", "--out", str(out)]) == 2
@@ -197,7 +198,8 @@ def test_every_split_of_the_corpus_is_an_input_even_through_a_hard_link(split, t
 
 
 @pytest.mark.parametrize("command", ["web", "onnx"])
-def test_an_export_into_the_package_folders_is_refused(command, quick_onnx, capsys):
+def test_an_export_into_the_package_folders_is_refused(command, quick_onnx, capsys, monkeypatch):
+    monkeypatch.setattr(_file_set.SetWriter, "add", lambda *a: pytest.fail("exported"))
     mains = {"web": web_export.main, "onnx": onnx_export.main}
     for what, folder in package_folders().items():
         before = sorted(p.name for p in folder.iterdir())

@@ -3,6 +3,8 @@ a pairs-file side of invisible characters only, NaN in a query or the memory, an
 that is not UTF-8, a NumPy seed when retraining, a model on the meta device traced, a checkpoint
 whose folder cannot be searched, a torchrun timeout past what the process group holds. (A
 negative Adam second moment in a resumed file: tests/test_resume_fingerprint.py.)"""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -10,7 +12,7 @@ import torch
 import illustrated as il
 from illustrated import _atomic, checkpoint, distributed, presets
 from illustrated.data.pairs_file import read_pairs
-from illustrated.modules import MultiHeadAttention
+from illustrated.modules import DecoderLayer, MultiHeadAttention
 
 GOOD = "".join(f"le chat {i}\tthe cat {i}\n" for i in range(12))
 
@@ -46,12 +48,22 @@ def test_nan_in_a_query_key_or_value_is_refused(bad, where):
         mha(inputs["query"], inputs["key"], inputs["value"])
 
 
-def test_nan_in_the_memory_is_refused():
-    model, src_vocab, tgt_vocab = il.pretrained("post")
-    memory = model.encode(torch.tensor([[4, 5, 6]]))
+def test_nan_in_the_memory_is_refused_by_a_decoder_layer():
+    layer = DecoderLayer(replace(il.TINY, d_model=16, n_heads=4, d_ff=24)).eval()
+    memory = torch.randn(1, 4, 16)
     memory[0, 1, 0] = float("nan")
     with pytest.raises(ValueError, match=r"^memory: expected finite numbers, got NaN"):
-        model.decode(torch.tensor([[tgt_vocab.bos_id]]), memory)
+        layer(torch.randn(1, 3, 16), memory)
+
+
+def test_a_nan_memory_from_the_model_is_blamed_on_the_model():
+    """Transformer.decode leaves the memory unread (decoding calls it at every step with the
+    model's own): the decoding loop refuses the NaN scores, naming the model."""
+    model, src_vocab, tgt_vocab = il.pretrained("post")
+    with torch.no_grad():
+        model.src_embed.lut.weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match=r"^model: its scores for the next token are NaN"):
+        il.greedy_decode(model, [4, 5], bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
 
 
 def test_the_meta_device_still_gives_shapes():
