@@ -81,17 +81,20 @@ def hidden(folder):
 
 # ---- the transaction itself, on a set of three made-up files
 
-def write_set(folder, generation):
+def write_set(folder, generation, kind=None):
+    """Three made-up members and their index; with ``kind``, a set of that kind (its format)."""
     with _file_set.SetWriter(folder, "index.json", owned=lambda n: n.startswith("part"),
-                             name="--out") as writer:
+                             name="--out", kind=kind) as writer:
         entries = {n: writer.add(f"{n}.bin", f"{n} of generation {generation}".encode() * 50)
                    for n in ("part-a", "part-b", "part-c")}
-        writer.commit(json.dumps(entries).encode(), [e["file"] for e in entries.values()])
+        index = {"format": kind, **entries} if kind else entries
+        writer.commit(json.dumps(index).encode(), [e["file"] for e in entries.values()])
 
 
 def read_set(folder):
     """The generation every file of the set belongs to; the set must be whole and agree."""
     entries = json.loads((folder / "index.json").read_text())
+    entries.pop("format", None)
     generations = set()
     for name, entry in entries.items():
         path = _file_set.member(folder, entry, "--out", name)
@@ -99,6 +102,21 @@ def read_set(folder):
     assert len(generations) == 1, generations
     named = {e["file"] for e in entries.values()} | {"index.json"}
     return generations.pop(), named
+
+
+def outcome_of(write):
+    """What ``write()`` said: "done", "in place" (Ctrl-C once the new set was in place),
+    "interrupted" (before) or "failed" (one ValueError line naming --out and the folder)."""
+    try:
+        write()
+        return "done"
+    except _atomic.InterruptedAfterWrite:
+        return "in place"
+    except KeyboardInterrupt:
+        return "interrupted"
+    except ValueError as error:
+        assert "\n" not in str(error) and str(error).startswith("--out: ")
+        return "failed"
 
 
 @pytest.fixture
@@ -134,16 +152,7 @@ def test_the_points_cover_every_file_of_the_set():
 def test_a_fault_at_any_point_leaves_the_old_set_or_the_new_one(folder, monkeypatch, at, kind,
                                                                 fault):
     Faults(monkeypatch, at, fault)
-    try:
-        write_set(folder, 2)
-        outcome = "done"
-    except _atomic.InterruptedAfterWrite:
-        outcome = "in place"
-    except KeyboardInterrupt:
-        outcome = "interrupted"
-    except ValueError as error:
-        outcome = "failed"
-        assert "\n" not in str(error) and str(error).startswith("--out: ")
+    outcome = outcome_of(lambda: write_set(folder, 2))
     monkeypatch.undo()
     generation, named = read_set(folder)
     files = {p.name for p in folder.iterdir()} - {_file_set.LOCK}

@@ -16,15 +16,7 @@ from illustrated import _file_set, onnx_export, shipped, web_export
 from illustrated.__main__ import main as cli
 from illustrated._clash import corpus_files, package_folders
 
-from test_file_set import FAULTS, read_set, write_set
-
-
-@pytest.fixture
-def folder(tmp_path):
-    folder = tmp_path / "set"
-    folder.mkdir()
-    write_set(folder, 1)
-    return folder
+from test_file_set import FAULTS, folder, outcome_of, read_set, write_set  # noqa: F401
 
 
 @pytest.fixture
@@ -99,30 +91,28 @@ def quick_onnx(monkeypatch):
     monkeypatch.setattr(onnx_export, "_onnx", lambda: None)
 
 
-def test_a_web_export_into_an_onnx_export_is_refused(tmp_path, quick_onnx, capsys):
-    out = tmp_path / "models"
-    assert onnx_export.main(["--out", str(out), "--corpus", "post"]) == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert web_export.main(["--out", str(out)]) == 2
-    assert capsys.readouterr().err == (
-        f"error: --out: expected a folder for a page export (python -m illustrated.web_export) "
-        f"or a new one, got '{out}', whose index.json is of an ONNX export (python -m "
-        f"illustrated.onnx_export) (one kind of set per folder)\n")
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    onnx_export.read_export(out)
+EXPORTS = {  # kind: (how it writes "post" into a folder through its command, its name, its reader)
+    "web": (lambda out: web_export.main(["--out", str(out)]),
+            "a page export (python -m illustrated.web_export)", web_export.read_site),
+    "onnx": (lambda out: onnx_export.main(["--out", str(out), "--corpus", "post"]),
+             "an ONNX export (python -m illustrated.onnx_export)", onnx_export.read_export),
+}
 
 
-def test_an_onnx_export_into_a_web_export_is_refused(tmp_path, quick_onnx, capsys):
+@pytest.mark.parametrize("first, second", [("onnx", "web"), ("web", "onnx")])
+def test_an_export_into_another_kinds_folder_is_refused(tmp_path, quick_onnx, capsys, monkeypatch,
+                                                       first, second):
+    monkeypatch.setattr(web_export, "SETTINGS", {"post": web_export.SETTINGS["post"]})
     out = tmp_path / "models"
-    web_export.export_site(out, ("post",))
+    assert EXPORTS[first][0](out) == 0
+    capsys.readouterr()
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert onnx_export.main(["--out", str(out), "--corpus", "post"]) == 2
+    assert EXPORTS[second][0](out) == 2
     assert capsys.readouterr().err == (
-        f"error: --out: expected a folder for an ONNX export (python -m illustrated.onnx_export)"
-        f" or a new one, got '{out}', whose index.json is of a page export (python -m "
-        f"illustrated.web_export) (one kind of set per folder)\n")
+        f"error: --out: expected a folder for {EXPORTS[second][1]} or a new one, got '{out}', "
+        f"whose index.json is of {EXPORTS[first][1]} (one kind of set per folder)\n")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    web_export.read_site(out)
+    EXPORTS[first][2](out)
 
 
 def test_shipped_and_an_export_never_share_a_folder(tmp_path, monkeypatch, quick_onnx):
@@ -246,31 +236,16 @@ class LockFaults:
         monkeypatch.setattr(fcntl, "flock", flock)
 
 
-def kinded_set(folder, generation):
-    """write_set's three parts, as a set of a kind (so that the kind check reads the index)."""
-    kind = "illustrated-onnx/1"
-    with _file_set.SetWriter(folder, "index.json", owned=lambda n: n.startswith("part"),
-                             name="--out", kind=kind) as writer:
-        entries = {n: writer.add(f"{n}.bin", f"{n} of generation {generation}".encode() * 50)
-                   for n in ("part-a", "part-b", "part-c")}
-        writer.commit(json.dumps({"format": kind, **entries}).encode(),
-                      [e["file"] for e in entries.values()])
-
-
-def kinded_read(folder):
-    entries = json.loads((folder / "index.json").read_text())
-    entries.pop("format")
-    return {_file_set.member(folder, e, "--out", n).read_bytes().decode()
-            .split(" of generation ")[1][0] for n, e in entries.items()}
+KIND = "illustrated-onnx/1"  # a set of a kind: the kind check reads its index
 
 
 def lock_points():
     import tempfile
     from pathlib import Path
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        kinded_set(Path(tmp), 1)
+        write_set(Path(tmp), 1, KIND)
         faults = LockFaults(patch)
-        kinded_set(Path(tmp), 2)
+        write_set(Path(tmp), 2, KIND)
     return list(enumerate(faults.events))
 
 
@@ -288,20 +263,12 @@ def test_a_fault_while_locking_leaves_the_old_set_and_the_lock_free(tmp_path, mo
                                                                    kind, fault):
     folder = tmp_path / "set"
     folder.mkdir()
-    kinded_set(folder, 1)
+    write_set(folder, 1, KIND)
     names = sorted(p.name for p in folder.iterdir())
     with pytest.MonkeyPatch.context() as patch:
         LockFaults(patch, at, fault)
-        try:
-            kinded_set(folder, 2)
-            outcome = "done"
-        except KeyboardInterrupt:
-            outcome = "interrupted"
-        except ValueError as error:
-            outcome = "refused"
-            assert "\n" not in str(error) and str(error).startswith("--out: ")
-            assert str(folder) in str(error)
-    assert outcome == ("interrupted" if isinstance(fault, KeyboardInterrupt) else "refused")
-    assert kinded_read(folder) == {"1"} and sorted(p.name for p in folder.iterdir()) == names
-    kinded_set(folder, 2)  # the lock is free again
-    assert kinded_read(folder) == {"2"}
+        outcome = outcome_of(lambda: write_set(folder, 2, KIND))
+    assert outcome == ("interrupted" if isinstance(fault, KeyboardInterrupt) else "failed")
+    assert read_set(folder)[0] == "1" and sorted(p.name for p in folder.iterdir()) == names
+    write_set(folder, 2, KIND)  # the lock is free again
+    assert read_set(folder)[0] == "2"
