@@ -119,12 +119,17 @@ def outcome_of(write):
         return "failed"
 
 
-@pytest.fixture
-def folder(tmp_path):
+def first_set(tmp_path, kind=None):
+    """A folder holding generation 1 of write_set's set."""
     folder = tmp_path / "set"
     folder.mkdir()
-    write_set(folder, 1)
+    write_set(folder, 1, kind)
     return folder
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return first_set(tmp_path)
 
 
 def generic_points():

@@ -16,7 +16,12 @@ from illustrated import _file_set, onnx_export, shipped, web_export
 from illustrated.__main__ import main as cli
 from illustrated._clash import corpus_files, package_folders
 
-from test_file_set import FAULTS, folder, outcome_of, read_set, write_set  # noqa: F401
+from test_file_set import FAULTS, first_set, outcome_of, read_set, write_set
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return first_set(tmp_path)
 
 
 @pytest.fixture
@@ -156,7 +161,7 @@ def test_train_refuses_each_of_the_package_files_as_out(target, capsys, monkeypa
     before = target.read_bytes()
     assert cli(["train", "--corpus", "fr-en", "--device", "cpu", "--out", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"error: --out: expected a ")
+    assert err.count("\n") == 1 and err.startswith("error: --out: expected a ")
     assert str(target) in err and target.read_bytes() == before
 
 
@@ -191,7 +196,7 @@ def test_every_split_of_the_corpus_is_an_input_even_through_a_hard_link(split, t
 def test_an_export_into_the_package_folders_is_refused(command, quick_onnx, capsys, monkeypatch):
     monkeypatch.setattr(_file_set.SetWriter, "add", lambda *a: pytest.fail("exported"))
     mains = {"web": web_export.main, "onnx": onnx_export.main}
-    for what, folder in package_folders().items():
+    for folder in package_folders().values():
         before = sorted(p.name for p in folder.iterdir())
         assert mains[command](["--out", str(folder)]) == 2
         err = capsys.readouterr().err
@@ -261,9 +266,7 @@ def test_the_lock_points_are_what_entering_does():
     for at, kind in lock_points() for name in LOCK_FAULTS])
 def test_a_fault_while_locking_leaves_the_old_set_and_the_lock_free(tmp_path, monkeypatch, at,
                                                                    kind, fault):
-    folder = tmp_path / "set"
-    folder.mkdir()
-    write_set(folder, 1, KIND)
+    folder = first_set(tmp_path, KIND)
     names = sorted(p.name for p in folder.iterdir())
     with pytest.MonkeyPatch.context() as patch:
         LockFaults(patch, at, fault)
