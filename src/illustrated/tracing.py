@@ -368,9 +368,10 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
         If the model is not a Transformer or is on the meta device; a vocabulary is not a
         Vocab, has another size or another ``<pad>`` id than the model's config; the sentence
         or target is empty, of the wrong type, has unknown words, special tokens or ids
-        outside the vocabulary, or is longer than the model's ``max_len``; a target is given without ``tgt_vocab``;
-        ``max_len`` is outside [1, cfg.max_len] or given with a target; a module's output is
-        NaN or infinite (the message names the module). Type errors are TypeErrors too.
+        outside the vocabulary, or is longer than the model's ``max_len``; a target is given
+        without ``tgt_vocab``; ``max_len`` is outside [1, cfg.max_len] or given with a target;
+        a module's output is NaN or infinite (the message names the module). Type errors are
+        TypeErrors too.
 
     References
     ----------
