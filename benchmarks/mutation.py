@@ -5,7 +5,8 @@ tree itself); the fast subset of tests of its area then runs against the copy (`
 points at it, checked before the run). A mutant is killed when the subset fails, survives when
 it passes. Areas: the modules and decoding; training (schedule, label smoothing and padding in
 the loss, accumulation, resume); checkpoints and the shipped weights; the atomic writer; the
-ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing. Survivors are written
+ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing; files (a set's
+lock and kind, the package's own files, the safetensors reader); the book (a figure's layer). Survivors are written
 to ``benchmarks/results/mutation.json`` with the note that explains them.
 A benchmark-style tool, kept out of CI (102 mutants; the modules area, 43 of them, took 6 minutes
 on 2 cores):
