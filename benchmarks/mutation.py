@@ -6,8 +6,8 @@ points at it, checked before the run). A mutant is killed when the subset fails,
 it passes. Areas: the modules and decoding; training (schedule, label smoothing and padding in
 the loss, accumulation, resume); checkpoints and the shipped weights; the atomic writer; the
 ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing; files (a set's
-lock and kind, the package's own files, the safetensors reader); the book (a figure's layer). Survivors are written
-to ``benchmarks/results/mutation.json`` with the note that explains them.
+lock and kind, the package's own files, the safetensors reader); the book (a figure's layer).
+Survivors are written to ``benchmarks/results/mutation.json`` with the note that explains them.
 A benchmark-style tool, kept out of CI (102 mutants; the modules area, 43 of them, took 6 minutes
 on 2 cores):
 ``.venv/bin/python benchmarks/mutation.py [--only NAME] [--area AREA]``.
