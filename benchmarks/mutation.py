@@ -5,8 +5,9 @@ tree itself); the fast subset of tests of its area then runs against the copy (`
 points at it, checked before the run). A mutant is killed when the subset fails, survives when
 it passes. Areas: the modules and decoding; training (schedule, label smoothing and padding in
 the loss, accumulation, resume); checkpoints and the shipped weights; the atomic writer; the
-ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing. Survivors are written
-to ``benchmarks/results/mutation.json`` with the note that explains them.
+ONNX export; data (tokenizer, vocabulary, pairs files, batching); tracing; files (a set's
+lock and kind, the package's own files, the safetensors reader); the book (a figure's layer).
+Survivors are written to ``benchmarks/results/mutation.json`` with the note that explains them.
 A benchmark-style tool, kept out of CI (102 mutants; the modules area, 43 of them, took 6 minutes
 on 2 cores):
 ``.venv/bin/python benchmarks/mutation.py [--only NAME] [--area AREA]``.
@@ -41,6 +42,10 @@ AREAS = {
     "onnx": ["tests/commands/test_onnx_export.py"],
     "data": ["tests/data", "tests/data/test_pairs_file.py", "tests/commands/test_train_pairs.py"],
     "tracing": ["tests/test_tracing.py", "tests/test_tracing_probabilities.py"],
+    "files": ["tests/files/test_file_set_lock.py", "tests/files/test_safetensors_crafted.py",
+              "tests/files/test_atomic.py", "tests/files/test_bounded.py",
+              "tests/files/test_file_set.py"],
+    "book": ["tests/book/test_figure_titles.py"],
 }
 
 # (name, file under src/illustrated, original text, mutated text); each original occurs once.
@@ -120,6 +125,10 @@ MUTANTS = [
     ("batched attention: dropout also in eval mode", "modules/multi_head.py",
      "z = kernel(q, k, v, mask, self.dropout.p if self.training else 0.0)",
      "z = kernel(q, k, v, mask, self.dropout.p)"),
+    ("kernel: torch's fused kernel (CUDA, MPS) called without the mask", "modules/multi_head.py",
+     "z = kernel(q, k, v, mask, self.dropout.p if self.training else 0.0)",
+     "z = kernel(q, k, v, mask if kernel is attend_keys_first else None, "
+     "self.dropout.p if self.training else 0.0)"),
     ("kernel: torch's fused kernel on a CPU too", "modules/multi_head.py",
      'return attend_keys_first if device.type == "cpu" else F.scaled_dot_product_attention',
      "return F.scaled_dot_product_attention"),
@@ -292,7 +301,8 @@ _area("checkpoint", [
      '                or not isinstance(entry.get("sha256"), str) or len(entry["sha256"]) != 64 \\\n',
      ""),
     ("pretrained: the seed checked only when retraining", "presets.py",
-     "    check_int(\"seed\", seed, low=0, high=MAX_SEED)\n    chosen", "    chosen"),
+     "    seed = check_int(\"seed\", seed, low=0, high=MAX_SEED)  # np.int64(1) becomes 1\n"
+     "    chosen", "    chosen"),
 ])
 
 _area("atomic", [
@@ -361,6 +371,49 @@ _area("atomic", [
      "            and same_file(args.resume, args.out):", "            and False:"),
     ("start: Ctrl-C while importing is a traceback", "__init__.py",
      "    _interrupt.guard_start()", "    pass"),
+])
+
+_area("files", [  # issue 35: two writers, kinds of set, the package's files, safetensors
+    ("writer: the temporary file in the system's temporary folder", "files/atomic.py",
+     "fd, tmp = tempfile.mkstemp(dir=target.parent,", "fd, tmp = tempfile.mkstemp(dir=None,"),
+    ("reader: read without its limit", "files/bounded.py",
+     "data = file.read(limit + 1)", "data = file.read()"),
+    ("clash: only a corpus's training split listed", "files/clash.py",
+     'for corpus in corpora for split in ("train", "test")]',
+     'for corpus in corpora for split in ("train",)]'),
+    ("clash: a new file in the package's folders allowed", "files/clash.py",
+     "            if where == os.path.realpath(folder):", "            if False:"),
+    ("set: no lock taken", "files/file_set.py",
+     "self.lock = _lock(self.directory, self.name, self.wait)", "self.lock = None"),
+    ("set: the lock never released", "files/file_set.py",
+     "os.close(self.lock)  # closing", "(lambda fd: None)(self.lock)  # closing"),
+    ("set: --wait ignored", "files/file_set.py",
+     "deadline = time.monotonic() + wait", "deadline = time.monotonic()"),
+    ("set: the kind of the folder not checked", "files/file_set.py",
+     "        if self.kind is None:\n            return\n",
+     "        if True:\n            return\n"),
+    ("safetensors: overlapping offsets allowed", "files/safetensors.py",
+     "        if start < end:\n", "        if False:\n"),
+    ("safetensors: a gap between tensors allowed", "files/safetensors.py",
+     "        if start > end:\n", "        if False:\n"),
+    ("safetensors: metadata JSON depth not checked", "files/safetensors.py",
+     "    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:", "    if False:"),
+    ("safetensors: NaN and Infinity parsed", "files/safetensors.py",
+     "return json.loads(text, parse_constant=constant)", "return json.loads(text)"),
+    ("safetensors: a .safetensors file not starting with '{' read by torch", "files/safetensors.py",
+     'return str(path).endswith(".safetensors") or head[8:9] == b"{"',
+     'return head[8:9] == b"{"'),
+    ("safetensors: the header length's upper bound dropped", "files/safetensors.py",
+     "if not 2 <= length <= _MAX_HEADER:", "if not 2 <= length:"),
+    ("safetensors: shapes not checked against the config before reading", "files/checkpoint.py",
+     "_safetensors.read_checkpoint_dict(path, _shapes)",
+     "_safetensors.read_checkpoint_dict(path)"),
+])
+
+_area("book", [
+    ("ch10: the cross-attention figure drawn from decoder layer 0", "book/ch10.py",
+     "weights = t.cross_attention()[-1].mean(axis=0)",
+     "weights = t.cross_attention()[0].mean(axis=0)"),
 ])
 
 _area("onnx", [
@@ -448,9 +501,12 @@ def run_tests(src: Path, area: str, timeout: float) -> tuple[bool, float, str]:
     """Run the area's subset against ``src``; (passed, seconds, last line of output)."""
     env = dict(os.environ, PYTHONPATH=str(src), MPLBACKEND="Agg")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                           *AREAS[area]], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p",
+                               "no:cacheprovider", *AREAS[area]], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:  # a mutant that makes the tests hang is caught too
+        return False, time.perf_counter() - start, f"timed out after {timeout:g} s"
     lines = proc.stdout.strip().splitlines()
     return proc.returncode == 0, time.perf_counter() - start, lines[-1] if lines else ""
 

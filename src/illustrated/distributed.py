@@ -39,6 +39,11 @@ def launched_by_torchrun() -> bool:
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
+#: Longest ``timeout`` (seconds): a week. A longer wait is a hung run, and 1e300 s is more than
+#: the process group's timedelta can hold.
+MAX_TIMEOUT = 7 * 86400.0
+
+
 def init(device: str = "auto", *, timeout: float = TIMEOUT) -> torch.device:
     """Join the process group ``torchrun`` set up (env:// rendezvous) and return this rank's device.
 
@@ -55,9 +60,10 @@ def init(device: str = "auto", *, timeout: float = TIMEOUT) -> torch.device:
     ------
     ValueError
         If ``device`` is not "auto", "cpu" or "cuda", or is "cuda" without a GPU, or
-        ``timeout`` is not a positive finite number of seconds.
+        ``timeout`` is not a number of seconds in (0, MAX_TIMEOUT] (a week).
     """
-    check_real("timeout", timeout, low=0.0, low_open=True, what="a number of seconds")
+    check_real("timeout", timeout, low=0.0, low_open=True, high=MAX_TIMEOUT,
+               what="a number of seconds")
     if device not in ("auto", "cpu", "cuda"):
         raise ValueError(f"device: expected 'auto', 'cpu' or 'cuda' under torchrun, got {device!r}")
     if device == "cuda" and not torch.cuda.is_available():

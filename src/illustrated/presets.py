@@ -114,7 +114,7 @@ def pretrained(corpus: str, *, retrain: bool = False, seed: int = 0,
     """
     _check_corpus(corpus)
     check_bool("retrain", retrain)
-    check_int("seed", seed, low=0, high=MAX_SEED)
+    seed = check_int("seed", seed, low=0, high=MAX_SEED)  # np.int64(1) becomes 1
     chosen = pick_device(device)
     if retrain:
         model, src_vocab, tgt_vocab, _ = train_corpus(corpus, seed=seed, device=chosen,

@@ -335,12 +335,13 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     Raises
     ------
     ValueError
-        If the model is not a Transformer; a vocabulary is not a Vocab, has another size or
-        another ``<pad>`` id than the model's config; the sentence or target is empty, of the
-        wrong type, has unknown words, special tokens or ids outside the vocabulary, or is
-        longer than the model's ``max_len``; a target is given without ``tgt_vocab``;
-        ``max_len`` is outside [1, cfg.max_len] or given with a target; a module's output is
-        NaN or infinite (the message names the module). Type errors are TypeErrors too.
+        If the model is not a Transformer or is on the meta device; a vocabulary is not a
+        Vocab, has another size or another ``<pad>`` id than the model's config; the sentence
+        or target is empty, of the wrong type, has unknown words, special tokens or ids
+        outside the vocabulary, or is longer than the model's ``max_len``; a target is given
+        without ``tgt_vocab``; ``max_len`` is outside [1, cfg.max_len] or given with a target;
+        a module's output is NaN or infinite (the message names the module). Type errors are
+        TypeErrors too.
 
     References
     ----------
@@ -348,6 +349,9 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     paper §3, Figure 1.
     """
     check_instance("model", model, Transformer, "an illustrated.modules.Transformer")
+    if any(p.device.type == "meta" for p in model.parameters()):
+        raise ValueError("model: expected a model whose weights are in memory (CPU or GPU), got "
+                         "one on the meta device (it has shapes, no numbers to trace)")
     cfg = model.cfg
     check_vocab_fits("src_vocab", src_vocab, cfg.src_vocab_size, cfg.pad_id)
     if tgt_vocab is not None:

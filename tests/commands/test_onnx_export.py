@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.files.file_set import LOCK
 from illustrated.commands.onnx_export import FORMAT, main, read_export
 from illustrated.commands.shipped import SHIPPED
 
@@ -67,7 +68,7 @@ def test_index_and_vocabularies(exported):
     assert index["format"] == FORMAT and index["corpora"] == list(SHIPPED)
     # the export's files, and no other: one set, named by its index
     named = {name for entry in index["models"].values() for name in entry["files"].values()}
-    assert {p.name for p in exported.iterdir()} == named | {"index.json"}
+    assert {p.name for p in exported.iterdir()} == named | {"index.json", LOCK}
     for corpus in SHIPPED:
         entry = index["models"][corpus]
         for kind, name in entry["files"].items():

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.files import file_set as _file_set
 from illustrated.commands import shipped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -235,7 +236,7 @@ def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monke
     assert re.fullmatch(rf"error: path: could not write '{out}/post\.[0-9a-f]{{16}}\.pt' \(No "
                         rf"space left on device\); any previous file there is unchanged\n", err)
     assert (out / "post.pt").read_bytes() == b"the earlier weights"
-    assert sorted(p.name for p in out.iterdir()) == ["post.pt"]
+    assert sorted(p.name for p in out.iterdir()) == [_file_set.LOCK, "post.pt"]
 
 
 def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypatch, capsys):

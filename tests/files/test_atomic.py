@@ -245,3 +245,22 @@ def test_a_fifo_or_a_device_to_replace_is_named_as_what_it_is(tmp_path):
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     with pytest.raises(ValueError, match=r"which is a character device$"):
         _atomic.write_bytes("/dev/null", b"x")
+
+
+def test_the_temporary_file_is_made_beside_the_target(old, tmp_path, monkeypatch):
+    """The rename that puts the new file in place stays in one directory, so on one file system
+    (a rename across file systems fails, and the atomic promise with it): never in $TMPDIR."""
+    elsewhere = tmp_path / "system-tmp"
+    elsewhere.mkdir()
+    monkeypatch.setenv("TMPDIR", str(elsewhere))
+    monkeypatch.setattr(_atomic.tempfile, "tempdir", str(elsewhere))
+    renames, real = [], os.replace
+
+    def replace(src, dst):
+        renames.append((os.path.dirname(os.path.abspath(src)), os.path.dirname(dst)))
+        real(src, dst)
+    monkeypatch.setattr(_atomic.os, "replace", replace)
+    _atomic.write_bytes(old, b"the new file")
+    assert old.read_bytes() == b"the new file"
+    assert renames == [(str(old.parent), str(old.parent))]
+    assert list(elsewhere.iterdir()) == [] and leftovers(old.parent) == []

@@ -90,3 +90,33 @@ def test_missing_files_and_dangling_links(tmp_path):
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
     with pytest.raises(ValueError, match=r"^path: no file at '.*dangling'"):
         _bounded.regular_file_size(tmp_path / "dangling", "path")
+
+
+def test_a_file_that_grows_while_it_is_read_stops_at_the_limit(tmp_path, monkeypatch):
+    """The file was 1,000 bytes when it was checked and has grown to 1 MB since (another process
+    appends to it): the reader takes at most limit + 1 bytes, then refuses it."""
+    path = tmp_path / "growing.json"
+    path.write_bytes(b"x" * 1_000_000)
+    real_fstat, real_fdopen, taken = os.fstat, os.fdopen, []
+
+    def fstat(fd):  # the size it had when it was checked
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 1000, *info[7:10]))
+
+    def fdopen(*args, **kwargs):
+        file = real_fdopen(*args, **kwargs)
+        read = file.read
+
+        def counted(*size):
+            data = read(*size)
+            taken.append(len(data))
+            return data
+        file.read = counted
+        return file
+    monkeypatch.setattr(_bounded.os, "fstat", fstat)
+    monkeypatch.setattr(_bounded.os, "fdopen", fdopen)
+    with pytest.raises(ValueError) as info:
+        _bounded.read_bytes(path, "manifest", limit=1000)
+    assert sum(taken) <= 1001 and taken
+    assert str(info.value) == (f"manifest: '{path}' is 1.0 kB, more than the 1.0 kB such a file "
+                               f"may have")

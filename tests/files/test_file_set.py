@@ -78,22 +78,27 @@ def cases(points):
 
 
 def hidden(folder):
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    """Hidden files left in ``folder`` (temporary files), less the set's lock file, which stays."""
+    return sorted(p.name for p in folder.iterdir()
+                  if p.name.startswith(".") and p.name != _file_set.LOCK)
 
 
 # ---- the transaction itself, on a set of three made-up files
 
-def write_set(folder, generation):
+def write_set(folder, generation, kind=None):
+    """Three made-up members and their index; with ``kind``, a set of that kind (its format)."""
     with _file_set.SetWriter(folder, "index.json", owned=lambda n: n.startswith("part"),
-                             name="--out") as writer:
+                             name="--out", kind=kind) as writer:
         entries = {n: writer.add(f"{n}.bin", f"{n} of generation {generation}".encode() * 50)
                    for n in ("part-a", "part-b", "part-c")}
-        writer.commit(json.dumps(entries).encode(), [e["file"] for e in entries.values()])
+        index = {"format": kind, **entries} if kind else entries
+        writer.commit(json.dumps(index).encode(), [e["file"] for e in entries.values()])
 
 
 def read_set(folder):
     """The generation every file of the set belongs to; the set must be whole and agree."""
     entries = json.loads((folder / "index.json").read_text())
+    entries.pop("format", None)
     generations = set()
     for name, entry in entries.items():
         path = _file_set.member(folder, entry, "--out", name)
@@ -103,12 +108,32 @@ def read_set(folder):
     return generations.pop(), named
 
 
-@pytest.fixture
-def folder(tmp_path):
+def outcome_of(write):
+    """What ``write()`` said: "done", "in place" (Ctrl-C once the new set was in place),
+    "interrupted" (before) or "failed" (one ValueError line naming --out and the folder)."""
+    try:
+        write()
+        return "done"
+    except _atomic.InterruptedAfterWrite:
+        return "in place"
+    except KeyboardInterrupt:
+        return "interrupted"
+    except ValueError as error:
+        assert "\n" not in str(error) and str(error).startswith("--out: ")
+        return "failed"
+
+
+def first_set(tmp_path, kind=None):
+    """A folder holding generation 1 of write_set's set."""
     folder = tmp_path / "set"
     folder.mkdir()
-    write_set(folder, 1)
+    write_set(folder, 1, kind)
     return folder
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return first_set(tmp_path)
 
 
 def generic_points():
@@ -136,19 +161,10 @@ def test_the_points_cover_every_file_of_the_set():
 def test_a_fault_at_any_point_leaves_the_old_set_or_the_new_one(folder, monkeypatch, at, kind,
                                                                 fault):
     Faults(monkeypatch, at, fault)
-    try:
-        write_set(folder, 2)
-        outcome = "done"
-    except _atomic.InterruptedAfterWrite:
-        outcome = "in place"
-    except KeyboardInterrupt:
-        outcome = "interrupted"
-    except ValueError as error:
-        outcome = "failed"
-        assert "\n" not in str(error) and str(error).startswith("--out: ")
+    outcome = outcome_of(lambda: write_set(folder, 2))
     monkeypatch.undo()
     generation, named = read_set(folder)
-    files = {p.name for p in folder.iterdir()}
+    files = {p.name for p in folder.iterdir()} - {_file_set.LOCK}
     assert hidden(folder) == []
     if outcome in ("interrupted", "failed"):  # said: nothing changed
         assert generation == "1" and files == named  # and the new members are gone
@@ -244,7 +260,7 @@ def test_shipped_weights_and_manifest_change_together(tmp_path, monkeypatch, fak
         assert generation == 1 and err.startswith("error: path: could not write ")
         assert sorted(p.name for p in folder.iterdir()) == sorted(
             [*(e["file"] for e in presets.read_manifest(folder / "manifest.json")["models"]
-               .values()), "manifest.json"])  # the new weights files are gone
+               .values()), "manifest.json", _file_set.LOCK])  # the new weights files are gone
     else:
         assert code == 130
         if "nothing changed" in err:

@@ -52,9 +52,8 @@ import torch
 from torch import nn
 
 from ..files.atomic import InterruptedAfterWrite
-from ..files.bounded import read_json
 from ..files.clash import corpus_files, refuse_clashes
-from ..files.file_set import SetWriter, member
+from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..data import load_corpus, tokenize
 from ..modules.transformer import Transformer
@@ -233,20 +232,23 @@ def _owned(name: str) -> bool:
                         rf"\.(?:onnx|json)", name) is not None
 
 
-def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
+def export_all(out_dir: Path, corpora=SHIPPED, *, wait: float = 0) -> dict:
     """Export every corpus of ``corpora`` into ``out_dir`` as one set, ``index.json`` last;
     return the index (``{"format", "opset", "torch", "corpora", "models": {corpus: {"files",
     "bytes", "sha256"}}}``).
 
     Each corpus's graphs are exported in memory, then written under their hashed names; the
     index replaces the earlier one only once every file is written; files of earlier exports
-    that the new index does not name are then removed.
+    that the new index does not name are then removed. The folder is locked meanwhile: a second
+    writer is refused (or waits up to ``wait`` seconds).
 
     Raises
     ------
     ValueError
-        For a corpus without a shipped model, or a file that cannot be written (one line naming
-        it; the earlier set is then whole and the new files are removed).
+        For a corpus without a shipped model, a folder another writer holds or that holds
+        another kind of set (a page export, the shipped weights), or a file that cannot be
+        written (one line naming it; the earlier set is then whole and the new files are
+        removed).
     ImportError, RuntimeError
         As :func:`corpus_files_of`.
     KeyboardInterrupt
@@ -256,7 +258,8 @@ def export_all(out_dir: Path, corpora=SHIPPED) -> dict:
     out_dir = Path(out_dir)
     index = {"format": FORMAT, "opset": OPSET, "torch": torch.__version__,
              "corpora": list(corpora), "models": {}}
-    with SetWriter(out_dir, INDEX, owned=_owned, name="--out") as writer:
+    with SetWriter(out_dir, INDEX, owned=_owned, name="--out", kind=FORMAT,
+                   wait=wait) as writer:
         for corpus in corpora:
             index["models"][corpus] = writer.add_group(corpus_files_of(corpus))
         writer.commit((json.dumps(index, indent=1) + "\n").encode("utf-8"),
@@ -271,20 +274,7 @@ def read_export(out_dir: str | os.PathLike) -> dict:
     Raises ValueError in one line naming the file: a missing or damaged index, another format,
     or a file that does not match it.
     """
-    path = Path(out_dir) / INDEX
-    index = read_json(path, "--out", "an export's index")
-    if not isinstance(index, dict) or index.get("format") != FORMAT \
-            or not isinstance(index.get("models"), dict):
-        raise ValueError(f"--out: {str(path)!r} is not an index of format {FORMAT!r}")
-    for corpus, entry in index["models"].items():
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), dict)
-                                                  for k in ("files", "bytes", "sha256")):
-            raise ValueError(f"--out: {str(path)!r} has a malformed entry for {corpus!r}")
-        for kind in KINDS:
-            member(out_dir, {"file": entry["files"].get(kind), "bytes": entry["bytes"].get(kind),
-                             "sha256": entry["sha256"].get(kind)}, "--out",
-                   f"the {kind} file of {corpus!r}", index=INDEX)
-    return index
+    return read_group_index(out_dir, INDEX, FORMAT, tuple(KINDS))
 
 
 def _out_dir(text: str) -> Path:
@@ -305,10 +295,11 @@ def _out_dir(text: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...]``.
+    """``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...] [--wait SECONDS]``.
 
     Returns 0; 2 with one line for a bad ``--out`` (empty, a file, a directory that cannot be
-    made or written, an index that is one of the shipped files it reads), missing onnx
+    made or written, an index that is one of the shipped files it reads, another writer of it
+    after ``--wait`` seconds, a folder holding another kind of set), missing onnx
     packages, or a file that cannot be written (a full disk: the earlier set is left whole);
     130 with one line after Ctrl-C, which says whether the new set was in place.
     """
@@ -319,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
     parser.add_argument("--corpus", action="append", choices=SHIPPED,
                         help="a corpus to export (repeatable; default: every shipped corpus)")
+    parser.add_argument("--wait", type=check_wait, default=0, metavar="SECONDS",
+                        help="wait this long for another writer of --out (default 0: refuse)")
     args = parser.parse_args(argv)
     corpora = tuple(args.corpus or SHIPPED)
     start = time.perf_counter()
@@ -329,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         refuse_clashes(inputs, [("--out", Path(args.out) / INDEX)])
         out = _out_dir(args.out)
         _onnx()
-        index = export_all(out, corpora)
+        index = export_all(out, corpora, wait=args.wait)
     except InterruptedAfterWrite:
         print(f"interrupted: the new export was already in place in {args.out} ({INDEX} and "
               f"every file it names)", file=sys.stderr)

@@ -34,7 +34,7 @@ import torch
 from .. import __version__
 from ..files.atomic import InterruptedAfterWrite
 from ..files.clash import corpus_files, refuse_clashes
-from ..files.file_set import SetWriter
+from ..files.file_set import SetWriter, check_wait
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.checkpoint import checkpoint_bytes, estimate_bytes
 from ..data import load_corpus
@@ -76,7 +76,7 @@ def _owned(name: str) -> bool:
                         name) is not None
 
 
-def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
+def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0, wait: float = 0) -> dict:
     """Train each corpus's default model once (CPU, one thread, ``seed``), write its weights and
     the manifest into ``out_dir``; return the manifest.
 
@@ -84,15 +84,18 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     each model's file is written under its hashed name as soon as it is trained (after a check,
     made before training, that the disk has room for it), the manifest last; models already in
     the manifest and not retrained keep their files. Until the manifest is replaced, the earlier
-    set is untouched; a failure or Ctrl-C before then removes the new files.
+    set is untouched; a failure or Ctrl-C before then removes the new files. The folder is
+    locked from before the manifest is read until the old files are removed: a second writer
+    is refused (or waits up to ``wait`` seconds, then starts from the first one's manifest).
 
     Raises
     ------
     RuntimeError
         If a model misses its target in TARGETS (nothing is changed).
     ValueError
-        For an unknown corpus, a damaged manifest already in ``out_dir``, or a file that cannot
-        be written (one line naming it; the earlier set is then unchanged).
+        For an unknown corpus, a damaged manifest already in ``out_dir``, a folder another
+        writer holds or that holds another kind of set (an export's ``index.json``), or a file
+        that cannot be written (one line naming it; the earlier set is then unchanged).
     KeyboardInterrupt
         After Ctrl-C; :class:`illustrated.files.atomic.InterruptedAfterWrite` if it came once the new
         manifest was in place (the new set is then whole).
@@ -102,11 +105,12 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / MANIFEST
-    models = read_manifest(path)["models"] if path.exists() else {}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with SetWriter(out_dir, MANIFEST, owned=_owned, name="path") as writer:
+        with SetWriter(out_dir, MANIFEST, owned=_owned, name="path", kind=FORMAT,
+                       wait=wait) as writer:
+            models = read_manifest(path)["models"] if path.exists() else {}  # under the lock
             for corpus in corpora:
                 _, src_vocab, tgt_vocab = load_corpus(corpus, "train")
                 writer.check(f"{corpus}.pt", estimate_bytes(make_config(corpus, src_vocab,
@@ -140,8 +144,9 @@ def make_models(out_dir: Path, corpora=SHIPPED, *, seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m illustrated.commands.shipped [--corpora ...] [--out DIR]``: the command behind
-    ``make models``. Returns 0; 2 with one line on an error (a full disk included, or an
-    ``--out`` whose manifest is one of the corpus files); 130 with one line after Ctrl-C, which
+    ``make models``. Returns 0; 2 with one line on an error (a full disk included, an
+    ``--out`` whose manifest is one of the corpus files, another writer of ``--out`` after
+    ``--wait`` seconds, a folder holding an export); 130 with one line after Ctrl-C, which
     says whether the new set was in place. The weights and manifest change together or not
     at all."""
     end_of_start()
@@ -152,10 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).parent / "weights"),
                         help="folder for the weights and manifest.json (default: the package's)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--wait", type=check_wait, default=0, metavar="SECONDS",
+                        help="wait this long for another writer of --out (default 0: refuse)")
     args = parser.parse_args(argv)
     try:
-        refuse_clashes(corpus_files(args.corpora), [("--out", Path(args.out) / MANIFEST)])
-        make_models(Path(args.out), args.corpora, seed=args.seed)
+        refuse_clashes(corpus_files(args.corpora), [("--out", Path(args.out) / MANIFEST)],
+                       package=False)  # the one command that writes the package's weights
+        make_models(Path(args.out), args.corpora, seed=args.seed, wait=args.wait)
     except InterruptedAfterWrite:
         print(f"interrupted: the new weights and {MANIFEST} were already in place in "
               f"{args.out}", file=sys.stderr)

@@ -23,14 +23,14 @@ from pathlib import Path
 
 from ..files.atomic import InterruptedAfterWrite, write_bytes
 from ..files.clash import corpus_files, refuse_clashes
-from ..files.file_set import SetWriter
+from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.safetensors import FORMAT, to_bytes
 from ..data import load_corpus, tokenize
 from ..presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
 from ..recipe import Recipe, schema
 
-__all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "main"]
+__all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "read_site", "main"]
 
 
 def save_model(path, model, vocabs) -> Path:
@@ -79,18 +79,21 @@ def _owned(name: str) -> bool:
                         r"\.(?:safetensors|json)", name) is not None
 
 
-def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
+def export_site(out_dir, corpora=tuple(SETTINGS), *, wait: float = 0) -> dict:
     """Write per corpus {corpus}.safetensors (the shipped model), {corpus}.json and
     {corpus}.train.json, and recipe.json (index entry "recipe"), into ``out_dir`` as one set,
     ``index.json`` last
     (:class:`illustrated.files.file_set.SetWriter`: the files under hashed names, the index naming
     each with its sha256 and size, so that a page never reads a new model beside an old
-    vocabulary); return the index. Raises ValueError naming a file that cannot be written (the
-    earlier set is then whole); KeyboardInterrupt after Ctrl-C
+    vocabulary); return the index. The folder is locked while it changes (a second writer is
+    refused, or waits up to ``wait`` seconds). Raises ValueError naming a file that cannot be
+    written (the earlier set is then whole), a folder another writer holds, or one that holds
+    another kind of set (an ONNX export, the shipped weights); KeyboardInterrupt after Ctrl-C
     (:class:`illustrated.files.atomic.InterruptedAfterWrite` once the new index was in place)."""
     out_dir, index = Path(out_dir), {"format": FORMAT, "corpora": list(corpora), "models": {}}
     out_dir.mkdir(parents=True, exist_ok=True)
-    with SetWriter(out_dir, "index.json", owned=_owned, name="--out") as writer:
+    with SetWriter(out_dir, "index.json", owned=_owned, name="--out", kind=FORMAT,
+                   wait=wait) as writer:
         index["recipe"] = writer.add("recipe.json", (json.dumps(schema(), indent=1) + "\n")
                                      .encode("utf-8"))
         for corpus in corpora:
@@ -110,14 +113,26 @@ def export_site(out_dir, corpora=tuple(SETTINGS)) -> dict:
     return index
 
 
+def read_site(out_dir) -> dict:
+    """The index of a page export in ``out_dir``, after checking every file it names against it
+    (present, a regular file, its size and sha256): the set the index names, whole.
+
+    Raises ValueError in one line naming the file: a missing or damaged index, another format,
+    or a file that does not match it."""
+    return read_group_index(out_dir, "index.json", FORMAT, ("model", "vocab", "train"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m illustrated.commands.web_export --out DIR``: 0; 2 with one line for an error (an
-    index that would replace one of the files it reads among them); 130 with one line after
+    """``python -m illustrated.commands.web_export --out DIR [--wait SECONDS]``: 0; 2 with one line for
+    an error (an index that would replace one of the files it reads among them, another writer
+    of DIR after SECONDS, a folder holding another kind of set); 130 with one line after
     Ctrl-C, saying whether the new set was in place."""
     end_of_start()
     parser = argparse.ArgumentParser(prog="python -m illustrated.commands.web_export",
                                      description="The shipped models for the book's pages.")
     parser.add_argument("--out", required=True, help="folder to write into (made if missing)")
+    parser.add_argument("--wait", type=check_wait, default=0, metavar="SECONDS",
+                        help="wait this long for another writer of --out (default 0: refuse)")
     args = parser.parse_args(argv)
     try:
         corpora = tuple(SETTINGS)
@@ -125,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                                            weights_path(corpora[0]).parent / MANIFEST),
                   *(("the shipped weights", weights_path(c)) for c in corpora)]
         refuse_clashes(inputs, [("--out", Path(args.out) / "index.json")])
-        index = export_site(args.out, corpora)
+        index = export_site(args.out, corpora, wait=args.wait)
     except InterruptedAfterWrite:
         print(f"interrupted: the new export was already in place in {args.out}", file=sys.stderr)
         return INTERRUPTED

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import stat
+import unicodedata
 from collections import Counter
 from typing import Iterable, Sequence
 
@@ -126,6 +127,11 @@ def _pair(line: bytes, where: str, first: bool) -> tuple[str, str] | None:
         tokens = words(value)
         if not tokens:
             raise ValueError(f"{where}: expected a non-empty {side}, got an empty one")
+        if not any(unicodedata.category(char)[0] in "LNPS" for char in value):
+            shown = " ".join(f"U+{ord(char):04X}" for char in value[:8])
+            raise ValueError(f"{where}: expected a {side} with a visible character, got only "
+                             f"invisible ones ({shown}: a zero-width or format character, a "
+                             f"byte-order mark, a combining mark alone)")
         if len(tokens) > MAX_SENTENCE_TOKENS:
             raise ValueError(f"{where}: expected a {side} of at most {MAX_SENTENCE_TOKENS} "
                              f"tokens, got {len(tokens)} (every batch is sized for the "

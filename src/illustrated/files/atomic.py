@@ -76,6 +76,11 @@ def _target(path: Any, name: str) -> Path:
     text = os.fspath(path)
     if not isinstance(text, str) or text == "" or text.endswith(("/", os.sep)):
         raise ValueError(f"{name}: expected a file path, got {text!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, as the system hands them over
+        raise ValueError(f"{name}: expected a path in UTF-8, got {ascii(text)} (a byte that is "
+                         f"not UTF-8: rename it)") from None
     target = Path(text)
     longest, length = _name_max(target.parent), len(os.fsencode(target.name))
     if length > longest:  # before any stat: the system would refuse the name itself

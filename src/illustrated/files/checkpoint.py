@@ -28,7 +28,7 @@ from .bounded import regular_file_size
 from ..config import TransformerConfig
 from ..data import Vocab
 from ..data.vocab import check_vocab_fits
-from ..modules._checks import param_count
+from ..modules._checks import check_config, param_count
 from ..modules.transformer import Transformer
 
 __all__ = ["save_checkpoint", "checkpoint_bytes", "load_checkpoint", "read_checkpoint",
@@ -82,6 +82,11 @@ def _check_fit(cfg: TransformerConfig, src_vocab: Vocab, tgt_vocab: Vocab) -> No
             reason = str(error).partition(": ")[2].replace("the model's vocabulary", "its config's")
             raise ValueError(f"has a {side} vocabulary and a config that disagree "
                              f"({reason})") from None
+    _check_table(cfg)
+
+
+def _check_table(cfg: TransformerConfig) -> None:
+    """ValueError (message without a subject) if the positional table is over its bound."""
     if cfg.max_len * cfg.d_model > MAX_POSITION_TABLE:
         raise ValueError(f"has sizes out of range: max_len={cfg.max_len} x d_model={cfg.d_model} "
                          f"positions table exceeds {MAX_POSITION_TABLE} numbers")
@@ -247,12 +252,40 @@ def _read_data(path: Path) -> Any:
         raise ValueError(f"path: {name!r} is empty, not an illustrated checkpoint")
     try:
         with open(path, "rb") as file:
-            head = file.read(8)
+            head = file.read(9)
+        if _safetensors.looks_like(head, path):  # a model trained in the book's page
+            return {"format": FORMAT, **_safetensors.read_checkpoint_dict(path, _shapes)}
     except OSError as error:
         raise ValueError(f"path: cannot read {name!r} ({error.strerror or error})") from None
-    if _safetensors.is_safetensors(path):  # a model trained in the book's page
-        return {"format": FORMAT, **_safetensors.read_checkpoint_dict(path)}
     return _read_torch(path, head[:4])
+
+
+def _config(config: Any) -> TransformerConfig:
+    """The TransformerConfig of a file's ``config`` dict, checked: its fields, and a positional
+    table within MAX_POSITION_TABLE numbers. ValueError (message without a subject) otherwise."""
+    if not isinstance(config, dict):
+        raise ValueError("holds no config (expected a dict of TransformerConfig fields)")
+    known = {f.name for f in fields(TransformerConfig)}
+    unknown = sorted(str(k) for k in config if k not in known)
+    if unknown:
+        raise ValueError(f"has an invalid config (unknown field {unknown[0]!r})")
+    try:
+        cfg = TransformerConfig(**config)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"has an invalid config ({error})") from None
+    _check_table(cfg)
+    return cfg
+
+
+def _shapes(config: Any) -> dict[str, tuple[int, ...]]:
+    """Every weight's shape, by its name, in a Transformer of the file's ``config`` (checked by
+    :func:`_config`, and within MAX_WEIGHTS weights: the model is built to read them)."""
+    cfg = _config(config)
+    try:
+        check_config(cfg, whole_model=True)
+    except ValueError as error:
+        raise ValueError(f"has sizes out of range ({error})") from None
+    return {key: tuple(value.shape) for key, value in Transformer(cfg).state_dict().items()}
 
 
 def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, Vocab],
@@ -295,24 +328,19 @@ def read_checkpoint(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], Transf
                                 f"got {type(path).__name__}")
     path = Path(path)
     name = str(path)
-    if not os.path.lexists(path):
-        raise ValueError(f"path: no checkpoint file at {name!r}")
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        raise ValueError(f"path: no checkpoint file at {name!r}") from None
+    except OSError as error:  # a folder of mode 000: the file may well be there
+        raise ValueError(f"path: cannot read {name!r} ({error.strerror or error}; its folder "
+                         f"cannot be searched)") from None
     data = _read_data(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f"path: {name!r} is not an illustrated checkpoint "
                          f"(expected format {FORMAT!r})")
     try:
-        config = data.get("config")
-        if not isinstance(config, dict):
-            raise ValueError("holds no config (expected a dict of TransformerConfig fields)")
-        known = {f.name for f in fields(TransformerConfig)}
-        unknown = sorted(str(k) for k in config if k not in known)
-        if unknown:
-            raise ValueError(f"has an invalid config (unknown field {unknown[0]!r})")
-        try:
-            cfg = TransformerConfig(**config)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"has an invalid config ({error})") from None
+        cfg = _config(data.get("config"))
         src_vocab = _vocab(data.get("src_vocab"), "source vocabulary", name)
         tgt_vocab = _vocab(data.get("tgt_vocab"), "target vocabulary", name)
         _check_fit(cfg, src_vocab, tgt_vocab)

@@ -11,20 +11,46 @@ after it, the new set is complete and the old members are removed (a member left
 interrupted clean-up is named by no index and removed by the next write). Readers check each
 member they read against the index (:func:`member`): a set that does not match is refused in
 one line.
+
+A set has one writer at a time: the writer holds an exclusive ``fcntl.flock`` on the lock file
+``.illustrated.lock`` beside the index from before it reads the old index until its clean-up is
+done, so a second writer into the same folder is refused in one line naming the folder (or,
+given ``wait`` seconds, waits for the first); the second then starts from the first one's set.
+A folder holds one kind of set: the index names its kind (its ``format``), and a writer refuses
+a folder whose index (``index.json`` or ``manifest.json``) is another kind's, or no set's.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import os
 import re
+import time
 from pathlib import Path
 from typing import Callable
 
 from .atomic import InterruptedAfterWrite, check_writable, write_bytes
-from .bounded import read_bytes, regular_file_size
+from .bounded import read_bytes, read_json, regular_file_size
 
-__all__ = ["SetWriter", "hashed_name", "member", "sha256_bytes"]
+__all__ = ["SetWriter", "LOCK", "INDEXES", "KINDS", "hashed_name", "member", "sha256_bytes",
+           "check_wait", "read_group_index"]
+
+#: The lock file of a set's folder, beside its index (never removed: removing a lock file
+#: while another process waits on it would give two writers two locks).
+LOCK = ".illustrated.lock"
+
+#: The index names of the package's sets: a folder holding one of them holds that set.
+INDEXES = ("index.json", "manifest.json")
+
+#: The kinds of set (their index's ``format``), as messages name them.
+KINDS = {"illustrated-shipped-models/1": "the shipped models (python -m illustrated.commands.shipped)",
+         "illustrated-safetensors/1": "a page export (python -m illustrated.commands.web_export)",
+         "illustrated-onnx/1": "an ONNX export (python -m illustrated.commands.onnx_export)"}
+
+#: Seconds between two tries of a held lock while waiting for it.
+POLL = 0.05
 
 #: Hex digits of the sha256 in a member's name (64 bits: no two contents meet by chance).
 NAME_DIGITS = 16
@@ -58,17 +84,54 @@ class SetWriter:
     owned : tells whether a file name in ``directory`` belongs to such a set (old members are
         removed after the switch only if it says so: nothing else in the folder is touched).
     name : the caller's name for the folder in messages (``--out``, ``path``).
+    kind : the ``format`` the index names (a key of :data:`KINDS`); None for a set of no kind
+        (tests). A folder whose index is another kind's, or not a set's index, is refused.
+    wait : seconds to wait for another writer's lock (0: refuse at once).
+
+    Entering takes the folder's lock (:data:`LOCK`) and checks the kind; it raises ValueError in
+    one line naming ``name`` and the folder: another writer holds the lock (after ``wait``
+    seconds), the lock cannot be taken, or the folder holds another kind of set.
     """
 
     def __init__(self, directory: str | os.PathLike, index: str, *, owned: Callable[[str], bool],
-                 name: str = "path") -> None:
+                 name: str = "path", kind: str | None = None, wait: float = 0) -> None:
         self.directory, self.index, self.owned, self.name = Path(directory), index, owned, name
+        self.kind, self.wait = kind, wait
         self.created: list[Path] = []
         self.committed = False
+        self.lock: int | None = None
 
     def __enter__(self) -> "SetWriter":
         check_writable(self.directory / self.index, self.name)  # before any member is made
+        self.lock = _lock(self.directory, self.name, self.wait)
+        try:
+            self._check_kind()
+        except BaseException:
+            self._unlock()
+            raise
         return self
+
+    def _check_kind(self) -> None:
+        """ValueError if the folder holds an index of another kind (or one that is no set's)."""
+        if self.kind is None:
+            return
+        for index in INDEXES:
+            path = self.directory / index
+            if not os.path.lexists(path):
+                continue
+            data = read_json(path, self.name, "a set's index")  # unreadable: one line, as is
+            found = data.get("format") if isinstance(data, dict) else None
+            if found != self.kind or index != self.index:
+                what = KINDS.get(found, "no set this package writes")
+                raise ValueError(f"{self.name}: expected a folder for {KINDS[self.kind]} or a "
+                                 f"new one, got {str(self.directory)!r}, whose {index} is of "
+                                 f"{what} (one kind of set per folder)")
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.lock)  # closing the descriptor releases the flock
+            self.lock = None
 
     def check(self, member: str, need_bytes: int) -> None:
         """Refuse, before the work that makes it, a member that could not be written
@@ -123,10 +186,55 @@ class SetWriter:
             pass
 
     def __exit__(self, kind, error, trace) -> None:
-        if not self.committed:
-            for path in self.created:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+        try:
+            if not self.committed:
+                for path in self.created:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+        finally:
+            self._unlock()
+
+
+def check_wait(text: str) -> float:
+    """``--wait SECONDS``: a finite number of seconds, 0 to a day (argparse type)."""
+    import argparse
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds <= 86400:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 to 86400, got {text!r}")
+    return seconds
+
+
+def _lock(directory: Path, name: str, wait: float) -> int:
+    """A descriptor of ``directory``'s lock file holding its exclusive flock, taken within
+    ``wait`` seconds; ValueError in one line naming ``name`` and the folder otherwise."""
+    path = directory / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as error:
+        raise ValueError(f"{name}: cannot lock {str(directory)!r} to write in it (its lock file "
+                         f"{LOCK}: {error.strerror or error})") from None
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except OSError as error:
+                if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise ValueError(f"{name}: cannot lock {str(directory)!r} to write in it "
+                                     f"({error.strerror or error})") from None
+            if time.monotonic() >= deadline:
+                raise ValueError(f"{name}: another writer is changing the set in "
+                                 f"{str(directory)!r} (it holds {LOCK}; waited {wait:g} s); "
+                                 f"expected a folder no other command writes (or --wait "
+                                 f"SECONDS)")
+            time.sleep(POLL)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def member(directory: str | os.PathLike, entry: object, name: str, what: str, *,
@@ -150,3 +258,28 @@ def member(directory: str | os.PathLike, entry: object, name: str, what: str, *,
         raise ValueError(f"{name}: {what} {str(path)!r} does not match {index} (another size or "
                          f"sha256: not the set it names){hint}")
     return path
+
+
+def read_group_index(directory: str | os.PathLike, index: str, kind: str, members: tuple,
+                     name: str = "--out") -> dict:
+    """The index ``index`` of format ``kind`` in ``directory`` whose entries are groups
+    (:meth:`SetWriter.add_group`), after checking each of ``members`` of every group with
+    :func:`member`: the set the index names, whole.
+
+    Raises ValueError in one line naming ``name`` and the file: a missing or damaged index,
+    another format, a malformed entry, or a member that does not match."""
+    path = Path(directory) / index
+    data = read_json(path, name, "a set's index")
+    if not isinstance(data, dict) or data.get("format") != kind \
+            or not isinstance(data.get("models"), dict):
+        raise ValueError(f"{name}: {str(path)!r} is not an index of format {kind!r}")
+    for group, entry in data["models"].items():
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), dict)
+                                                  for k in ("files", "bytes", "sha256")):
+            raise ValueError(f"{name}: {str(path)!r} has a malformed entry for {group!r}")
+        for part in members:
+            member(directory, {"file": entry["files"].get(part),
+                               "bytes": entry["bytes"].get(part),
+                               "sha256": entry["sha256"].get(part)}, name,
+                   f"the {part} file of {group!r}", index=index)
+    return data

@@ -12,14 +12,17 @@ which the package's checks give anyway; see :mod:`illustrated.commands.web_expor
 from __future__ import annotations
 
 import json
+import math
+import os
 import struct
 from dataclasses import asdict
-from pathlib import Path
 
 import numpy as np
 import torch
 
-__all__ = ["FORMAT", "to_bytes", "is_safetensors", "read_checkpoint_dict"]
+from ._bounded import MAX_JSON_DEPTH, json_depth
+
+__all__ = ["FORMAT", "to_bytes", "looks_like", "is_safetensors", "read_checkpoint_dict"]
 
 #: ``__metadata__["format"]`` of a page model; another value is refused.
 FORMAT = "illustrated-safetensors/1"
@@ -44,52 +47,151 @@ def to_bytes(model, vocabs) -> bytes:
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
+def looks_like(head: bytes, path) -> bool:
+    """Whether a file is read as safetensors: named ``*.safetensors`` or starting as one does
+    (8 bytes of header length, then ``{``), and not starting as a torch file does (a zip,
+    ``PK``, or a pickle, ``\\x80``). ``head`` is the file's first 9 bytes (fewer if it is shorter)."""
+    if head[:2] == b"PK" or head[:1] == b"\x80":
+        return False
+    return str(path).endswith(".safetensors") or head[8:9] == b"{"
+
+
 def is_safetensors(path) -> bool:
-    """Whether the file starts as safetensors does: a header length, then ``{``."""
+    """:func:`looks_like` of the file ``path`` (False if it cannot be read)."""
     try:
         with open(path, "rb") as file:
-            head = file.read(9)
+            return looks_like(file.read(9), path)
     except OSError:  # the torch reader says why, in its words
         return False
-    return len(head) == 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] < _MAX_HEADER
 
 
-def read_checkpoint_dict(path) -> dict:
+def _json(raw: bytes, what: str, bad) -> object:
+    """``raw`` parsed as JSON, bounded: UTF-8, nested at most MAX_JSON_DEPTH deep, finite
+    numbers only; ``bad(reason)`` (a ValueError naming the file) otherwise."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad(f"damaged {what}: not UTF-8") from None
+    if json_depth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+        raise bad(f"{what} nested more than {MAX_JSON_DEPTH} levels deep")
+
+    def constant(word: str):
+        raise bad(f"{what} holds {word}, expected finite numbers")
+    try:
+        return json.loads(text, parse_constant=constant)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise bad(f"damaged {what}: {str(error).splitlines()[0] or type(error).__name__}"
+                  ) from None
+
+
+def _whole(value, low: int = 0) -> bool:
+    """Whether ``value`` is a JSON whole number (not a bool or a float) of at least ``low``."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+def _entries(header: dict, shapes: dict | None, bad) -> list[tuple[str, list[int], int, int]]:
+    """(name, shape, start, end) of every tensor, checked: F32, whole shapes and offsets, the
+    size the shape needs, the names and shapes ``shapes`` (from the config) wants; sorted by
+    offset, which must tile the data from 0 without an overlap or a gap."""
+    rows = []
+    for key, entry in header.items():
+        if not isinstance(entry, dict) or entry.get("dtype") != "F32":
+            raise bad(f"tensor {key!r}: expected dtype F32, got "
+                      f"{entry.get('dtype') if isinstance(entry, dict) else entry!r:.40}")
+        shape, offsets = entry.get("shape"), entry.get("data_offsets")
+        if not isinstance(shape, list) or len(shape) > 8 \
+                or not all(_whole(n) and n < 1 << 31 for n in shape):
+            raise bad(f"tensor {key!r}: expected a shape of at most 8 whole numbers from 0 to "
+                      f"2**31 - 1, got {shape!r:.60}")
+        if not isinstance(offsets, list) or len(offsets) != 2 or not all(map(_whole, offsets)) \
+                or offsets[0] > offsets[1]:
+            raise bad(f"tensor {key!r}: expected data_offsets [start, end], whole numbers with "
+                      f"start <= end, got {offsets!r:.60}")
+        if shapes is not None:
+            if key not in shapes:
+                raise bad(f"tensor {key!r} is no weight of the model its config describes")
+            if tuple(shape) != shapes[key]:
+                raise bad(f"tensor {key!r} has shape {tuple(shape)}, its config needs "
+                          f"{shapes[key]}")
+        need = 4 * math.prod(shape)
+        if offsets[1] - offsets[0] != need:
+            raise bad(f"tensor {key!r}: data_offsets {offsets} hold {offsets[1] - offsets[0]} "
+                      f"bytes, its shape {tuple(shape)} needs {need}")
+        rows.append((key, shape, *offsets))
+    missing = [key for key in (shapes or ()) if key not in header]
+    if missing:
+        raise bad(f"no tensor {missing[0]!r}, which its config needs ({len(missing)} missing)")
+    rows.sort(key=lambda row: (row[2], row[3]))
+    end, last = 0, None
+    for key, _, start, stop in rows:
+        if start < end:
+            raise bad(f"tensors {last!r} and {key!r} overlap (data_offsets)")
+        if start > end:
+            raise bad(f"a gap of {start - end} bytes before tensor {key!r} (data_offsets)")
+        end, last = stop, key
+    return rows
+
+
+def read_checkpoint_dict(path, shapes=None) -> dict:
     """The file as the dict of a checkpoint, less its format: {config, src_vocab, tgt_vocab, state_dict}.
 
-    Raises ValueError "path: '<file>' ..." for a truncated file, a bad header, another format,
-    a tensor that is not F32 or lies outside the file; the config and weights are checked
-    afterwards by ``load_checkpoint`` as for any checkpoint.
+    ``shapes``, if given, is called with the config (a dict) and returns every weight's shape
+    by its name, ``{name: tuple}`` (raising ValueError for an invalid config): the tensors are
+    checked against it before any of their bytes is read, so that memory is bounded by the
+    model the config describes, not by the file. Each tensor is then read at its offset.
+
+    Raises ValueError "path: '<file>' is not a page model (...)" naming what is wrong: a file
+    too short, a header length out of range (over 16 MiB or past the end of the file), a header
+    or metadata string that is not UTF-8 JSON, nested too deep or holding NaN or Infinity,
+    another format, a tensor not F32, a shape or offsets that are not whole numbers, sizes that
+    disagree with the shape or the config, offsets that overlap, leave a gap or end before or
+    after the file does. The config, vocabularies and weights' values are checked afterwards by
+    ``load_checkpoint`` as for any checkpoint.
     """
     name = str(path)
-    data = Path(path).read_bytes()
 
     def bad(what: str) -> ValueError:
         return ValueError(f"path: {name!r} is not a page model ({what})")
-    size = struct.unpack("<Q", data[:8])[0] if len(data) >= 8 else 0
-    if not 0 < size <= min(_MAX_HEADER, len(data) - 8):
-        raise bad("truncated header")
-    try:
-        header = json.loads(data[8:8 + size].decode("utf-8"))
+    with open(path, "rb") as file:
+        size = os.fstat(file.fileno()).st_size
+        head = file.read(8)
+        if len(head) < 8 or size < 10:
+            raise bad(f"{size} bytes, too short: a safetensors file is 8 bytes of header "
+                      f"length, a JSON header, then the tensors")
+        length = struct.unpack("<Q", head)[0]
+        if not 2 <= length <= _MAX_HEADER:
+            raise bad(f"header length {length} bytes, expected 2 to {_MAX_HEADER} (16 MiB)")
+        if length > size - 8:
+            raise bad(f"truncated header: its length says {length} bytes, the file has "
+                      f"{size - 8} after it")
+        header = _json(file.read(length), "header", bad)
+        if not isinstance(header, dict) or not isinstance(header.get("__metadata__"), dict):
+            raise bad("damaged header: expected an object with __metadata__")
         meta = header.pop("__metadata__")
         if meta.get("format") != FORMAT:
-            raise bad(f"format {meta.get('format')!r}, expected {FORMAT!r}")
-        result = {"config": json.loads(meta["config"]),
-                  "src_vocab": json.loads(meta["src_vocab"]),
-                  "tgt_vocab": json.loads(meta["tgt_vocab"]), "state_dict": {}}
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, AttributeError, TypeError):
-        raise bad("damaged header") from None
-    body = memoryview(data)[8 + size:]
-    for key, entry in header.items():
-        try:
-            start, end = (int(x) for x in entry["data_offsets"])
-            shape = [int(n) for n in entry["shape"]]
-            ok = entry["dtype"] == "F32" and 0 <= start <= end <= len(body) \
-                and end - start == 4 * int(np.prod(shape)) and min(shape, default=1) >= 0
-        except (KeyError, TypeError, ValueError):
-            ok = False
-        if not ok:
-            raise bad(f"tensor {key!r}: expected F32 data inside the file")
-        array = np.frombuffer(body[start:end], dtype="<f4").reshape(shape)
-        result["state_dict"][key] = torch.from_numpy(array.astype(np.float32))
+            raise bad(f"format {meta.get('format')!r:.60}, expected {FORMAT!r}")
+        result = {"state_dict": {}}
+        for key in ("config", "src_vocab", "tgt_vocab"):
+            if not isinstance(meta.get(key), str):
+                raise bad(f"damaged header: __metadata__ has no {key} string")
+            result[key] = _json(meta[key].encode("utf-8", "surrogatepass"), f"{key} metadata",
+                                bad)
+        expected = None
+        if shapes is not None:
+            try:
+                expected = shapes(result["config"])
+            except ValueError as error:
+                raise ValueError(f"path: {name!r} {error}") from None
+        rows = _entries(header, expected, bad)
+        base, data = 8 + length, (rows[-1][3] if rows else 0)
+        if base + data != size:
+            raise bad(f"truncated: its tensors need {data} bytes after the header, the file has "
+                      f"{size - base}" if base + data > size else
+                      f"{size - base - data} bytes after the last tensor")
+        for key, shape, start, end in rows:
+            array = np.empty(shape, dtype="<f4")
+            file.seek(base + start)
+            if file.readinto(memoryview(array.reshape(-1)).cast("B")) != end - start:
+                raise bad(f"truncated while read: tensor {key!r}")
+            result["state_dict"][key] = torch.from_numpy(array.astype(np.float32, copy=False))
     return result

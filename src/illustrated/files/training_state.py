@@ -425,6 +425,10 @@ def _check_optimizer(state: Any, model: Transformer) -> None:
                     problem = (f"{key!r} of parameter {index} is not a finite tensor of "
                                f"shape {tuple(params[index].shape)}")
                     break
+                if key == "exp_avg_sq" and bool((value < 0).any()):  # a mean of squares
+                    problem = (f"'exp_avg_sq' of parameter {index} holds a negative number "
+                               f"(Adam's second moment, a mean of squares, is never negative)")
+                    break
             step = entry["step"]
             if problem is None and (not isinstance(step, torch.Tensor) or step.numel() != 1
                                     or not math.isfinite(float(step)) or float(step) < 0):

@@ -53,10 +53,10 @@ def _check_like(name: str, x: torch.Tensor, like: torch.Tensor | None) -> None:
 
 
 def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | None = None,
-                   *, any_leading: bool = False) -> None:
+                   *, any_leading: bool = False, finite: bool = True) -> None:
     """Raise unless ``x`` is a float tensor (batch, seq, width), batch and seq >= 1, or with
-    ``any_leading`` (..., width); with ``like`` (a weight of the module), of its dtype and
-    device."""
+    ``any_leading`` (..., width); with ``finite``, of finite numbers (not checked on the meta
+    device); with ``like`` (a weight of the module), of its dtype and device."""
     shape = f"(..., {width})" if any_leading else f"(batch, seq, d_model={width})"
     if not isinstance(x, torch.Tensor):
         raise ArgumentTypeError(f"{name}: expected a tensor of shape {shape}, got {_got(x)}")
@@ -66,6 +66,8 @@ def check_features(name: str, x: torch.Tensor, width: int, like: torch.Tensor | 
     if not x.is_floating_point():
         raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
     _check_like(name, x, like)
+    if finite and x.device.type != "meta" and not bool(torch.isfinite(x).all()):  # one read
+        raise ValueError(f"{name}: expected finite numbers, got NaN or infinity")
 
 
 def check_positional_sizes(d_model: object, max_len: object, layout: object,
@@ -327,7 +329,9 @@ def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Ten
     cfg, weight = model.cfg, model.generator.proj.weight
     check_token_ids("tgt_in", tgt_in, cfg.tgt_vocab_size, cfg.max_len, weight.device,
                     "target vocabulary")
-    check_features("memory", memory, cfg.d_model, weight)
+    # not read here: decoding calls decode at every step with the model's own memory, and
+    # refuses NaN scores naming the model (a NaN memory comes from NaN weights)
+    check_features("memory", memory, cfg.d_model, weight, finite=False)
     if memory.shape[0] != tgt_in.shape[0]:
         raise ValueError(f"memory: expected batch {tgt_in.shape[0]} like tgt_in, "
                          f"got {memory.shape[0]}")
