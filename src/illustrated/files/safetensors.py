@@ -20,7 +20,7 @@ from dataclasses import asdict
 import numpy as np
 import torch
 
-from ._bounded import MAX_JSON_DEPTH, json_depth
+from .bounded import MAX_JSON_DEPTH, json_depth
 
 __all__ = ["FORMAT", "to_bytes", "looks_like", "is_safetensors", "read_checkpoint_dict"]
 
