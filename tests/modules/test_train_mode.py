@@ -23,6 +23,16 @@ def randomize_norm(norm: nn.LayerNorm) -> nn.LayerNorm:
     return norm
 
 
+def same_draws(seed: int, *calls) -> list:
+    """Each of ``calls`` run right after torch.manual_seed(seed): a module and its hand-written
+    reference, drawing the same dropout masks."""
+    results = []
+    for call in calls:
+        torch.manual_seed(seed)
+        results.append(call())
+    return results
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_add_and_norm_train_mode_equals_hand_written(float64, norm_first):
     x, sub = torch.randn(2, 5, 8), torch.randn(2, 5, 8)
@@ -91,10 +101,8 @@ def test_decoder_layer_train_mode_equals_hand_written(float64, explicit):
 def test_positional_dropout_in_train_mode(float64):
     pe = PositionalEncoding(16, 10, dropout=0.5).train()
     x = torch.randn(3, 10, 16)
-    torch.manual_seed(5)
-    out = pe(x)
-    torch.manual_seed(5)
-    ref = nn.functional.dropout(x + pe.pe[:10], 0.5, training=True)
+    out, ref = same_draws(5, lambda: pe(x),
+                          lambda: nn.functional.dropout(x + pe.pe[:10], 0.5, training=True))
     assert torch.equal(out, ref)
     zeros = (out == 0).double().mean().item()
     assert 0.4 < zeros < 0.6  # 480 values at rate 0.5
@@ -132,10 +140,9 @@ def test_attention_dropout_on_the_weights_in_train_mode(float64):
 def test_feed_forward_dropout_after_the_relu_in_train_mode(float64):
     ff = FeedForward(16, 24, dropout=0.5).train()
     x = torch.randn(2, 5, 16)
-    torch.manual_seed(8)
-    out = ff(x)
-    torch.manual_seed(8)
-    hidden = nn.functional.dropout(torch.relu(ff.linear1(x)), 0.5, training=True)
+    out, hidden = same_draws(
+        8, lambda: ff(x),
+        lambda: nn.functional.dropout(torch.relu(ff.linear1(x)), 0.5, training=True))
     assert torch.allclose(out, ff.linear2(hidden), atol=1e-12)
     assert not torch.allclose(out, ff.linear2(torch.relu(ff.linear1(x))))
 

@@ -78,13 +78,18 @@ def test_layer_norm_equals_numpy_reference(float64):
     assert np.allclose(out, gamma * (xn - mean) / np.sqrt(var + 1e-5) + beta, atol=1e-12)
 
 
+def copied_layers(ours_class, theirs_class, norm_first: bool):
+    """Torch's ``theirs_class`` layer at CFG's sizes (eval mode) and our ``ours_class`` one
+    holding its weights, both post-LN or both pre-LN."""
+    theirs = theirs_class(16, 4, 24, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+    ours = ours_class(replace(CFG, norm_first=norm_first)).eval()
+    copy_layer(ours, theirs)
+    return ours, theirs
+
+
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_layer_equals_torch(float64, norm_first):
-    cfg = replace(CFG, norm_first=norm_first)
-    theirs = nn.TransformerEncoderLayer(16, 4, 24, dropout=0.0, batch_first=True,
-                                        norm_first=norm_first).eval()
-    ours = EncoderLayer(cfg).eval()
-    copy_layer(ours, theirs)
+    ours, theirs = copied_layers(EncoderLayer, nn.TransformerEncoderLayer, norm_first)
     x = torch.randn(3, 6, 16)
     pad = torch.zeros(3, 6, dtype=torch.bool)
     pad[2, 4:] = True
@@ -96,11 +101,7 @@ def test_encoder_layer_equals_torch(float64, norm_first):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_decoder_layer_equals_torch(float64, norm_first):
-    cfg = replace(CFG, norm_first=norm_first)
-    theirs = nn.TransformerDecoderLayer(16, 4, 24, dropout=0.0, batch_first=True,
-                                        norm_first=norm_first).eval()
-    ours = DecoderLayer(cfg).eval()
-    copy_layer(ours, theirs)
+    ours, theirs = copied_layers(DecoderLayer, nn.TransformerDecoderLayer, norm_first)
     x, memory = torch.randn(3, 5, 16), torch.randn(3, 6, 16)
     causal = il.causal_mask(5)
     ref = theirs(x, memory, tgt_mask=~causal)

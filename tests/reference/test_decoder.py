@@ -10,14 +10,13 @@ from illustrated.reference import (DECODER_PARAM_KEYS, causal_mask, decoder_laye
 
 D_MODEL, N_HEADS, D_FF = 8, 4, 12
 
-
-def _torch_layer(from_torch, norm_first, seed=0):
-    return from_torch.layer(torch.nn.TransformerDecoderLayer, D_MODEL, N_HEADS, D_FF, norm_first, seed)
+# from_torch.layer(*TORCH_LAYER, norm_first, seed): torch's layer at these sizes
+TORCH_LAYER = (torch.nn.TransformerDecoderLayer, D_MODEL, N_HEADS, D_FF)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_matches_torch_with_causal_and_padding_masks(rng, from_torch, norm_first):
-    layer = _torch_layer(from_torch, norm_first)
+    layer = from_torch.layer(*TORCH_LAYER, norm_first)
     x, memory = rng.normal(size=(2, 4, D_MODEL)), rng.normal(size=(2, 6, D_MODEL))
     keep = np.ones((2, 6), dtype=bool)
     keep[1, 4:] = False  # the second source sentence has two padding positions
@@ -37,7 +36,7 @@ def test_matches_torch_with_causal_and_padding_masks(rng, from_torch, norm_first
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_matches_torch_without_masks(rng, from_torch, norm_first):
-    layer = _torch_layer(from_torch, norm_first, seed=7)
+    layer = from_torch.layer(*TORCH_LAYER, norm_first, seed=7)
     x, memory = rng.normal(size=(3, D_MODEL)), rng.normal(size=(5, D_MODEL))  # unbatched
     expected = layer(torch.from_numpy(x), torch.from_numpy(memory)).detach().numpy()
     result = decoder_layer(x, memory, from_torch.decoder(layer), N_HEADS, norm_first=norm_first)

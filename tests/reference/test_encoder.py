@@ -10,14 +10,13 @@ from illustrated.reference import (ENCODER_PARAM_KEYS, add_and_norm, encoder_lay
 
 D_MODEL, N_HEADS, D_FF = 8, 2, 16
 
-
-def _torch_layer(from_torch, norm_first, seed=0):
-    return from_torch.layer(torch.nn.TransformerEncoderLayer, D_MODEL, N_HEADS, D_FF, norm_first, seed)
+# from_torch.layer(*TORCH_LAYER, norm_first, seed): torch's layer at these sizes
+TORCH_LAYER = (torch.nn.TransformerEncoderLayer, D_MODEL, N_HEADS, D_FF)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_matches_torch(rng, from_torch, norm_first):
-    layer = _torch_layer(from_torch, norm_first)
+    layer = from_torch.layer(*TORCH_LAYER, norm_first)
     x = rng.normal(size=(2, 5, D_MODEL))
     expected = layer(torch.from_numpy(x)).detach().numpy()
     result = encoder_layer(x, from_torch.encoder(layer), N_HEADS, norm_first=norm_first)
@@ -26,7 +25,7 @@ def test_matches_torch(rng, from_torch, norm_first):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_matches_torch_with_padding_mask(rng, from_torch, norm_first):
-    layer = _torch_layer(from_torch, norm_first, seed=1)
+    layer = from_torch.layer(*TORCH_LAYER, norm_first, seed=1)
     x = rng.normal(size=(2, 4, D_MODEL))
     keep = np.array([[True, True, True, True], [True, True, False, False]])  # (batch, seq)
     expected = layer(torch.from_numpy(x),

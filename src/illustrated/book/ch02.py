@@ -87,6 +87,102 @@ def _vector(ax, values, x0, y0, cols, cell_w, cell_h, color, norm, write, fontsi
                            linewidth=1.8))
 
 
+class _FlowLayout:
+    """Where draw_flow puts everything, in inches: the cells of a vector, one column per
+    position (its name, its block of cells, a gap), and the rows from the words up to r."""
+
+    band = 0.24  # an add & norm, across every position
+
+    def __init__(self, seq: int, d: int, width: float, values: bool, title: str):
+        self.seq, self.d, self.phone = seq, d, kit.narrow(width)
+        self.name_w, self.gap = (0.25, 0.12) if self.phone else (0.32, 0.2)  # "x0" left of each
+        self._cells(width, values)
+        self._rows(values, title)
+
+    def _cells(self, width: float, values: bool) -> None:
+        """The cell size, the cells a row and the figure's width: with ``values`` the numbers
+        written in their cells, at 9 pt, folded in a phone's column; without, coloured cells
+        filling the width beside (or above) the colour bar, a long vector folded 8 a row in a
+        phone's column."""
+        seq, d, phone = self.seq, self.d, self.phone
+        if values:
+            self.cell_w, self.cell_h = (0.5, 0.3) if phone else (0.55, 0.42)
+            room = (width - 0.1) / seq - self.name_w - self.gap
+            self.cols = d if not phone else max(1, min(d, int(room // self.cell_w)))
+            self.fig_w = min(width, 0.1 + seq * (self.name_w + self.cols * self.cell_w + self.gap))
+            self.bar = 0.0
+        else:
+            self.fig_w, self.bar = width, (0.0 if phone else 0.9)  # colour bar: below, or right
+            self.cols = 8 if phone and d % 8 == 0 and d > 8 else d
+        self.col_w = (self.fig_w - self.bar - 0.05) / seq
+        self.block_w = self.col_w - self.name_w - self.gap
+        if not values:
+            self.cell_w = self.block_w / self.cols
+            self.cell_h = self.cell_w if self.cols < d else 0.35
+        self.block_h = self.cell_h * -(-d // self.cols)
+
+    def _rows(self, values: bool, title: str) -> None:
+        """From the bottom: the words, x, self-attention, z, add & norm, feed forward, add &
+        norm, r, the title; and each position's column from the left."""
+        self.base = 0.65 if self.phone and not values else 0.05  # room for the colour bar below
+        self.ys = {"x": self.base + 0.3}
+        self.attn_y = self.ys["x"] + self.block_h + 0.22
+        self.ys["z"] = self.attn_y + 0.55 + 0.22
+        self.norm_y = [self.ys["z"] + self.block_h + 0.16]
+        self.ffn_y = self.norm_y[0] + self.band + 0.16
+        self.norm_y.append(self.ffn_y + 0.42 + 0.16)
+        self.ys["r"] = self.norm_y[1] + self.band + 0.16
+        self.fig_h = self.ys["r"] + self.block_h + (0.4 if title else 0.08)
+        self.left = [0.05 + i * self.col_w + self.name_w for i in range(self.seq)]
+        self.mid = [lx + self.block_w / 2 for lx in self.left]
+
+
+def _draw_flow_bands(ax, lay: _FlowLayout) -> None:
+    """What spans every position: self-attention (a line from every input to every output) and
+    the two add & norm steps (chapter 06's)."""
+    left, mid, block_w = lay.left, lay.mid, lay.block_w
+    span, centre = left[-1] + block_w - left[0] + 0.12, (left[0] + left[-1] + block_w) / 2
+    ax.add_patch(Rectangle((left[0] - 0.06, lay.attn_y), span, 0.55,
+                           facecolor=kit.COLORS["attention"], edgecolor=_INK))
+    for i in range(lay.seq):
+        for j in range(lay.seq):  # self-attention: every input reaches every output
+            ax.plot([mid[i], mid[j]], [lay.attn_y, lay.attn_y + 0.55], color=_INK, alpha=0.35,
+                    linewidth=0.8)
+    ax.text(centre, lay.attn_y + 0.275, "Self-Attention", ha="center",
+            va="center", fontsize=10 if lay.phone else 11, fontweight="bold", color=_INK,
+            bbox={"facecolor": kit.COLORS["attention"], "edgecolor": "none", "pad": 2})
+    for y, what in zip(lay.norm_y, ("add & norm: x + z", "add & norm")):  # chapter 06's steps
+        ax.add_patch(Rectangle((left[0] - 0.06, y), span, lay.band,
+                               facecolor=kit.COLORS["norm"], edgecolor=_INK, linewidth=0.8))
+        ax.text(centre, y + lay.band / 2, what, ha="center",
+                va="center", fontsize=9, color=_INK,
+                bbox={"facecolor": kit.COLORS["norm"], "edgecolor": "none", "pad": 1})
+
+
+def _draw_flow_position(ax, lay: _FlowLayout, i: int, word: str, arrays: dict, norm,
+                        values: bool) -> None:
+    """Position ``i``'s column: its word, its vectors x, z and r named, the arrows up through the
+    layer and its own box of the feed-forward network."""
+    mid, left, block_w, ys = lay.mid[i], lay.left[i], lay.block_w, lay.ys
+    ax.text(mid, lay.base + 0.14, word, ha="center", va="center",
+            fontsize=10 if lay.phone else 11, color=_INK)
+    for name, array in arrays.items():
+        _vector(ax, array[i], left, ys[name], lay.cols, lay.cell_w, lay.cell_h, ROLES[name], norm,
+                values, 9)
+        ax.text(left - 0.05, ys[name] + lay.block_h / 2, f"{name}{i}", ha="right",
+                va="center", fontsize=9 if lay.phone else 10, style="italic", color=_INK)
+    top = {name: ys[name] + lay.block_h for name in ys}
+    for y0, y1 in ((top["x"], lay.attn_y), (lay.attn_y + 0.55, ys["z"]),
+                   (top["z"], lay.norm_y[0]), (lay.norm_y[0] + lay.band, lay.ffn_y),
+                   (lay.ffn_y + 0.42, lay.norm_y[1]), (lay.norm_y[1] + lay.band, ys["r"])):
+        kit.arrow(ax, (mid, y0), (mid, y1))
+    narrow_box = block_w < 1.3
+    kit.box(ax, left - 0.06, lay.ffn_y, block_w + 0.12, 0.42,
+            "Feed\nForward" if narrow_box else "Feed Forward", kit.COLORS["ffn"],
+            fontsize=9 if narrow_box else (10 if block_w > 2.2 else 9),
+            rounding=0.08).set_gid(f"ffn-{i}")
+
+
 def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = None,
               title: str = "", width: float = kit.DESKTOP_WIDTH_IN):
     """The post's encoder with tensors: x into one self-attention (every input reaches every
@@ -94,81 +190,23 @@ def draw_flow(x, z, r, words, *, values: bool = False, limit: float | None = Non
     through another add & norm, r out (the layer's output). Each vector is a strip of cells; in
     a phone's column a long one is folded into a block of 8 cells a row (of 2 with values)."""
     arrays = {"x": np.asarray(x), "z": np.asarray(z), "r": np.asarray(r)}
-    seq, d = arrays["x"].shape
-    phone = kit.narrow(width)
-    name_w, gap = (0.25, 0.12) if phone else (0.32, 0.2)  # "x0" left of each vector
-    if values:  # the numbers written in their cells, at 9 pt; folded in a phone's column
-        cell_w, cell_h = (0.5, 0.3) if phone else (0.55, 0.42)
-        room = (width - 0.1) / seq - name_w - gap
-        cols = d if not phone else max(1, min(d, int(room // cell_w)))
-        fig_w = min(width, 0.1 + seq * (name_w + cols * cell_w + gap))
-        bar = 0.0
-    else:
-        fig_w, bar = width, (0.0 if phone else 0.9)  # the colour bar: below, or at the right
-        cols = 8 if phone and d % 8 == 0 and d > 8 else d
-    col_w = (fig_w - bar - 0.05) / seq
-    block_w = col_w - name_w - gap
-    if not values:
-        cell_w = block_w / cols
-        cell_h = cell_w if cols < d else 0.35
-    block_h = cell_h * -(-d // cols)
-    base = 0.65 if phone and not values else 0.05  # room for the colour bar below
-    band = 0.24  # an add & norm, across every position
-    ys = {"x": base + 0.3}
-    attn_y = ys["x"] + block_h + 0.22
-    ys["z"] = attn_y + 0.55 + 0.22
-    norm_y = [ys["z"] + block_h + 0.16]
-    ffn_y = norm_y[0] + band + 0.16
-    norm_y.append(ffn_y + 0.42 + 0.16)
-    ys["r"] = norm_y[1] + band + 0.16
-    fig_h = ys["r"] + block_h + (0.4 if title else 0.08)
+    lay = _FlowLayout(*arrays["x"].shape, width, values, title)
+    fig_w, fig_h, bar = lay.fig_w, lay.fig_h, lay.bar
     fig, ax = kit.canvas((fig_w, fig_h), (0, fig_w), (0, fig_h),
                          rect=(0, 0, (fig_w - bar) / fig_w, 1))
     ax.set_xlim(0, fig_w - bar)
-    left = [0.05 + i * col_w + name_w for i in range(seq)]
-    mid = [lx + block_w / 2 for lx in left]
     limit = limit or max(float(np.abs(a).max()) for a in arrays.values())
     norm = Normalize(-limit, limit)
-    ax.add_patch(Rectangle((left[0] - 0.06, attn_y), left[-1] + block_w - left[0] + 0.12, 0.55,
-                           facecolor=kit.COLORS["attention"], edgecolor=_INK))
-    for i in range(seq):
-        for j in range(seq):  # self-attention: every input reaches every output
-            ax.plot([mid[i], mid[j]], [attn_y, attn_y + 0.55], color=_INK, alpha=0.35,
-                    linewidth=0.8)
-    ax.text((left[0] + left[-1] + block_w) / 2, attn_y + 0.275, "Self-Attention", ha="center",
-            va="center", fontsize=10 if phone else 11, fontweight="bold", color=_INK,
-            bbox={"facecolor": kit.COLORS["attention"], "edgecolor": "none", "pad": 2})
-    for y, what in zip(norm_y, ("add & norm: x + z", "add & norm")):  # chapter 06's steps
-        ax.add_patch(Rectangle((left[0] - 0.06, y), left[-1] + block_w - left[0] + 0.12, band,
-                               facecolor=kit.COLORS["norm"], edgecolor=_INK, linewidth=0.8))
-        ax.text((left[0] + left[-1] + block_w) / 2, y + band / 2, what, ha="center",
-                va="center", fontsize=9, color=_INK,
-                bbox={"facecolor": kit.COLORS["norm"], "edgecolor": "none", "pad": 1})
-    size = 9
-    for i in range(seq):
-        ax.text(mid[i], base + 0.14, words[i], ha="center", va="center",
-                fontsize=10 if phone else 11, color=_INK)
-        for name, array in arrays.items():
-            _vector(ax, array[i], left[i], ys[name], cols, cell_w, cell_h, ROLES[name], norm,
-                    values, size)
-            ax.text(left[i] - 0.05, ys[name] + block_h / 2, f"{name}{i}", ha="right",
-                    va="center", fontsize=9 if phone else 10, style="italic", color=_INK)
-        for y0, y1 in ((ys["x"] + block_h, attn_y), (attn_y + 0.55, ys["z"]),
-                       (ys["z"] + block_h, norm_y[0]), (norm_y[0] + band, ffn_y),
-                       (ffn_y + 0.42, norm_y[1]), (norm_y[1] + band, ys["r"])):
-            kit.arrow(ax, (mid[i], y0), (mid[i], y1))
-        narrow_box = block_w < 1.3
-        kit.box(ax, left[i] - 0.06, ffn_y, block_w + 0.12, 0.42,
-                "Feed\nForward" if narrow_box else "Feed Forward", kit.COLORS["ffn"],
-                fontsize=9 if narrow_box else (10 if block_w > 2.2 else 9),
-                rounding=0.08).set_gid(f"ffn-{i}")
+    _draw_flow_bands(ax, lay)
+    for i in range(lay.seq):
+        _draw_flow_position(ax, lay, i, words[i], arrays, norm, values)
     if title:
         ax.text((fig_w - bar) / 2, fig_h - 0.2, title, ha="center", va="center",
-                fontsize=10 if phone else 11, color=_INK)
+                fontsize=10 if lay.phone else 11, color=_INK)
     if not values:
         kit.colorbar(fig, ScalarMappable(norm, kit.DIVERGING_CMAP), ax, label="value",
-                     below=phone)
-        if phone:  # the bar under the words, not under the whole canvas
+                     below=lay.phone)
+        if lay.phone:  # the bar under the words, not under the whole canvas
             fig.axes[-1].set_position((0.15, 0.42 / fig_h, 0.7, 0.1 / fig_h))
     return fig
 

@@ -185,9 +185,9 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **chan
                    kernel=lambda: _train_kernel(corpus, list(corpora), settings, params))
 
 
-def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
-    """The training widget in a kernel: the same controls, trained with PyTorch (il.train), and
-    every run of the session kept on one chart and in a table (book/runs.py)."""
+def _train_controls(corpus: str, settings: dict) -> dict:
+    """The training widget's settings in a kernel, set to ``corpus``'s: a number box per bounded
+    setting (train_limits), the learning-rate schedule and where the norm goes."""
     style = {"description_width": "initial"}
     limits = train_limits()
     number = {k: (widgets.BoundedIntText if isinstance(settings[corpus][k], int)
@@ -199,6 +199,53 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
                                             value=settings[corpus]["schedule"], description="schedule")
     controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
                                              value=settings[corpus]["normFirst"])
+    return controls
+
+
+def _train_printing(c: str, v: dict, out, button):
+    """A model trained with PyTorch on corpus ``c`` with the settings ``v``, its progress and
+    three test translations printed in ``out`` every 50 steps, ``button`` disabled meanwhile.
+    Returns the model, its config, the history, the vocabularies and the test pairs."""
+    pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
+    test = load_corpus(c, "test")[0]
+    set_seed(v["seed"])
+    cfg = make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
+                      d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
+                      norm_first=v["normFirst"] == "pre")
+    model = Transformer(cfg)
+
+    def callback(step, history):
+        if step % 50 and step != v["steps"]:
+            return
+        with out:
+            out.clear_output(wait=True)
+            seconds = history.seconds[-1]
+            print(f"step {step} of {v['steps']}, loss {history.loss[-1]:.3f}, "
+                  f"{1000 * seconds / step:.0f} ms per step")
+            for (source, _), output in zip(test, translate(model, [s for s, _ in test[:3]],
+                                                           src_vocab, tgt_vocab)):
+                print(f"  {source} -> {output}")
+    button.disabled = True
+    try:
+        history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
+                        warmup=v["warmup"], schedule=v["schedule"],
+                        label_smoothing=v["labelSmoothing"], seed=v["seed"],
+                        callback=callback, progress=False)
+    finally:
+        button.disabled = False
+    return model, cfg, history, (src_vocab, tgt_vocab), test
+
+
+def _unique_name(name: str, kept: list) -> str:
+    """``name``, or ``name (2)``, ``name (3)``... where a kept run has it already."""
+    taken = sum(r["name"] == name or r["name"].startswith(f"{name} (") for r in kept)
+    return f"{name} ({taken + 1})" if taken else name
+
+
+def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
+    """The training widget in a kernel: the same controls, trained with PyTorch (il.train), and
+    every run of the session kept on one chart and in a table (book/runs.py)."""
+    controls = _train_controls(corpus, settings)
     choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
     button, out, bench = widgets.Button(description="Train"), widgets.Output(), widgets.Output()
     log = widgets.Checkbox(description="log scale")
@@ -224,38 +271,10 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
 
     def run(_=None):
         c, v = choice.value, {k: w.value for k, w in controls.items()}
-        pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
-        test = load_corpus(c, "test")[0]
-        set_seed(v["seed"])
-        cfg = make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
-                          d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
-                          norm_first=v["normFirst"] == "pre")
-        model = Transformer(cfg)
-
-        def callback(step, history):
-            if step % 50 and step != v["steps"]:
-                return
-            with out:
-                out.clear_output(wait=True)
-                seconds = history.seconds[-1]
-                print(f"step {step} of {v['steps']}, loss {history.loss[-1]:.3f}, "
-                      f"{1000 * seconds / step:.0f} ms per step")
-                for (source, _), output in zip(test, translate(model, [s for s, _ in test[:3]],
-                                                               src_vocab, tgt_vocab)):
-                    print(f"  {source} -> {output}")
-        button.disabled = True
-        try:
-            history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
-                            warmup=v["warmup"], schedule=v["schedule"],
-                            label_smoothing=v["labelSmoothing"], seed=v["seed"],
-                            callback=callback, progress=False)
-        finally:
-            button.disabled = False
+        model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button)
         values = {"corpus": c, **v}
-        name = runs.run_name(values, {**settings[c], "corpus": corpus},
-                             [compare["option"]] if compare else ())
-        taken = sum(r["name"] == name or r["name"].startswith(f"{name} (") for r in kept)
-        name = f"{name} ({taken + 1})" if taken else name
+        name = _unique_name(runs.run_name(values, {**settings[c], "corpus": corpus},
+                                          [compare["option"]] if compare else ()), kept)
         file = f"run{len(kept) + 1}-{c}.pt"
         save_checkpoint(file, model, (src_vocab, tgt_vocab), cfg)
         eps = round(100 * v["labelSmoothing"])
