@@ -55,7 +55,8 @@ async function setup(options) {
   const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps });
   const p = arrays(jax, initialWeights(cfg, random));
   const widths = [0, 1].map((side) => Math.max(...data.train.map((pair) => pair[side].length)) + side);
-  const config = { ...data, src_pad_id: cfg.pad_id, tgt_pad_id: cfg.tgt_pad_id, max_len: cfg.max_len,
+  // The sizes of the model being trained (cfg) too: the decoding loops' KV cache reads them.
+  const config = { ...data, ...cfg, src_pad_id: cfg.pad_id, tgt_pad_id: cfg.tgt_pad_id,
     maxLen: Math.min(cfg.max_len - 1, widths[1] + 2) };
   const model = { jax, net: t.model, tgtVocab: new Vocab(data.tgt_tokens), config };
   const next = batches(jax.numpy, data, cfg, o.batchSize, random, widths);
