@@ -30,7 +30,15 @@ function trained(out, run) {
 export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const recipe = await loadRecipe();  // limits, schedules, defaults: recipe.json
-  const state = { controller: null, measured: null, stopped: false };
+  // engaged: the reader's pointer, focus or an edit reached the widget; only then is a step measured (the
+  // worker and its modules load on first use, not with the page). Capture: a change need not bubble.
+  const state = { controller: null, measured: null, stopped: false, engaged: false };
+  const engage = () => {
+    if (state.engaged) return;
+    state.engaged = true;
+    warn();
+  };
+  ["pointerover", "focusin", "input", "change"].forEach((type) => element.addEventListener(type, engage, true));
   const status = h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" });
   const warning = h("p", { class: "il-notes", "data-role": "warning" });
   const samples = h("ul", { "data-role": "samples" });
@@ -90,7 +98,7 @@ export async function mount(element, api) {
       ? "Training needs WebAssembly, which this browser lacks: open the chapter in Colab."
       : window.matchMedia?.("(pointer: coarse)").matches
         ? "On a phone, training runs slower and uses the battery; it pauses when you leave the tab." : "";
-    if (Object.keys(check()).length || lacking || !(o.dModel > 64 || o.nLayers > 2)) return;
+    if (!state.engaged || Object.keys(check()).length || lacking || !(o.dModel > 64 || o.nLayers > 2)) return;
     const key = JSON.stringify(o);
     state.measured = key;
     api.train({ ...o, measure: true }).then(({ msPerStep }) => {

@@ -356,6 +356,7 @@ def check_attention(driver, widget, corpus: str, sentence: str, layer: int, head
     if got["caption"] != f"Encoder self-attention, layer {layer}, {which}:":
         problems.append(f"{where}: caption {got['caption']!r}")
     lines = np.array(got["lines"]).reshape(-1, 5)
+    lines = lines[np.lexsort(lines[:, 2::-1].T)]  # drawn weakest first: compared in (head, q, k) order
     want = np.array([[h, q, k, weights[h, q, k]] for h in heads
                      for q in range(weights.shape[1]) for k in range(weights.shape[2])])
     if lines.shape[0] != want.shape[0] or (lines[:, :3] != want[:, :3]).any():

@@ -283,14 +283,16 @@ window.illustrated.train = (o) => o.measure
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-@pytest.mark.parametrize("page", [CH06, PAGE])  # 06: its estimate shows from the start; 10: not
+@pytest.mark.parametrize("page", [CH06, PAGE])  # 06: its estimate shows once reached; 10: not
 def test_train_takes_the_click_straight_after_every_field_edit(browser, server, page, width):
     """Issue 33: typing in a field then clicking Train at once starts training: nothing above
     the button moves when the field loses the focus, with and without the time estimate."""
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
     _page(browser, server, page, width)
-    if page == CH06:  # three layers: the estimate, measured at load, shows before any edit
+    if page == CH06:  # three layers: the estimate, measured once the reader reaches the widget
+        browser.execute_script(  # (not at load: the worker loads on first use)
+            "document.querySelector(arguments[0] + ' [data-control=steps]').focus()", WIDGET)
         WebDriverWait(browser, 120).until(lambda d: "ms per step" in d.find_element(
             "css selector", f"{WIDGET} [data-role=warning]").text)
     browser.execute_script(STUB_TRAIN)
