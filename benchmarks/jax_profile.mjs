@@ -12,16 +12,17 @@ const wasmMB = () => +(memories.reduce((n, m) => n + m.buffer.byteLength, 0) / 1
 const jax = await import("../site/node_modules/@jax-js/jax/dist/index.js");
 import { trainer } from "../site/js/engine.js";
 import { ids } from "../site/js/graphs.js";
-import { initialWeights, trainOptions, uniform } from "../site/js/recipe.js";
+import { initialWeights, recipeFrom, trainOptions, uniform } from "../site/js/recipe.js";
 
 await jax.init("wasm");
 const [dir, corpus] = process.argv.slice(2);
 const index = JSON.parse(readFileSync(`${dir}/index.json`, "utf8"));  // files named with their sha256
 const data = JSON.parse(readFileSync(`${dir}/${index.models[corpus].files.train}`, "utf8"));
-const o = trainOptions({ corpus }, data);
-const cfg = { ...data.config, d_ff: 2 * o.dModel };
+const recipe = recipeFrom(JSON.parse(readFileSync(`${dir}/${index.recipe.file}`, "utf8")));  // recipe.json
+const o = trainOptions({ corpus }, data, recipe);
+const cfg = { ...data.config, d_ff: recipe.dFfPerDModel * o.dModel };
 const random = uniform(0);
-const t = trainer(jax, cfg, { smoothing: 0 });
+const t = trainer(jax, cfg, { smoothing: 0, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps });
 const p = Object.fromEntries(Object.entries(initialWeights(cfg, random)).map(([k, a]) => [k, jax.numpy.array(a.data).reshape(a.shape)]));
 let state = { p, m: t.zeros(p), v: t.zeros(p) };
 const widths = [0, 1].map((side) => Math.max(...data.train.map((pair) => pair[side].length)) + side);
