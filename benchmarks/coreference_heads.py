@@ -67,6 +67,7 @@ import torch
 from tqdm.auto import tqdm
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from illustrated.data.coreference_grammar import ADJECTIVES
 
 RESULTS = Path(__file__).parent / "results" / "coreference_heads.json"
@@ -180,10 +181,9 @@ def head_margins(model: il.modules.Transformer, src_vocab, sentences: list[str])
     places = np.array([roles(s, [src_vocab.tokens[i] for i in x]) for s, x in zip(sentences, ids)])
     src = torch.tensor(ids)  # (batch, 11): every sentence has 11 words, no padding
     model.eval()
-    with torch.no_grad():
-        _, attention = model.encode(src.to(next(model.parameters()).device),
-                                    return_attention=True)
-    weights = torch.stack(attention).double().cpu().numpy()  # (n_layers, batch, n_heads, seq, seq)
+    with torch.no_grad(), recording_attention(model) as record:
+        model.encode(src.to(next(model.parameters()).device))
+    weights = torch.stack(Attention.of(record).encoder).double().cpu().numpy()  # (layers, b, heads, s, s)
     rows = np.arange(len(sentences))
     it_rows = weights[:, rows, :, places[:, 0], :]  # (batch, n_layers, n_heads, seq)
     referent = it_rows[rows, :, :, places[:, 1]]  # (batch, n_layers, n_heads)
@@ -200,9 +200,9 @@ def phrase_weights(model: il.modules.Transformer, src_vocab, sentences: list[str
     ids = [src_vocab.encode(s) for s in sentences]
     places = np.array([roles(s, [src_vocab.tokens[i] for i in x]) for s, x in zip(sentences, ids)])
     model.eval()
-    with torch.no_grad():
-        _, attention = model.encode(torch.tensor(ids), return_attention=True)
-    weights = torch.stack(attention).double().numpy()  # (n_layers, batch, n_heads, seq, seq)
+    with torch.no_grad(), recording_attention(model) as record:
+        model.encode(torch.tensor(ids))
+    weights = torch.stack(Attention.of(record).encoder).double().numpy()  # (layers, b, heads, s, s)
     rows = np.arange(len(sentences))
     it_rows = weights[:, rows, :, places[:, 0], :]  # (batch, n_layers, n_heads, seq)
     referent = it_rows[rows, :, :, places[:, 1]] + it_rows[rows, :, :, places[:, 1] - 1]
@@ -253,10 +253,9 @@ def cross_margins(model: il.modules.Transformer, src_vocab, tgt_vocab,
                            for t in tgt])  # (batch, 1 + length); padding after the pronoun only
     model.eval()
     device = next(model.parameters()).device
-    with torch.no_grad():
-        _, attention = model(torch.tensor(src).to(device), tgt_in.to(device),
-                             return_attention=True)
-    cross = torch.stack(attention.decoder_cross).double().cpu().numpy()  # (layers, b, heads, t, s)
+    with torch.no_grad(), recording_attention(model) as record:
+        model(torch.tensor(src).to(device), tgt_in.to(device))
+    cross = torch.stack(Attention.of(record).decoder_cross).double().cpu().numpy()  # (layers, b, heads, t, s)
     rows = np.arange(len(test_pairs))
     at_step = cross[:, rows, :, step, :]  # (batch, n_layers, n_heads, src_len)
     margin = at_step[rows, :, :, places[:, 1]] - at_step[rows, :, :, places[:, 2]]  # (b, l, h)

@@ -1,7 +1,9 @@
 """Shared fixtures: float64, seeded, two threads (one for tiny models); a training run killed at
-a given step."""
+a given step; a call with every attention's weights recorded."""
 import pytest
 import torch
+
+from illustrated.modules import Attention, recording_attention
 
 torch.set_num_threads(2)
 
@@ -40,3 +42,15 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def recorded():
+    """``recorded(model, call, *args, **kwargs)``: ``call(*args, **kwargs)`` (``model`` itself or
+    one of its methods) with every attention of ``model`` recording its weights (the
+    step-by-step kernel); returns (the call's output, ``Attention.of`` the record)."""
+    def run(model, call, *args, **kwargs):
+        with recording_attention(model) as record:
+            out = call(*args, **kwargs)
+        return out, Attention.of(record)
+    return run

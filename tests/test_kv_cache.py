@@ -83,17 +83,20 @@ def test_beam_search_with_the_cache_equals_beam_search_without(dtype, beam_size,
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
-def test_a_cached_step_returns_the_last_rows_of_the_uncached_decode(norm_first, float64):
+def test_a_cached_step_returns_the_last_rows_of_the_uncached_decode(norm_first, float64,
+                                                                     recorded):
     """Outputs and every layer's self- and cross-attention weights, step by step; two positions
     fed at once (the causal mask then covers the cached keys) give the same rows too."""
     model = build(4, norm_first, torch.float64)
     src, tgt = torch.tensor([SRC]), torch.tensor([[BOS, 4, 5, 6, 7, 8, 3]])
     with torch.no_grad():
         memory = model.encode(src)
-        out, self_w, cross_w = model.decode(tgt, memory, return_attention=True)
+        out, whole = recorded(model, model.decode, tgt, memory)
+        self_w, cross_w = whole.decoder_self, whole.decoder_cross
         cache = KVCache(CFG.n_layers)
         for start, stop in [(0, 1), (1, 2), (2, 4), (4, 5), (5, 7)]:
-            o, s, c = model.decode(tgt[:, start:stop], memory, return_attention=True, cache=cache)
+            o, step = recorded(model, model.decode, tgt[:, start:stop], memory, cache=cache)
+            s, c = step.decoder_self, step.decoder_cross
             assert cache.length == stop
             torch.testing.assert_close(o, out[:, start:stop], atol=1e-12, rtol=0)
             for layer in range(CFG.n_layers):

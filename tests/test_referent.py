@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from illustrated.data import coreference_grammar as g
 from illustrated.data.coreference_grammar import referent
 
@@ -88,9 +89,9 @@ def test_referent_weight_needs_pairs_with_it_and_no_resume(tmp_path, coreference
 def it_weights(model, src_vocab, sentences):
     """Weight of "it" on its referent's phrase and on the other one: (layers, heads, n) each."""
     ids = [src_vocab.encode(s) for s in sentences]
-    with torch.no_grad():
-        _, attention = model.encode(torch.tensor(ids), return_attention=True)
-    w = torch.stack(attention).double().numpy()  # (layers, n, heads, 11, 11)
+    with torch.no_grad(), recording_attention(model) as record:
+        model.encode(torch.tensor(ids))
+    w = torch.stack(Attention.of(record).encoder).double().numpy()  # (layers, n, heads, 11, 11)
     out = []
     for k, s in enumerate(sentences):
         it, noun = referent(s)

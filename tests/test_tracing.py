@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from illustrated import reference
 
 SENTENCE = "je suis étudiant"
@@ -31,11 +32,12 @@ def model_and_vocabs(request, post_ln):
 
 
 def _forward(model, t):
-    """The model's own forward pass on the traced ids, in eval mode."""
+    """The model's own forward pass on the traced ids, in eval mode, and its attention weights."""
     src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
-    with il.decoding.EvalMode(model):
-        logits, attention = model(src, tgt_in, return_attention=True)
+    with il.decoding.EvalMode(model), recording_attention(model) as record:
+        logits = model(src, tgt_in)
         memory = model.encode(src)
+    attention = Attention.of(record)
     return logits[0].double().numpy(), attention, memory[0].double().numpy()
 
 
@@ -57,8 +59,8 @@ def test_logits_memory_and_attention_equal_the_models_forward(model_and_vocabs):
 def test_layer_outputs_equal_each_layers_forward(model_and_vocabs):
     model, src_vocab, tgt_vocab = model_and_vocabs
     t = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
-    # The trace runs the book's step-by-step attention; a layer called without
-    # return_attention runs the batched kernel: the two agree to float32 rounding (~1e-6 at
+    # The trace runs the book's step-by-step attention; a layer called without its weights
+    # recorded runs the batched kernel: the two agree to float32 rounding (~1e-6 at
     # values of a few units), hence 1e-5 here.
     with il.decoding.EvalMode(model):
         x = torch.tensor(t.encoder_input, dtype=torch.float32)[None]
@@ -221,13 +223,13 @@ def test_float_or_bool_ids_are_refused_not_truncated(post_ln):
 
 # ------------------------------------------------------------ read from the modules, not rebuilt
 
-def test_logits_equal_the_fast_forward_and_weights_equal_return_attention(model_and_vocabs):
+def test_logits_equal_the_fast_forward_and_weights_equal_the_recorded(model_and_vocabs, recorded):
     model, src_vocab, tgt_vocab = model_and_vocabs
     t = il.trace(model, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
     with il.decoding.EvalMode(model):
         fast = model(src, tgt_in)  # the batched attention path, no weights kept
-        _, attention = model(src, tgt_in, return_attention=True)
+        _, attention = recorded(model, model, src, tgt_in)
     np.testing.assert_allclose(t.logits, fast[0].double().numpy(), atol=1e-5, rtol=0)
     for ours, theirs in ((t.encoder_attention(), attention.encoder),
                          (t.decoder_self_attention(), attention.decoder_self),

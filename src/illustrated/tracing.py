@@ -1,10 +1,11 @@
 """Looking inside the model: one run of the Transformer with every intermediate kept, as NumPy.
 
-:func:`trace` runs the model's own ``forward(..., return_attention=True)`` with a forward hook
-on every sub-module and keeps what each returns (embeddings, W_Q/W_K/W_V outputs, attention
-weights, the W_O input, norms, layers, the feed-forward hidden layer, the logits); only ``q kᵀ``
-and its scaling (the post's attention steps 2 and 3), which no module returns, are computed
-here. The chapters' code (:mod:`illustrated.book`) selects from a trace.
+:func:`trace` runs the model's own ``forward`` with a forward hook on every sub-module and
+keeps what each returns (embeddings, W_Q/W_K/W_V outputs, the W_O input, norms, layers, the
+feed-forward hidden layer, the logits), and the attention weights that
+:func:`~illustrated.modules.recording.recording_attention` reads; only ``q kᵀ`` and its
+scaling (the post's attention steps 2 and 3), which no module returns, are computed here.
+The chapters' code (:mod:`illustrated.book`) selects from a trace.
 
 References: post, "Bringing The Tensors Into The Picture" to "The Final Linear and Softmax
 Layer"; paper §3 and Figure 1.
@@ -25,6 +26,7 @@ from ._numpy import to_numpy
 from .data import Vocab, encode_sentence
 from .data.vocab import check_vocab_fits
 from .decoding import EvalMode, greedy_decode, prepare_source, token_ids
+from .modules.recording import recording_attention
 from .modules.transformer import Transformer
 from .reference import AttentionResult
 
@@ -199,20 +201,20 @@ def _hook(calls: dict, name: str, module, args, kwargs, output) -> None:
 
 
 def _run(model: Transformer, src: torch.Tensor, tgt_in: torch.Tensor | None) -> dict:
-    """``name -> (arguments, output)`` of every sub-module in ``model(src, tgt_in,
-    return_attention=True)`` (``model.encode`` when ``tgt_in`` is None)."""
+    """``name -> (arguments, output)`` of every sub-module in ``model(src, tgt_in)``
+    (``model.encode`` when ``tgt_in`` is None); an attention's output is ``(out, weights)``."""
     calls: dict[str, tuple] = {}
-    handles = [module.register_forward_hook(partial(_hook, calls, name), with_kwargs=True)
-               for name, module in model.named_modules() if name]
-    try:
-        with EvalMode(model):
-            if tgt_in is None:
-                model.encode(src, return_attention=True)
-            else:
-                model(src, tgt_in, return_attention=True)
-    finally:
-        for handle in handles:
-            handle.remove()
+    with EvalMode(model), recording_attention(model) as weights:
+        handles = [module.register_forward_hook(partial(_hook, calls, name), with_kwargs=True)
+                   for name, module in model.named_modules() if name]
+        try:
+            model.encode(src) if tgt_in is None else model(src, tgt_in)
+        finally:
+            for handle in handles:
+                handle.remove()
+    for name, kept in weights.items():  # each attention ran once
+        if name in calls:
+            calls[name] = (calls[name][0], (calls[name][1], kept[0]))
     return calls
 
 
@@ -237,7 +239,7 @@ def _layers(calls: dict, stack: str, layers, sublayers: Sequence[str], norm_firs
         norms = [calls[f"{name}.norm{j}"] for j in range(1, len(sublayers) + 1)]
         # The residual stream before each sub-layer and after the last one: pre-LN normalises
         # it on the way into a sub-layer, post-LN after the sum.
-        stream = ([a["input"] for a, _ in norms] + [out[0]] if norm_first
+        stream = ([a["input"] for a, _ in norms] + [out] if norm_first
                   else [args["x"]] + [o for _, o in norms])
         blocks = []
         for j, sublayer in enumerate(sublayers):
@@ -263,7 +265,7 @@ def _fields(model: Transformer, calls: dict) -> dict:
                            f"{side}_embeddings": _np(calls[f"{side}_embed"][1]),
                            f"{side}_positions": to_numpy(positions[:x.shape[1]]),
                            f"{stack}_input": _np(x)})
-    memory = calls["encoder"][1][0]  # (1, src_len, d_model)
+    memory = calls["encoder"][1]  # (1, src_len, d_model)
     with torch.no_grad():  # the keys and values every decoding step's cross-attention reads
         cross = [layer.cross_attn for layer in model.decoder.layers]
         fields.update(memory=_np(memory),
@@ -276,7 +278,7 @@ def _fields(model: Transformer, calls: dict) -> dict:
             DecoderLayerTrace(a[0], b[0], a[1], b[1], h, b[2]) for a, b, h in _layers(
                 calls, "decoder", model.decoder.layers,
                 ("self_attn", "cross_attn", "feed_forward"), norm_first)]
-        fields.update(decoder_output=_np(calls["decoder"][1][0]),
+        fields.update(decoder_output=_np(calls["decoder"][1]),
                       logits=_np(calls["generator"][1]))
     return fields
 
@@ -298,10 +300,10 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
           src_vocab: Vocab, tgt_vocab: Vocab | None = None, max_len: int | None = None) -> Trace:
     """Run the model on one sentence and keep every intermediate result, as float64 NumPy.
 
-    The model runs its own ``forward(..., return_attention=True)`` (``encode`` without
-    ``tgt_vocab``) in eval mode without gradients (:class:`~illustrated.decoding.EvalMode`),
-    with forward hooks on its sub-modules; the model's mode is restored and the hooks removed
-    afterwards.
+    The model runs its own ``forward`` (``encode`` without ``tgt_vocab``) in eval mode without
+    gradients (:class:`~illustrated.decoding.EvalMode`), with forward hooks on its sub-modules
+    and :func:`~illustrated.modules.recording.recording_attention` keeping the weights; the
+    model's mode is restored and the hooks removed afterwards.
 
     Parameters
     ----------
@@ -329,7 +331,7 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     Trace
         The decoder reads ``<bos>`` + target without its last token, so ``logits[t]`` is the
         distribution that predicts ``target_ids[t]``; ``logits`` is ``model(src, tgt_in)[0]``
-        and every attention weight is what ``return_attention=True`` returns. Shapes: see
+        and every attention weight is what ``recording_attention`` reads. Shapes: see
         :class:`Trace`; src_len = len(source ids), tgt_len = len(target ids).
 
     Raises

@@ -29,12 +29,13 @@ def test_the_it_head_of_the_shipped_model(coreference):
     assert ch03.referent_phrase(tokens) == [4, 5] and tokens[int(weights[it.head].argmax())] == "street"
 
 
-def test_it_weights_are_the_encoders_own(coreference):
+def test_it_weights_are_the_encoders_own(coreference, recorded):
     model, src_vocab, tgt_vocab = coreference
     tokens, weights = ch03.it_attention(model, src_vocab, tgt_vocab, TIRED, 1)
     with torch.no_grad():
-        _, attention = model.encode(torch.tensor([src_vocab.encode(TIRED)]), return_attention=True)
-    np.testing.assert_allclose(weights, attention[1][0, :, tokens.index("it")].numpy(), atol=1e-6)
+        _, attention = recorded(model, model.encode, torch.tensor([src_vocab.encode(TIRED)]))
+    np.testing.assert_allclose(weights, attention.encoder[1][0, :, tokens.index("it")].numpy(),
+                               atol=1e-6)
     np.testing.assert_allclose(weights.sum(-1), 1, atol=1e-6)
 
 

@@ -40,12 +40,12 @@ def test_the_shipped_model_translates_the_post_sentence(trace):
     assert trace.target_tokens == ["i", "am", "a", "student", "<eos>"]
 
 
-def test_cross_attention_is_the_models_own_weights(fr_en, trace):
+def test_cross_attention_is_the_models_own_weights(fr_en, trace, recorded):
     model, src_vocab, tgt_vocab = fr_en
     src = torch.tensor([src_vocab.encode(SENTENCE)])
     tgt = torch.tensor([trace.decoder_input_ids])
     with torch.no_grad():
-        _, attention = model(src, tgt, return_attention=True)
+        _, attention = recorded(model, model, src, tgt)
     for layer in range(model.cfg.n_layers):
         weights = attention.decoder_cross[layer][0].numpy()  # (n_heads, tgt_len, src_len)
         np.testing.assert_allclose(ch07.cross_attention(trace, layer, None), weights.mean(0),
@@ -98,7 +98,7 @@ def test_with_the_mask_earlier_outputs_never_move(fr_en, untrained, position, ne
         assert unmasked[:position].max() > 1e-6  # without the mask the future leaks back
 
 
-def test_without_mask_copies_the_weights_and_leaves_the_rng(fr_en):
+def test_without_mask_copies_the_weights_and_leaves_the_rng(fr_en, recorded):
     model, src_vocab, tgt_vocab = fr_en
     state = torch.get_rng_state()
     twin = ch07.without_mask(model)
@@ -112,7 +112,7 @@ def test_without_mask_copies_the_weights_and_leaves_the_rng(fr_en):
     tgt = torch.tensor([[tgt_vocab.bos_id, *tgt_vocab.encode(TARGET)]])
     with torch.no_grad():
         torch.testing.assert_close(twin(src, tgt[:, :1]), model(src, tgt[:, :1]))  # one position
-        _, attention = twin(src, tgt, return_attention=True)
+        _, attention = recorded(twin, twin, src, tgt)
         assert not torch.allclose(twin(src, tgt)[:, :-1], model(src, tgt)[:, :-1])
     above = np.triu_indices(tgt.shape[1], k=1)
     assert (attention.decoder_self[0][0].mean(0).numpy()[above] > 0).all()  # reads ahead

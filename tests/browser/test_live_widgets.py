@@ -26,6 +26,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from builtbook import html_path, require, toc_pages
 
 TOL = 1e-4
@@ -168,8 +169,9 @@ def python_translation(corpus: str, sentence: str, top_k: int) -> dict:
     ids = src_vocab.encode(sentence)
     out = il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
     tgt_in = torch.tensor([[tgt_vocab.bos_id, *out[:-1]]])  # (1, steps)
-    with torch.no_grad():
-        logits, attention = model(torch.tensor([ids]), tgt_in, return_attention=True)
+    with torch.no_grad(), recording_attention(model) as record:
+        logits = model(torch.tensor([ids]), tgt_in)
+    attention = Attention.of(record)
     log_probs = logits[0].log_softmax(dim=-1)  # (steps, vocab)
     log_probs[:, [tgt_vocab.bos_id, model.cfg.tgt_pad_id]] = float("-inf")
     tops = []

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from builtbook import toc_pages
 from illustrated.commands.shipped import SHIPPED
 
@@ -102,8 +103,9 @@ def _expected(corpus: str, sentences: list[str], beam_size: int, top_beams: int,
                                beam_size=beam_size, top_beams=top_beams, alpha=alpha)
         best = beams[0][0]
         tgt_in = torch.tensor([[tgt_vocab.bos_id, *best[:-1]]])  # (1, steps)
-        with torch.no_grad():
-            _, attention = model(torch.tensor([ids]), tgt_in, return_attention=True)
+        with torch.no_grad(), recording_attention(model) as record:
+            model(torch.tensor([ids]), tgt_in)
+        attention = Attention.of(record)
         out.append({
             "hypotheses": [(spell(t), s) for t, s in beams],
             "greedy": spell(il.greedy_decode(model, ids, bos_id=tgt_vocab.bos_id,

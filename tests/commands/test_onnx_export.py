@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.modules import Attention, recording_attention
 from illustrated.files.file_set import LOCK
 from illustrated.commands.onnx_export import FORMAT, main, read_export
 from illustrated.commands.shipped import SHIPPED
@@ -102,11 +103,11 @@ def test_encoder_graph_matches_encode(corpus, sessions):
     for ids in _sources(corpus, src_vocab):
         src = torch.tensor([ids])  # (1, src_len)
         memory, attention = encoder.run(None, {"src": src.numpy()})
-        with torch.no_grad():
-            want_memory, want_attention = model.encode(src, return_attention=True)
+        with torch.no_grad(), recording_attention(model) as record:
+            want_memory = model.encode(src)
         _close(f"{corpus} memory", memory, want_memory)
         _close(f"{corpus} encoder attention", attention,
-               torch.stack(want_attention)[:, 0])  # (n_layers, n_heads, src_len, src_len)
+               torch.stack(Attention.of(record).encoder)[:, 0])  # (n_layers, n_heads, src_len, src_len)
 
 
 def _check_steps(corpus, sessions, ids, hypotheses, tol):
@@ -122,11 +123,12 @@ def _check_steps(corpus, sessions, ids, hypotheses, tol):
                                for tokens in hypotheses])  # (n, length)
         logits, log_probs, cross, self_attention = decoder.run(
             None, {"tgt_in": tgt_in.numpy(), "memory": memory})
-        with torch.no_grad():
+        with torch.no_grad(), recording_attention(model) as record:
             want_memory = model.encode(src)  # (1, src_len, d_model)
-            out, want_self, want_cross = model.decode(tgt_in, want_memory.expand(n, -1, -1),
-                                                      return_attention=True)
+            out = model.decode(tgt_in, want_memory.expand(n, -1, -1))
             want_logits = model.generator(out[:, -1])  # (n, tgt_vocab_size)
+        want = Attention.of(record)
+        want_self, want_cross = want.decoder_self, want.decoder_cross
         logit_tol = max(tol, LOGIT_RTOL * float(want_logits.abs().max()))
         _close(f"{corpus} logits", logits, want_logits, logit_tol)
         # log_softmax(z)_i = z_i - logsumexp(z): logits within t put it within 2 t.

@@ -1,4 +1,5 @@
-"""The attention kernels agree: the book's step-by-step one (``return_attention=True``), the
+"""The attention kernels agree: the book's step-by-step one (``return_attention=True``, or the
+weights recorded by ``recording_attention``), the
 key-first batched one that ``MultiHeadAttention`` picks on a CPU, and
 ``torch.nn.functional.scaled_dot_product_attention``, which it picks on CUDA and MPS.
 
@@ -168,32 +169,33 @@ def test_a_source_of_padding_only_is_refused():
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_layers_and_whole_model_equal_with_and_without_weights(float64, kernel, norm_first):
+def test_layers_and_whole_model_equal_with_and_without_weights(float64, kernel, norm_first,
+                                                               recorded):
     cfg = replace(CFG, norm_first=norm_first)
     x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
     src_mask = masks(2, 4, 5, 7)["padding"]
     encoder_layer, decoder_layer = EncoderLayer(cfg).eval(), DecoderLayer(cfg).eval()
     pad5 = masks(2, 4, 5, 5)["padding"]
-    assert torch.allclose(encoder_layer(x, pad5), encoder_layer(x, pad5, return_attention=True)[0],
+    assert torch.allclose(encoder_layer(x, pad5), recorded(encoder_layer, encoder_layer, x, pad5)[0],
                           atol=1e-12, rtol=0)
     causal = il.causal_mask(5)
-    step_by_step, _ = decoder_layer(x, memory, src_mask, causal, return_attention=True)
+    step_by_step, _ = recorded(decoder_layer, decoder_layer, x, memory, src_mask, causal)
     assert torch.allclose(decoder_layer(x, memory, src_mask, causal), step_by_step, atol=1e-12,
                           rtol=0)
     model = il.modules.Transformer(cfg).eval()
     src = torch.tensor([[3, 4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0, 0]])
     tgt_in = torch.tensor([[1, 4, 5, 6], [1, 7, 8, 9]])
-    logits, attention = model(src, tgt_in, return_attention=True)
+    logits, attention = recorded(model, model, src, tgt_in)
     assert torch.allclose(model(src, tgt_in), logits, atol=1e-10, rtol=0)
     assert torch.all(attention.decoder_cross[0][1, :, :, 3:] == 0)  # the second source's pads
 
 
-def test_whole_model_float32_kernels_agree(kernel):
+def test_whole_model_float32_kernels_agree(kernel, recorded):
     torch.manual_seed(0)
     model = il.modules.Transformer(CFG).eval()
     src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
     tgt_in = torch.tensor([[1, 4, 5], [1, 7, 8]])
-    logits, _ = model(src, tgt_in, return_attention=True)
+    logits, _ = recorded(model, model, src, tgt_in)
     assert torch.allclose(model(src, tgt_in), logits, atol=1e-5, rtol=0)
     # a greedy step reads the same word with either kernel
     assert torch.equal(model(src, tgt_in).argmax(-1), logits.argmax(-1))
@@ -201,7 +203,8 @@ def test_whole_model_float32_kernels_agree(kernel):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_whole_model_batched_kernels_give_the_step_by_step_gradients(kernel, dtype, norm_first):
+def test_whole_model_batched_kernels_give_the_step_by_step_gradients(kernel, dtype, norm_first,
+                                                                     recorded):
     """The training step (a batched kernel) and the step-by-step path give every parameter
     the same gradient."""
     torch.manual_seed(0)
@@ -209,10 +212,9 @@ def test_whole_model_batched_kernels_give_the_step_by_step_gradients(kernel, dty
     src = torch.tensor([[3, 4, 5, 6, 7, 8, 9], [5, 6, 7, 0, 0, 0, 0]])
     tgt_in = torch.tensor([[1, 4, 5, 6], [1, 7, 8, 9]])
     grads = []
-    for return_attention in (True, False):
+    for step_by_step in (True, False):
         model.zero_grad()
-        logits = model(src, tgt_in, return_attention=return_attention)
-        logits = logits[0] if return_attention else logits
+        logits = recorded(model, model, src, tgt_in)[0] if step_by_step else model(src, tgt_in)
         F.cross_entropy(logits.flatten(0, 1), tgt_in.flatten()).backward()
         grads.append({name: p.grad.clone() for name, p in model.named_parameters()})
     assert grads[0].keys() == grads[1].keys()
@@ -243,7 +245,7 @@ def test_batched_gradients_with_dropout_pass_gradcheck(float64, kernel, layer, o
     assert torch.autograd.gradcheck(run, (x, memory))
 
 
-def test_a_float32_stream_under_bfloat16_autocast(kernel):
+def test_a_float32_stream_under_bfloat16_autocast(kernel, recorded):
     """Under autocast a matrix product gives bfloat16; the residual stream must stay float32
     (``x + z`` promotes), with or without the weights, and both give memory of the same values."""
     torch.manual_seed(0)
@@ -251,7 +253,7 @@ def test_a_float32_stream_under_bfloat16_autocast(kernel):
     src = torch.tensor([[3, 4, 5, 6, 7], [5, 6, 7, 0, 0]])
     with torch.autocast("cpu", dtype=torch.bfloat16):
         batched = model.encode(src)
-        step_by_step, _ = model.encode(src, return_attention=True)
+        step_by_step, _ = recorded(model, model.encode, src)
         logits = model(src, torch.tensor([[1, 4, 5], [1, 7, 8]]))  # the decoder takes the memory
     assert batched.dtype == step_by_step.dtype == torch.float32
     assert torch.allclose(batched, step_by_step, atol=0.05, rtol=0)

@@ -58,12 +58,12 @@ PATHS = pytest.mark.parametrize("explicit", [True, False], ids=["explicit", "bat
 
 
 @PATHS
-def test_encoder_layer_train_mode_equals_hand_written(float64, explicit):
+def test_encoder_layer_train_mode_equals_hand_written(float64, explicit, recorded):
     layer = EncoderLayer(CFG).train()
     randomize_norm(layer.norm1), randomize_norm(layer.norm2)
     x = torch.randn(2, 5, 16)
     torch.manual_seed(3)
-    out = layer(x, return_attention=True)[0] if explicit else layer(x)
+    out = recorded(layer, layer, x)[0] if explicit else layer(x)
     torch.manual_seed(3)  # the same draws in the same order: attention, dropout1, FFN, dropout2
     h = layer.norm1(x + layer.dropout1(attend(layer.self_attn, explicit, x, x, x)))
     ref = layer.norm2(h + layer.dropout2(layer.feed_forward(h)))
@@ -72,7 +72,7 @@ def test_encoder_layer_train_mode_equals_hand_written(float64, explicit):
     assert not torch.allclose(out, layer(x))  # dropout did act in train mode
     torch.manual_seed(3)  # without attention dropout the rest of the layer still drops
     layer.self_attn.dropout.p = 0.0
-    out = layer(x, return_attention=True)[0] if explicit else layer(x)
+    out = recorded(layer, layer, x)[0] if explicit else layer(x)
     torch.manual_seed(3)
     h = layer.norm1(x + layer.dropout1(attend(layer.self_attn, not explicit, x, x, x)))
     ref = layer.norm2(h + layer.dropout2(layer.feed_forward(h)))
@@ -80,14 +80,14 @@ def test_encoder_layer_train_mode_equals_hand_written(float64, explicit):
 
 
 @PATHS
-def test_decoder_layer_train_mode_equals_hand_written(float64, explicit):
+def test_decoder_layer_train_mode_equals_hand_written(float64, explicit, recorded):
     layer = DecoderLayer(CFG).train()
     for norm in (layer.norm1, layer.norm2, layer.norm3):
         randomize_norm(norm)
     y, memory = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
     mask = il.causal_mask(4)
     torch.manual_seed(4)
-    out = layer(y, memory, tgt_mask=mask, return_attention=True)[0] if explicit \
+    out = recorded(layer, layer, y, memory, tgt_mask=mask)[0] if explicit \
         else layer(y, memory, tgt_mask=mask)
     torch.manual_seed(4)
     h = layer.norm1(y + layer.dropout1(attend(layer.self_attn, explicit, y, y, y, mask)))
@@ -149,17 +149,17 @@ def test_feed_forward_dropout_after_the_relu_in_train_mode(float64):
 
 @PATHS
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first, explicit):
+def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first, explicit, recorded):
     """The stack replays its layers' draws; pre-LN closes with a LayerNorm (scale 1, shift 0 at
     initialisation: the closed form), post-LN's last layer has already normalised."""
     encoder = il.modules.Encoder(replace(CFG, norm_first=norm_first)).train()
     x = torch.randn(2, 5, 16) * 3 + 1
     torch.manual_seed(9)
-    out = encoder(x, return_attention=True)[0] if explicit else encoder(x)
+    out = recorded(encoder, encoder, x)[0] if explicit else encoder(x)
     torch.manual_seed(9)
     h = x
     for layer in encoder.layers:
-        h = layer(h, return_attention=True)[0] if explicit else layer(h)
+        h = recorded(layer, layer, h)[0] if explicit else layer(h)
     if norm_first:
         mean, var = h.mean(-1, keepdim=True), h.var(-1, unbiased=False, keepdim=True)
         h = (h - mean) / torch.sqrt(var + 1e-5)

@@ -56,6 +56,7 @@ from ..files.clash import corpus_files, refuse_clashes
 from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..data import load_corpus, tokenize
+from ..modules.recording import Attention, recording_attention
 from ..modules.transformer import Transformer
 from ..presets import MANIFEST, weights_path
 from .shipped import SHIPPED, load_shipped
@@ -95,7 +96,9 @@ class EncoderGraph(nn.Module):
     def forward(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.model
         x = m.positional(m.src_embed(src, check=False), check=False)  # (1, src_len, d_model)
-        memory, weights = m.encoder(x, None, return_attention=True, check=False)
+        with recording_attention(m) as record:
+            memory = m.encoder(x, None, check=False)  # (1, src_len, d_model)
+        weights = Attention.of(record).encoder  # n_layers x (1, n_heads, src_len, src_len)
         attention = torch.stack([w[0] for w in weights])  # (n_layers, n_heads, src_len, src_len)
         return memory, attention
 
@@ -123,12 +126,13 @@ class DecoderStepGraph(nn.Module):
         n, tgt_len = tgt_in.shape
         causal = torch.ones(tgt_len, tgt_len, dtype=torch.bool).tril()  # (tgt_len, tgt_len)
         y = m.positional(m.tgt_embed(tgt_in, check=False), check=False)  # (n, tgt_len, d_model)
-        out, self_w, cross_w = m.decoder(y, memory.expand(n, -1, -1), None, causal,  # unchecked:
-                                         return_attention=True, check=False)  # a graph can't read values
+        with recording_attention(m) as record:  # unchecked: a graph can't read values
+            out = m.decoder(y, memory.expand(n, -1, -1), None, causal, check=False)
+        weights = Attention.of(record)
         logits = m.generator(out[:, -1])  # (n, tgt_vocab_size)
         return (logits, logits.log_softmax(dim=-1),
-                torch.stack(cross_w),  # (n_layers, n, n_heads, tgt_len, src_len)
-                torch.stack(self_w))  # (n_layers, n, n_heads, tgt_len, tgt_len)
+                torch.stack(weights.decoder_cross),  # (n_layers, n, n_heads, tgt_len, src_len)
+                torch.stack(weights.decoder_self))  # (n_layers, n, n_heads, tgt_len, tgt_len)
 
 
 def _onnx():

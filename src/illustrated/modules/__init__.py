@@ -7,10 +7,12 @@ from .kv_cache import AttentionCache, KVCache
 from .multi_head import MultiHeadAttention
 from .output import Generator
 from .positional import PositionalEncoding, sinusoid_table
+from .recording import Attention, recording_attention
 from .residual import add_and_norm, sublayer_input
 from .self_attention import scaled_dot_product_attention
-from .transformer import Attention, Transformer
+from .transformer import Transformer
 
-__all__ = ["Attention", "AttentionCache", "Decoder", "DecoderLayer", "Embeddings", "Encoder", "EncoderLayer",
-           "FeedForward", "Generator", "KVCache", "MultiHeadAttention", "PositionalEncoding", "Transformer",
-           "add_and_norm", "scaled_dot_product_attention", "sinusoid_table", "sublayer_input"]
+__all__ = ["Attention", "AttentionCache", "Decoder", "DecoderLayer", "Embeddings", "Encoder",
+           "EncoderLayer", "FeedForward", "Generator", "KVCache", "MultiHeadAttention",
+           "PositionalEncoding", "Transformer", "add_and_norm", "recording_attention",
+           "scaled_dot_product_attention", "sinusoid_table", "sublayer_input"]

@@ -33,8 +33,8 @@ class DecoderLayer(nn.Module):
     encoder's output (``memory``). Holds self_attn, cross_attn, feed_forward, norm1-norm3.
     forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask
     broadcastable to (batch, n_heads, tgt_len, src_len), tgt_mask to (batch, n_heads, tgt_len,
-    tgt_len)) -> (batch, tgt_len, d_model), plus (self weights (batch, n_heads, tgt_len,
-    tgt_len), cross weights (batch, n_heads, tgt_len, src_len)) with ``return_attention=True``.
+    tgt_len)) -> (batch, tgt_len, d_model). The weights of its two attentions are read with
+    :func:`~illustrated.modules.recording.recording_attention`.
     Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` or ``memory`` is
     not a float tensor (batch, seq, d_model) of the layer's dtype and device, their batches
     differ, or a mask does not fit (``check=False``: the caller checked them, as
@@ -62,39 +62,28 @@ class DecoderLayer(nn.Module):
         self.norm_first = cfg.norm_first
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-                check: bool = True, cache=None):
+                tgt_mask: torch.Tensor | None = None, *, check: bool = True,
+                cache=None) -> torch.Tensor:
         self_cache, cross_cache = (None, None) if cache is None else cache
         if check:
             _check_inputs(self, x, memory, src_mask, tgt_mask, self_cache)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        if return_attention:
-            z, self_weights = self.self_attn(h, h, h, tgt_mask, return_attention=True, check=False,
-                                             cache=self_cache)
-        else:
-            z, self_weights = self.self_attn(h, h, h, tgt_mask, check=False,
-                                             cache=self_cache), None
+        z = self.self_attn(h, h, h, tgt_mask, check=False, cache=self_cache)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
-        if return_attention:
-            z, cross_weights = self.cross_attn(h, memory, memory, src_mask, return_attention=True,
-                                               check=False, cache=cross_cache)
-        else:
-            z, cross_weights = self.cross_attn(h, memory, memory, src_mask, check=False,
-                                               cache=cross_cache), None
+        z = self.cross_attn(h, memory, memory, src_mask, check=False, cache=cross_cache)
         x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
         h = sublayer_input(x, self.norm3, self.norm_first)
         r = self.feed_forward(h, check=False)
         x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
-        return (x, (self_weights, cross_weights)) if return_attention else x
+        return x
 
 
 class Decoder(nn.Module):
     """``n_layers`` decoder layers applied in turn, each attending to the same encoder output.
 
     forward(x (batch, tgt_len, d_model), memory (batch, src_len, d_model), src_mask, tgt_mask)
-    -> (batch, tgt_len, d_model), plus with ``return_attention=True`` two lists of ``n_layers``
-    weights: self (batch, n_heads, tgt_len, tgt_len), cross (batch, n_heads, tgt_len, src_len).
+    -> (batch, tgt_len, d_model).
     ``cache`` (decoding only): a :class:`~illustrated.modules.kv_cache.KVCache`, layer i
     keeping its keys and values in ``cache.layers[i]`` (see :class:`DecoderLayer`).
     Post "The Decoder Side" (the last encoder's output feeds every decoder); paper §3.1.
@@ -107,22 +96,14 @@ class Decoder(nn.Module):
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-                check: bool = True, cache=None):
+                tgt_mask: torch.Tensor | None = None, *, check: bool = True,
+                cache=None) -> torch.Tensor:
         if check:  # once for the stack: every layer is called with check=False
             if cache is not None:
                 check_cache(cache, len(self.layers), x.shape[0])
             _check_inputs(self.layers[0], x, memory, src_mask, tgt_mask,
                           None if cache is None else cache.layers[0][0])
-        self_attentions, cross_attentions = [], []
         for i, layer in enumerate(self.layers):
             layer_cache = None if cache is None else cache.layers[i]
-            if return_attention:
-                x, (self_w, cross_w) = layer(x, memory, src_mask, tgt_mask, return_attention=True,
-                                             check=False, cache=layer_cache)
-                self_attentions.append(self_w)
-                cross_attentions.append(cross_w)
-            else:
-                x = layer(x, memory, src_mask, tgt_mask, check=False, cache=layer_cache)
-        x = self.norm(x)
-        return (x, self_attentions, cross_attentions) if return_attention else x
+            x = layer(x, memory, src_mask, tgt_mask, check=False, cache=layer_cache)
+        return self.norm(x)  # (batch, tgt_len, d_model)

@@ -22,8 +22,8 @@ class EncoderLayer(nn.Module):
     Uses cfg's d_model, n_heads, d_ff, dropout, norm_first. Holds self_attn, feed_forward
     (linear1, linear2), and norm1, norm2 around the two sub-layers.
     forward(x (batch, seq, d_model), mask broadcastable to (batch, n_heads, seq, seq))
-    -> (batch, seq, d_model), plus the self-attention weights (batch, n_heads, seq, seq) with
-    ``return_attention=True``.
+    -> (batch, seq, d_model). Its self-attention's weights are read with
+    :func:`~illustrated.modules.recording.recording_attention`.
     Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` is not a float
     tensor (batch, seq, d_model) of the layer's dtype and device, or the mask does not fit
     (``check=False``: the caller checked them, as :class:`Encoder` does for its layers).
@@ -42,27 +42,23 @@ class EncoderLayer(nn.Module):
         self.dropout2 = nn.Dropout(cfg.dropout)
         self.norm_first = cfg.norm_first
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                return_attention: bool = False, *, check: bool = True):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                check: bool = True) -> torch.Tensor:
         if check:
             check_encoder_inputs(self, x, mask)
         h = sublayer_input(x, self.norm1, self.norm_first)
-        if return_attention:
-            z, weights = self.self_attn(h, h, h, mask, return_attention=True, check=False)
-        else:
-            z, weights = self.self_attn(h, h, h, mask, check=False), None
+        z = self.self_attn(h, h, h, mask, check=False)  # (batch, seq, d_model)
         x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
         h = sublayer_input(x, self.norm2, self.norm_first)
         r = self.feed_forward(h, check=False)
         x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
-        return (x, weights) if return_attention else x
+        return x
 
 
 class Encoder(nn.Module):
     """``n_layers`` encoder layers applied in turn (plus a final LayerNorm when pre-LN).
 
-    forward(x (batch, src_len, d_model), mask) -> (batch, src_len, d_model), plus a list of
-    ``n_layers`` weights (batch, n_heads, src_len, src_len) with ``return_attention=True``.
+    forward(x (batch, src_len, d_model), mask) -> (batch, src_len, d_model).
     Post "A High-Level Look" (the stack of six encoders); paper §3.1.
     """
 
@@ -73,16 +69,10 @@ class Encoder(nn.Module):
         # Pre-LN leaves the residual stream un-normalised, so a last LayerNorm closes the stack.
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                return_attention: bool = False, *, check: bool = True):
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
+                check: bool = True) -> torch.Tensor:
         if check:  # once for the stack: every layer is called with check=False
             check_encoder_inputs(self.layers[0], x, mask)
-        attentions = []
         for layer in self.layers:
-            if return_attention:
-                x, weights = layer(x, mask, return_attention=True, check=False)
-                attentions.append(weights)
-            else:
-                x = layer(x, mask, check=False)
-        x = self.norm(x)
-        return (x, attentions) if return_attention else x
+            x = layer(x, mask, check=False)  # (batch, src_len, d_model)
+        return self.norm(x)

@@ -34,7 +34,8 @@ class MultiHeadAttention(nn.Module):
     forward(query (batch, seq_q, d_model), key (batch, seq_k, d_model), value (batch, seq_k,
     d_model), mask broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend)
     -> out (batch, seq_q, d_model), plus the weights (batch, n_heads, seq_q, seq_k) with
-    ``return_attention=True``.
+    ``return_attention=True``. The layers call it without; a forward pre-hook can ask for the
+    weights (:func:`~illustrated.modules.recording.recording_attention` does).
     ``cache`` (an :class:`~illustrated.modules.kv_cache.AttentionCache`, decoding only): the keys
     and values of earlier calls, kept in it; ``key``/``value`` then hold only the new positions
     (a self-attention's cache grows by them) or are read once (a cross-attention's cache is

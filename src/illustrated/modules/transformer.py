@@ -4,8 +4,6 @@ Post "A High-Level Look" to "The Final Linear and Softmax Layer"; paper §3, Fig
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
@@ -19,20 +17,7 @@ from .kv_cache import KVCache, check_cache
 from .output import Generator
 from .positional import PositionalEncoding
 
-__all__ = ["Transformer", "Attention"]
-
-
-@dataclass
-class Attention:
-    """Attention weights of every layer and head, from ``forward(..., return_attention=True)``.
-
-    Lists of n_layers tensors: encoder (batch, n_heads, src_len, src_len), decoder_self
-    (batch, n_heads, tgt_len, tgt_len), decoder_cross (batch, n_heads, tgt_len, src_len).
-    """
-
-    encoder: list[torch.Tensor]
-    decoder_self: list[torch.Tensor]
-    decoder_cross: list[torch.Tensor]
+__all__ = ["Transformer"]
 
 
 class Transformer(nn.Module):
@@ -43,9 +28,10 @@ class Transformer(nn.Module):
     forward(src, tgt_in, src_mask) -> logits (batch, tgt_len, tgt_vocab_size)
     src_mask broadcasts to (batch, n_heads, 1, src_len); when None, encode/forward build it
     from the source padding (``cfg.pad_id``); decode applies the causal mask itself.
-    ``return_attention=True`` also returns the weights (per-layer lists, or an
-    :class:`Attention` from forward). Each checks its inputs once and calls its parts with
-    ``check=False``.
+    Each returns one tensor and checks its inputs once, calling its parts with ``check=False``;
+    the attention weights are read with
+    :func:`~illustrated.modules.recording.recording_attention` (:class:`~illustrated.modules.
+    recording.Attention` groups them by layer).
     decode(..., cache=KVCache(cfg.n_layers)) decodes auto-regressively (paper §3.1): ``tgt_in``
     holds only the positions after the ``cache.length`` already decoded (one a step), the
     causal mask covers (tgt_len, cache.length + tgt_len), and the cache keeps each layer's keys
@@ -78,18 +64,18 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(p)
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
-               return_attention: bool = False, *, check: bool = True):
+               *, check: bool = True) -> torch.Tensor:
         if check:  # the model's boundary: its parts are called with check=False
             check_source(self, src, src_mask)
         if src_mask is None:  # the padding's keys are hidden
             src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
         x = self.src_embed(src, check=False)  # (batch, src_len, d_model)
         x = self.positional(x, check=False)  # (batch, src_len, d_model)
-        return self.encoder(x, src_mask, return_attention, check=False)
+        return self.encoder(x, src_mask, check=False)  # (batch, src_len, d_model)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
-               src_mask: torch.Tensor | None = None, return_attention: bool = False, *,
-               check: bool = True, cache: KVCache | None = None):
+               src_mask: torch.Tensor | None = None, *, check: bool = True,
+               cache: KVCache | None = None) -> torch.Tensor:
         past = 0
         if check:  # the model's boundary: its parts are called with check=False
             check_target(self, tgt_in, memory, src_mask)
@@ -105,19 +91,14 @@ class Transformer(nn.Module):
             tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
         y = self.tgt_embed(tgt_in, check=False)  # (batch, tgt_len, d_model)
         y = self.positional(y, check=False, start=past)  # (batch, tgt_len, d_model)
-        return self.decoder(y, memory, src_mask, tgt_mask, return_attention, check=False,
-                            cache=cache)
+        return self.decoder(y, memory, src_mask, tgt_mask, check=False,
+                            cache=cache)  # (batch, tgt_len, d_model)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
-                src_mask: torch.Tensor | None = None, return_attention: bool = False):
+                src_mask: torch.Tensor | None = None) -> torch.Tensor:
         check_pair(self, src, tgt_in, src_mask)  # decode checks tgt_in itself
         if src_mask is None:  # the padding's keys are hidden
             src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
-        if not return_attention:
-            memory = self.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
-            out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
-            return self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
-        memory, enc_w = self.encode(src, src_mask, return_attention=True, check=False)
-        out, self_w, cross_w = self.decode(tgt_in, memory, src_mask, return_attention=True)
-        logits = self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
-        return logits, Attention(enc_w, self_w, cross_w)
+        memory = self.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
+        out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
+        return self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
