@@ -68,8 +68,10 @@ serve:
 	@test -f _build/html/index.html || { echo "no built book: run make book first"; exit 1; }
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
+# A Chromium per worker (its own profile, and its own server on a free port).
 browser-test: setup
-	$(BIN)/python -m pytest -q --confcutdir=tests/browser tests/browser
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  --confcutdir=tests/browser tests/browser
 
 clean:
 	rm -rf _build
