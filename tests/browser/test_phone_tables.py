@@ -16,12 +16,13 @@ from test_reading import PHONE, _open_on_a_phone
 DECODING = "chapters/09_decoding"
 WIDTHS = {"1280px": {**PHONE, "width": 1280, "height": 1000, "mobile": False}, "390px": PHONE}
 
-#: Every row of a printed table (columns set apart by two spaces or more) that the column wraps,
-#: and how many characters a line of a printed output holds.
+#: Every row of a printed table (a line of what a cell prints, its columns set apart by two spaces
+#: or more) that the column wraps, and how many characters a printed line holds. Code a cell shows
+#: (show_source) wraps by design (_static/illustrated.css).
 WRAPPED_ROWS = """
 for (const d of document.querySelectorAll('details')) d.open = true;
 const rows = [], rooms = [];
-for (const pre of document.querySelectorAll('div.cell_output pre')) {
+for (const pre of document.querySelectorAll('div.cell_output div.output.stream pre')) {
   if (!pre.getClientRects().length) continue;
   const lines = pre.textContent.split('\\n');
   const style = getComputedStyle(pre);
