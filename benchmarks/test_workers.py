@@ -2,7 +2,7 @@
 run (CI's time, issue: CI under 20 minutes).
 
     python benchmarks/test_workers.py                      # make test's paths, 1 process vs 2 workers
-    python benchmarks/test_workers.py tests/book chapters  # some paths only
+    python benchmarks/test_workers.py tests/book chapters  # some paths only (..._subset.json)
     python benchmarks/test_workers.py --browser            # make browser-test's (needs the built book)
 
 Each configuration runs the same pytest command, one after the other, the order alternated over
@@ -57,9 +57,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats: expected a count of at least 1, got {args.repeats}")
-    paths = BROWSER if args.browser else (
-        [*args.paths, "--nbval-lax", "--nbval-current-env", "--ignore=tests/browser"]
-        if args.paths else MAKE_TEST)
+    if args.browser:
+        paths = ["--confcutdir=tests/browser", *args.paths] if args.paths else BROWSER
+    else:
+        paths = ([*args.paths, "--nbval-lax", "--nbval-current-env", "--ignore=tests/browser"]
+                 if args.paths else MAKE_TEST)
     workers = args.workers.split(",")
     runs = []
     for repeat in range(args.repeats):
@@ -70,6 +72,7 @@ def main(argv=None) -> int:
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     RESULTS.mkdir(parents=True, exist_ok=True)
     name = "test_workers_browser.json" if args.browser else "test_workers.json"
+    name = name.replace(".json", "_subset.json") if args.paths else name
     (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {RESULTS / name}")
     return 0 if all(r["returncode"] == 0 for r in runs) else 1
