@@ -43,10 +43,14 @@ $(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illust
 
 site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 
+# A pytest-xdist worker per core (TEST_WORKERS=0: one process), each on one thread, its notebooks'
+# kernels too; --dist loadfile keeps a file's tests, and a notebook's cells in order, in one worker.
+TEST_WORKERS ?= auto
 test: setup
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/python tools/check_conventions.py
-	$(BIN)/python -m pytest -q tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
@@ -64,8 +68,10 @@ serve:
 	@test -f _build/html/index.html || { echo "no built book: run make book first"; exit 1; }
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
+# A Chromium per worker (its own profile, and its own server on a free port).
 browser-test: setup
-	$(BIN)/python -m pytest -q --confcutdir=tests/browser tests/browser
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	  --confcutdir=tests/browser tests/browser
 
 clean:
 	rm -rf _build

@@ -1,11 +1,14 @@
-"""Shared fixtures: float64, seeded, two threads (one for tiny models); a training run killed at
-a given step; a call with every attention's weights recorded."""
+"""Shared fixtures: float64, seeded, two threads (one for tiny models, and one in each of
+pytest-xdist's workers: `make test` runs a worker per core); a training run killed at a given
+step; a call with every attention's weights recorded."""
+import os
+
 import pytest
 import torch
 
 from illustrated.modules import Attention, recording_attention
 
-torch.set_num_threads(2)
+torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
 
 
 @pytest.fixture

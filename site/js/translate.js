@@ -26,11 +26,14 @@ export function layerHead(kind, all, view, redraw) {
 }
 
 function heatmap(weights, sources, outputs, caption) {
-  const cell = (w) => h("td", { text: w.toFixed(2), "data-weight": String(w),
-    style: `background: rgba(76, 49, 158, ${w.toFixed(3)}); color: ${w > 0.5 ? "#fff" : "#222"}` });
+  // A cell reads "0.25"; on a phone, in hundredths ("25", its data-pct), so that a sentence of a
+  // dozen words fits the column with the source words set upright (_static/illustrated.css).
+  const cell = (w) => h("td", { "data-weight": String(w), "data-pct": String(Math.round(100 * w)),
+    style: `background: rgba(76, 49, 158, ${w.toFixed(3)}); color: ${w > 0.5 ? "#fff" : "#222"}` },
+  h("span", { class: "il-w", text: w.toFixed(2) }));
   return h("div", { class: "il-scroll" }, h("table", { class: "il-heatmap", "data-role": "attention" },
     h("caption", { text: caption }),
-    h("thead", {}, h("tr", {}, h("th", { text: "output \\ source" }),
+    h("thead", {}, h("tr", {}, h("th", { class: "il-corner", text: "output \\ source" }),
       sources.map((t) => h("th", { text: t, "data-role": "source" })))),
     h("tbody", {}, weights.map((row, i) => h("tr", {},
       h("th", { text: outputs[i], "data-role": "output" }), row.map(cell))))));

@@ -48,9 +48,21 @@ def test_a_beam_of_one_is_greedy_decoding(fr_en):
 
 def test_the_step_table_ranks_candidates_best_first(fr_en):
     nodes, _ = ch09.beam_tree(*fr_en[:1], "je suis étudiant", *fr_en[1:])
-    lines = ch09.step_table(nodes, 1).splitlines()
+    head, *lines = ch09.step_table(nodes, 1).splitlines()
     scores = [float(line.split()[-2]) for line in lines]
-    assert scores == sorted(scores, reverse=True) and lines[0].split()[2] == "i"
+    assert head.split() == ["step", "1", "log", "p", "fate"]
+    assert scores == sorted(scores, reverse=True) and lines[0].split()[0] == "i"
+    assert max(map(len, [head, *lines])) <= kit.PHONE_TEXT_CHARS
+
+
+def test_the_decoders_table_has_a_row_per_decoder_and_fits_a_phone(fr_en):
+    model, src_vocab, tgt_vocab = fr_en
+    pairs, _, _ = il.data.load_corpus("fr-en", "test")
+    head, *rows = ch09.compare_decoders(model, pairs[:3], src_vocab, tgt_vocab).splitlines()
+    assert head.split()[:2] == ["decoder", "exact"]
+    assert [row.split()[0] for row in rows] == ["greedy", "beam", "beam", "beam"]
+    assert [row.split()[2] for row in rows[1:]] == ["100.0%"] * 3  # the shipped model: all right
+    assert max(map(len, [head, *rows])) <= kit.PHONE_TEXT_CHARS
 
 
 def test_length_penalty_is_the_gnmt_formula():
@@ -107,6 +119,8 @@ def test_the_measured_times_are_the_benchmarks(tmp_path):
             for m in ("greedy", "beam_4") for n in (10, 200)}
     path.write_text(json.dumps({"cache": {"shipped": rows}}))
     lines = ch09.measured_times(path).splitlines()
-    assert lines[1].split() == ["10", "30", "ms", "10", "ms", "30", "ms", "10", "ms"]
-    assert lines[2].split()[:3] == ["200", "600", "ms"]
+    assert lines[1].split() == ["10", "greedy", "30", "ms", "10", "ms"]
+    assert lines[2].split() == ["10", "beam", "4", "30", "ms", "10", "ms"]
+    assert lines[3].split()[:4] == ["200", "greedy", "600", "ms"]
+    assert max(map(len, lines)) <= kit.PHONE_TEXT_CHARS  # the note too, wrapped
     assert "not in this installation" in ch09.measured_times(tmp_path / "absent.json")

@@ -114,8 +114,8 @@ return {column: right - left, images, svgText, scrolled: [...new Set(scrolled)],
 MIN_TOUCH_PX = 44
 
 
-def _open_on_a_phone(browser, server, page):
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+def _open_on_a_phone(browser, server, page, metrics=PHONE):
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
     browser.get(f"{server.base_url}/{page}.html")
     # A live widget computes once it is seen: each in view until it is drawn (scrolled past at
     # once, one would never start).

@@ -16,7 +16,7 @@ from matplotlib.patches import Patch
 
 from ..decoding import beam_search, greedy_decode, length_penalty
 from . import interactive as ia
-from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow
+from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow, wrap
 
 #: benchmarks/decoding.py's results (a source checkout's): the measured times the chapter shows.
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "decoding.json"
@@ -131,10 +131,13 @@ def draw_tree(nodes, title: str = "", *, width: float = DESKTOP_WIDTH_IN):
 
 
 def step_table(nodes, step: int) -> str:
-    """The candidates of one step, best first: hypothesis, summed log-probability, fate."""
+    """The candidates of one step, best first: hypothesis, summed log-probability, fate (narrow
+    enough for a phone's column: the words column is as wide as its longest hypothesis)."""
     rows = [n for n in nodes if n.step == step]
-    return "\n".join(f"step {step}  {n.words:<28} {score_text(n.log_prob):>7}  {n.status}"
-                     for n in rows)
+    width = max(len(f"step {step}"), *(len(n.words) for n in rows))
+    head = f"{f'step {step}':<{width}}  {'log p':>7}  fate"
+    return "\n".join([head] + [f"{n.words:<{width}}  {score_text(n.log_prob):>7}  {n.status}"
+                               for n in rows])
 
 
 def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
@@ -156,8 +159,10 @@ def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
 
 def compare_decoders(model, pairs, src_vocab, tgt_vocab, beam_sizes=(1, 2, 4, 8)) -> str:
     """Exact match and median milliseconds per sentence (after one warm-up call), for greedy
-    decoding and each beam; time it on one thread (torch.set_num_threads(1)), as the chapter does."""
-    lines, special = [], dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
+    decoding and each beam, a row each; time it on one thread (torch.set_num_threads(1)), as the
+    chapter does."""
+    lines = [f"{'decoder':<7}  {'exact':>6}  {'ms per sentence':>15}"]
+    special = dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
     for size in beam_sizes:
         right, times = 0, []
         beam_search(model, src_vocab.encode(pairs[0][0]), beam_size=size, **special)  # warm-up
@@ -167,8 +172,7 @@ def compare_decoders(model, pairs, src_vocab, tgt_vocab, beam_sizes=(1, 2, 4, 8)
             times.append(time.perf_counter() - start)
             right += tgt_vocab.decode(ids) == target
         name = "greedy" if size == 1 else f"beam {size}"
-        lines.append(f"{name:<8} exact match {right / len(pairs):6.1%}   "
-                     f"{1000 * np.median(times):5.1f} ms per sentence")
+        lines.append(f"{name:<7}  {right / len(pairs):>6.1%}  {1000 * np.median(times):>15.1f}")
     return "\n".join(lines)
 
 
@@ -285,17 +289,18 @@ def draw_cache_work(work: dict, *, width: float = DESKTOP_WIDTH_IN):
 
 
 def measured_times(path: Path = BENCHMARK) -> str:
-    """benchmarks/decoding.py's times with and without the cache, a line per output length."""
+    """benchmarks/decoding.py's times with and without the cache, a line per output length and
+    decoder (four columns: a phone's column holds them)."""
     if not Path(path).exists():  # an installed package (Colab) has no benchmarks/ folder
         return f"{path.name}: not in this installation (python benchmarks/decoding.py writes it)"
     report = json.loads(Path(path).read_text(encoding="utf-8"))
-    lines = [f"{'tokens':>6}  {'greedy: without':>15}  {'with':>8}  {'beam 4: without':>15}  "
-             f"{'with':>8}"]
+    lines = [f"{'tokens':>6} {'decoder':<7} {'no cache':>9} {'cache':>8}"]
     shipped = report["cache"]["shipped"]
     for length in sorted({r["tokens"] for r in shipped.values()}):
-        g, b = shipped[f"greedy_{length}"], shipped[f"beam_4_{length}"]
-        lines.append(f"{length:>6}  {g['ms_uncached']:>12.0f} ms  {g['ms_cached']:>5.0f} ms  "
-                     f"{b['ms_uncached']:>12.0f} ms  {b['ms_cached']:>5.0f} ms")
-    lines.append(f"({report.get('threads', 1)} thread, the machine's load average "
-                 f"{report.get('load_average', '?')} while it ran: the ratios matter, not the ms)")
-    return "\n".join(lines)
+        for name, key in (("greedy", "greedy"), ("beam 4", "beam_4")):
+            run = shipped[f"{key}_{length}"]
+            lines.append(f"{length:>6} {name:<7} {run['ms_uncached']:>6.0f} ms "
+                         f"{run['ms_cached']:>5.0f} ms")
+    note = (f"({report.get('threads', 1)} thread, the machine's load average "
+            f"{report.get('load_average', '?')} while it ran: the ratios matter, not the ms)")
+    return "\n".join(lines + [wrap(note, len(lines[0]))])
