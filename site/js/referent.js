@@ -2,6 +2,7 @@
 // must name the noun "it" refers to (labels: {corpus}.train.json's `referent`, from web_export); its
 // cross-entropy times referentWeight joins the translation loss (engine.js's trainer; jax-js differentiates
 // it). The read-out's weights sit beside the model's as "referent.linear.*" and are dropped after training.
+import { refuse } from "./options.js";
 import { uniform } from "./recipe.js";
 
 const PREFIX = "referent.";
@@ -21,6 +22,17 @@ export function initialReadout(cfg, seed) {
   const draw = (n) => Float32Array.from({ length: n }, () => (2 * random() - 1) / Math.sqrt(i));
   return { [`${PREFIX}linear.weight`]: { shape: [o, i], data: draw(o * i) },
     [`${PREFIX}linear.bias`]: { shape: [o], data: draw(o) } };
+}
+
+/** The read-out's initial weights for the options `o` (initialReadout), or none when referentWeight is 0; refuses
+ * a weight above 0 for a corpus whose data ({corpus}.train.json) has no "it" labels, as il.train does. */
+export function readoutFor(o, data, cfg) {
+  if (!(o.referentWeight > 0)) return {};
+  if (!data.referent) {
+    refuse("referentWeight", `0 for the ${o.corpus} corpus, which has no "it" labels (coreference has)`,
+      o.referentWeight);
+  }
+  return initialReadout(cfg, o.seed);
 }
 
 /** A batch's labels as arrays (batch,): position of "it" and id of its noun (int32; 0 where a pair has none)
