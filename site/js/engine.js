@@ -114,8 +114,8 @@ export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], 
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
   const lossAndGrads = jax.valueAndGrad(objectiveOf(jax, model, smoothing, referentWeight), { hasAux: true });
-  const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2, labels) => {
-    const [[value, [accuracy, loss, extra]], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut, labels);
+  const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2, ...labels) => {  // labels: with "it" only
+    const [[value, [accuracy, loss, extra]], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut, ...labels);
     if (extra) value.dispose();  // the sum; its parts are reported
     const [clipped, free] = [Object.keys(p).filter((k) => !isReadout(k)), Object.keys(p).filter(isReadout)];
     const flat = (names) => np.concatenate(names.map((k) => grads[k].reshape([-1])));
