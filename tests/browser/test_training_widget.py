@@ -393,13 +393,20 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
         browser.set_window_size(width, 1000)
         browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", switch)
         browser.save_screenshot(str(screenshots / f"it-switch-{width}.png"))
+        assert not browser.execute_script("return document.documentElement.scrollWidth > "
+                                          "document.documentElement.clientWidth")
     browser.set_window_size(1280, 1000)
-    browser.find_element("css selector", f"{WIDGET} button").click()
+
+    def click(css):  # where the reader clicks, below the page's sticky header
+        element = browser.find_element("css selector", css)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        element.click()
+    click(f"{WIDGET} button")
     WebDriverWait(browser, 120).until(lambda d: "“it” loss" in d.find_element(
         "css selector", f"{WIDGET} [data-role=status]").text)
     _wait(browser, "done", 240)
-    browser.find_element("css selector", f"{WIDGET} [data-control=referent]").click()  # off
-    browser.find_element("css selector", f"{WIDGET} button").click()
+    click(f"{WIDGET} [data-control=referent]")  # off
+    click(f"{WIDGET} button")
     WebDriverWait(browser, 240, poll_frequency=1).until(lambda d: len(_bench(d)["rows"]) == 2)
     status = browser.find_element("css selector", f"{WIDGET} [data-role=status]").text
     assert "“it” loss" not in status, status
@@ -416,7 +423,7 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     assert round(off[-1], 3) == got["rows"][1][1]  # the switch off is train() without the objective
     assert round(on[-1], 3) == got["rows"][0][1]  # and on is the recipe's
     assert on[0] == off[0] and on[-1] != off[-1]  # the same start; only the objective differs
-    assert on_it[-1] < on_it[0] / 2, on_it  # the read-out learns which noun "it" means
+    assert on_it[-1] < on_it[0] - 1, on_it  # the read-out learns which noun "it" means (warm-up: 20)
     refused = browser.execute_async_script(
         "window.illustrated.train({corpus: 'copy', referentWeight: 1})"
         ".then(() => arguments[0]('trained'), (e) => arguments[0](e.message))")
