@@ -6,6 +6,7 @@ import { readModel } from "./safetensors.js";
 import { Vocab } from "./vocab.js";
 import { checkConfig, sinusoids } from "./positions.js";
 import { kvCache } from "./kv_cache.js";
+import { isReadout, referentLoss } from "./referent.js";
 
 /** The model of a config (TransformerConfig's fields): {encode, decode, forward, lossAndAccuracy, maskOf,
  * and kv_cache.js's crossKeysValues and decodeStep}; `keep` collects the attention weights of every
@@ -68,33 +69,60 @@ export function transformer(jax, cfg) {
   }
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
   const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
-  /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy. */
-  function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing) {
-    const logProbs = nn.logSoftmax(forward(p, src, tgtIn), -1);  // (batch, tgt_len, vocab)
+  /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy; with `onMemory`,
+   * also what it makes of the encoder's output (it consumes it: referent.js's loss), third. */
+  function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing, onMemory) {
+    const memory = encode(p, src.ref, maskOf(src.ref));
+    const extra = onMemory?.(memory.ref);
+    const logProbs = nn.logSoftmax(decode(p, tgtIn, memory, maskOf(src)), -1);  // (batch, tgt_len, vocab)
     const kept = tgtOut.ref.notEqual(cfg.tgt_pad_id).astype(np.float32);
     const right = np.argmax(logProbs.ref, -1).equal(tgtOut.ref).astype(np.float32).mul(kept.ref).sum();
     const nll = logProbs.ref.mul(nn.oneHot(tgtOut, cfg.tgt_vocab_size)).sum(-1).neg();
     const perToken = nll.mul(1 - smoothing).sub(np.mean(logProbs, -1).mul(smoothing));
     const count = kept.ref.sum();
-    return [perToken.mul(kept).sum().div(count.ref), jax.lax.stopGradient(right.div(count))];
+    const accuracy = jax.lax.stopGradient(right.div(count.ref));
+    return [perToken.mul(kept).sum().div(count), accuracy, ...(extra ? [extra] : [])];
   }
   const cached = kvCache(jax, cfg, { linear, norm, keysValues, attention, residual, ffn, table });
   return { encode, decode, ...cached, forward, lossAndAccuracy, maskOf,
     dispose: () => table.dispose() };
 }
 
+/** The loss a trainer differentiates, [value, aux]: the translation loss ([loss, [accuracy]]), or with the
+ * "it" objective (referentWeight > 0, referent.js) loss + referentWeight x its loss ([sum, [accuracy, loss,
+ * its loss]]); `labels` (labelArrays) only then. */
+export function objectiveOf(jax, model, smoothing, referentWeight) {
+  if (!(referentWeight > 0)) {
+    return (p, src, tgtIn, tgtOut) => {
+      const [loss, accuracy] = model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
+      return [loss, [accuracy]];
+    };
+  }
+  const stop = jax.lax.stopGradient;
+  return (p, src, tgtIn, tgtOut, labels) => {
+    const onMemory = (memory) => referentLoss(jax, p, memory, labels, referentWeight);
+    const [loss, accuracy, extra] = model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing, onMemory);
+    return [loss.ref.add(extra.ref), [accuracy, stop(loss), stop(extra)]];
+  };
+}
+
 /** torch.optim.Adam (betas [beta1, beta2] and eps: the Recipe's, recipe.json) after clip_grad_norm_, one
- * jitted step over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off). */
-export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], eps }) {
+ * jitted step over the gradients as one vector (few kernels); 1 - beta^t in float64 (jax-js's float32 pow is off).
+ * With referentWeight > 0 the weights hold the read-out's too (referent.js), trained by the same Adam but left out
+ * of the clip, as il.train clips the model's gradients only. */
+export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], eps, referentWeight = 0 }) {
   const { numpy: np, tree } = jax;
   const model = transformer(jax, cfg);
-  const objective = (p, src, tgtIn, tgtOut) => model.lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing);
-  const lossAndGrads = jax.valueAndGrad(objective, { hasAux: true });
-  const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2) => {
-    const [[loss, accuracy], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut);
-    const names = Object.keys(p);
-    const g = np.concatenate(names.map((k) => grads[k].reshape([-1])));
-    const gs = g.mul(np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1));
+  const lossAndGrads = jax.valueAndGrad(objectiveOf(jax, model, smoothing, referentWeight), { hasAux: true });
+  const step = jax.jit((p, m, v, src, tgtIn, tgtOut, stepSize, correction2, ...labels) => {  // labels: with "it" only
+    const [[value, [accuracy, loss, extra]], grads] = lossAndGrads(tree.ref(p), src, tgtIn, tgtOut, ...labels);
+    if (extra) value.dispose();  // the sum; its parts are reported
+    const [clipped, free] = [Object.keys(p).filter((k) => !isReadout(k)), Object.keys(p).filter(isReadout)];
+    const flat = (names) => np.concatenate(names.map((k) => grads[k].reshape([-1])));
+    const g = flat(clipped);
+    const scaled = g.mul(np.minimum(np.array(clip).div(np.sqrt(np.square(g.ref).sum()).add(1e-6)), 1));
+    const gs = free.length ? np.concatenate([scaled, flat(free)]) : scaled;
+    const names = [...clipped, ...free];
     const m1 = m.mul(beta1).add(gs.ref.mul(1 - beta1));
     const v1 = v.mul(beta2).add(np.square(gs).mul(1 - beta2));
     const update = m1.ref.mul(stepSize).div(np.sqrt(v1.ref).div(correction2).add(eps));
@@ -105,18 +133,21 @@ export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], 
       at += p[k].size;
     }
     update.dispose();
-    return [loss, accuracy, p1, m1, v1];
+    // the translation loss, the accuracy, the weights, Adam's m and v; then the "it" loss (x referentWeight)
+    return [extra ? loss : value, accuracy, p1, m1, v1, ...(extra ? [extra] : [])];
   });
   let t = 0;
   return {
     model,
-    // One step on a batch {src, tgtIn, tgtOut} (int32) at rate lr; consumes state {p, m, v}.
+    // One step on a batch {src, tgtIn, tgtOut} (int32; and `labels`, labelArrays, with the "it" objective) at
+    // rate lr; consumes state {p, m, v}. [translation loss, accuracy, state, the "it" loss or null].
     update(state, batch, lr) {
       t += 1;
       const scalars = [lr / (1 - beta1 ** t), Math.sqrt(1 - beta2 ** t)].map((x) => np.array(x));
-      const { src, tgtIn, tgtOut } = batch;
-      const [loss, accuracy, p, m, v] = step(state.p, state.m, state.v, src, tgtIn, tgtOut, ...scalars);
-      return [loss, accuracy, { p, m, v }];
+      const { src, tgtIn, tgtOut, labels } = batch;
+      const [loss, accuracy, p, m, v, extra = null] = step(state.p, state.m, state.v, src, tgtIn, tgtOut, ...scalars,
+        ...(labels ? [labels] : []));
+      return [loss, accuracy, { p, m, v }, extra];
     },
     zeros: (p) => np.zeros([Object.values(p).reduce((n, a) => n + a.size, 0)]),  // Adam's m, v: flat
     dispose() {

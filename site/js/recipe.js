@@ -49,7 +49,8 @@ export function trainOptions(options, data, recipe) {
   const c = data.config;
   const t = data.train_settings;
   const o = { steps: t.steps, lr: t.lr, warmup: t.warmup, schedule: t.schedule,
-    labelSmoothing: t.label_smoothing, batchSize: t.batch_size, dModel: c.d_model,
+    labelSmoothing: t.label_smoothing, batchSize: t.batch_size,
+    referentWeight: t.referent_weight ?? recipe.defaults.referentWeight, dModel: c.d_model,
     nHeads: c.n_heads, nLayers: c.n_layers, normFirst: c.norm_first, seed: recipe.defaults.seed, measure: false,
     ...options };
   const unknown = Object.keys(o).filter((k) => !(k in recipe.limits) && !CHOICES.includes(k));

@@ -11,8 +11,13 @@ const SAID = { corpus: "{}", steps: "{} steps", lr: "lr {}", warmup: "warm-up {}
   seed: "seed {}" };
 const [LEFT, RIGHT, TOP, BOTTOM] = [52, 12, 12, 38];  // the chart's margins, px
 
-/** One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1". */
-export const say = (key, value) => (key === "normFirst" ? `${value}-LN` : SAID[key].replace("{}", String(value)));
+/** One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1", "“it” objective". */
+export function say(key, value) {
+  if (key === "normFirst") return `${value}-LN`;
+  if (key === "referentWeight") return value > 0 ? `“it” objective${value === 1 ? "" : ` x${value}`}`
+    : "no “it” objective";
+  return SAID[key].replace("{}", String(value));
+}
 
 /** What differs from the recipe (and the settings in `always`, e.g. the compared one), or "the recipe". */
 export function runName(values, recipe, always) {

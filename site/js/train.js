@@ -6,6 +6,7 @@
 import { h, select } from "./dom.js";
 import { fields, problems } from "./fields.js";
 import { limitsText, loadRecipe } from "./recipe.js";
+import { itLoss, referentSwitch } from "./referent_switch.js";
 import { bench, runName, say } from "./runs.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
@@ -45,10 +46,12 @@ export async function mount(element, api) {
   const result = h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" });
   const runs = bench();
   const { FIELDS, inputs, errors } = fields(recipe, check, warn);
+  const referent = referentSwitch(warn);  // the "it" objective, for a corpus with "it" labels
   const fill = (corpus) => {
     const recipe = p.settings[corpus];
     for (const [key, control] of Object.entries(inputs)) control.value = String(recipe[key]);
     [menus.schedule.value, menus.normFirst.value] = [recipe.schedule, recipe.normFirst];
+    referent.fill(recipe);
     status.textContent = "";
     warn();
   };
@@ -57,11 +60,12 @@ export async function mount(element, api) {
   const norm = select("norm", [["post", "post-LN"], ["pre", "pre-LN"]], "post", warn, "normFirst");
   const menus = Object.fromEntries([corpus, schedule, norm].map((l) => l.querySelector("select"))
     .map((m) => [m.dataset.control, m]));
-  // The widget's settings as the recipe writes them (normFirst "post" or "pre"), and as train() takes them.
+  // The widget's settings as the recipe writes them (normFirst "post" or "pre"; referentWeight only where it is
+  // offered), and as train() takes them.
   const values = () => ({ corpus: menus.corpus.value,
     ...Object.fromEntries(FIELDS.map(([k]) => [k, Number(inputs[k].value)])),
-    schedule: menus.schedule.value, normFirst: menus.normFirst.value });
-  const options = () => ({ ...values(), normFirst: menus.normFirst.value === "pre" });
+    schedule: menus.schedule.value, normFirst: menus.normFirst.value, ...referent.setting() });
+  const options = () => ({ referentWeight: 0, ...values(), normFirst: menus.normFirst.value === "pre" });
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", text, onclick });
   const train = button("Train", () => run());
   const compare = p.compare && button(`Train ${p.compare.values.map((v) => say(p.compare.option, v)).join(", then ")}`,
@@ -122,7 +126,7 @@ export async function mount(element, api) {
     const [o, v] = [options(), values()];
     const eps = Math.round(100 * o.labelSmoothing);  // the floors' grid: 0, 0.01, ..., 0.5
     const floor = Math.abs(eps - 100 * o.labelSmoothing) < 1e-9 ? p.floors?.[o.corpus]?.[eps] ?? 0 : 0;
-    const always = p.compare ? [p.compare.option] : [];
+    const always = [...(p.compare ? [p.compare.option] : []), ...("referentWeight" in v ? ["referentWeight"] : [])];
     const name = runName(v, { ...p.settings[v.corpus], corpus: p.corpus }, always);
     const current = runs.start(v, name, floor, o.steps);
     status.textContent = "loading the runtime and compiling the model…";
@@ -131,8 +135,8 @@ export async function mount(element, api) {
         current.losses.push(r.loss);
         runs.draw();
         const left = Math.ceil((r.steps - r.step) * r.msPerStep / 1000);
-        status.textContent = `${current.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)} · ` +
-          `${r.msPerStep.toFixed(0)} ms per step · about ${left} s left`;
+        status.textContent = `${current.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)}${itLoss(r)}` +
+          ` · ${r.msPerStep.toFixed(0)} ms per step · about ${left} s left`;
         const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
         if (r.samples) samples.replaceChildren(...r.samples.map(said));
       });
@@ -152,7 +156,7 @@ export async function mount(element, api) {
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, p.corpora.length > 1 ? corpus : null,
       FIELDS.map(([key, label]) => h("div", { class: "il-field" }, h("label", {}, label, inputs[key]), errors[key])),
-      schedule, norm),
+      schedule, norm, referent.element),
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
     h("div", { class: "il-controls" }, train, compare, stop, reset),

@@ -2,9 +2,11 @@
 // the tab is hidden, trains {corpus}.train.json as il.train does and posts each step's progress; in
 // the window, train() starts it and makes the model it returns the corpus "trained" (models.js).
 import { arrays, learningRate, trainer } from "./engine.js";
-import { encode, ids } from "./graphs.js";
+import { batches } from "./batches.js";
+import { encode } from "./graphs.js";
 import { MODELS_URL, loadIndex, loadRuntime, setTrained } from "./models.js";
 import { initialWeights, loadRecipe, trainOptions, uniform } from "./recipe.js";
+import { isReadout, readoutFor, withoutReadout } from "./referent.js";
 import { writeModel } from "./safetensors.js";
 import { beamSearch } from "./search_beam.js";
 import { SPECIALS, Vocab } from "./vocab.js";
@@ -22,26 +24,6 @@ async function greedy(model, sources) {
   return out;
 }
 
-// The next batchSize pairs of shuffled epochs (Fisher-Yates), padded to `widths`: {src, tgtIn, tgtOut}.
-function batches(np, data, cfg, batchSize, random, widths) {
-  const order = [];
-  return () => {
-    if (order.length < batchSize) {
-      const epoch = data.train.map((_, i) => i);
-      for (let i = epoch.length - 1; i >= 0; i -= 1) {
-        const j = Math.floor(random() * (i + 1));
-        [epoch[i], epoch[j]] = [epoch[j], epoch[i]];
-      }
-      order.push(...epoch);
-    }
-    const pairs = order.splice(0, batchSize).map((i) => data.train[i]);
-    const target = (rows) => ids(np, rows, widths[1], cfg.tgt_pad_id);
-    return { src: ids(np, pairs.map(([s]) => s), widths[0], cfg.pad_id),
-      tgtIn: target(pairs.map(([, t]) => [data.bos_id, ...t])),
-      tgtOut: target(pairs.map(([, t]) => [...t, data.eos_id])) };
-  };
-}
-
 // The corpus's data, the options checked, the model, Adam's state and the batches.
 async function setup(options) {
   const { files } = (await loadIndex()).models[options.corpus];  // named with their sha256
@@ -51,27 +33,31 @@ async function setup(options) {
   const jax = await loadRuntime();
   const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: recipe.dFfPerDModel * o.dModel,
     n_layers: o.nLayers, norm_first: o.normFirst, dropout: 0 };
+  const readout = readoutFor(o, data, cfg);  // {} when the "it" objective is off
   const random = uniform(o.seed);
-  const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps });
-  const p = arrays(jax, initialWeights(cfg, random));
+  const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps,
+    referentWeight: o.referentWeight });
+  const p = arrays(jax, { ...initialWeights(cfg, random), ...readout });
   const widths = [0, 1].map((side) => Math.max(...data.train.map((pair) => pair[side].length)) + side);
   // The sizes of the model being trained (cfg) too: the decoding loops' KV cache reads them.
   const config = { ...data, ...cfg, src_pad_id: cfg.pad_id, tgt_pad_id: cfg.tgt_pad_id,
     maxLen: Math.min(cfg.max_len - 1, widths[1] + 2) };
   const model = { jax, net: t.model, tgtVocab: new Vocab(data.tgt_tokens), config };
-  const next = batches(jax.numpy, data, cfg, o.batchSize, random, widths);
+  const next = batches(jax.numpy, data, cfg, o.batchSize, random, widths, o.referentWeight > 0);
   return { data, o, jax, cfg, t, model, next, state: { p, m: t.zeros(p), v: t.zeros(p) } };
 }
 
 let control = { stop: false, paused: false, resume: null };
+// One step's arrays as numbers (item() frees each): the loss, the accuracy, and the "it" loss when it is on.
+const numbers = (arrays) => arrays.filter(Boolean).map((a) => a.item());
 
 // Trains as il.train does, posting the progress; returns what train() resolves to.
 async function run(options) {
   const { data, o, jax, cfg, t, model, next, ...run } = await setup(options);
-  const evaluate = (sources) => greedy(Object.assign(model, { params: run.state.p }), sources);
+  const evaluate = (sources) => greedy(Object.assign(model, { params: withoutReadout(run.state.p) }), sources);
   const sampled = async () => (await evaluate(data.test.slice(0, 3).map(([src]) => src)))
     .map((translation, i) => ({ source: data.test[i][2], translation }));
-  const losses = [];
+  const [losses, referentLosses] = [[], []];  // the translation loss (il.train's History.loss); the "it" loss
   const start = performance.now();
   let [step, afterFirst, paused] = [0, 0, 0];  // paused: ms spent hidden, left out of the times
   while (step < (o.measure ? 3 : o.steps) && !control.stop) {
@@ -81,31 +67,35 @@ async function run(options) {
     });
     step += 1;
     const rate = learningRate(step, o.lr, o.warmup, o.schedule, o.steps);
-    const [loss, accuracy, state] = t.update(run.state, next(), rate);
+    const [loss, accuracy, state, extra] = t.update(run.state, next(), rate);
     run.state = state;
-    losses.push(loss.item());
+    const [lossNow, accuracyNow, ...it] = numbers([loss, accuracy, extra]);
+    losses.push(lossNow);
+    referentLosses.push(...it);
     if (step === 1) afterFirst = performance.now();  // the first step compiles
     if (!Number.isFinite(losses.at(-1))) {
       throw new Error(`lr: the loss became ${losses.at(-1)} at step ${step} with lr=${o.lr}; try a smaller lr`);
     }
     const samples = o.measure || step % 50 ? undefined : await sampled();  // every 50 steps
-    self.postMessage({ type: "progress", step, steps: o.steps, loss: losses.at(-1), accuracy: accuracy.item(),
+    self.postMessage({ type: "progress", step, steps: o.steps, loss: lossNow, accuracy: accuracyNow,
+      referentLoss: referentLosses.at(-1),
       msPerStep: (performance.now() - start - paused) / step, samples });
     await new Promise((resolve) => setTimeout(resolve));  // let "stop" and "pause" in
   }
   const seconds = (performance.now() - start - paused) / 1000;
   const predictions = o.measure ? [] : await evaluate(data.test.map(([src]) => src));
   const exactMatch = predictions.filter((words, i) => words === data.test[i][1]).length / data.test.length;
-  const tensors = Object.fromEntries(Object.entries(run.state.p).map(
-    ([k, a]) => [k, { shape: a.shape, data: a.dataSync() }]));
-  jax.tree.dispose([run.state.m, run.state.v]);
+  const tensors = Object.fromEntries(Object.entries(withoutReadout(run.state.p)).map(
+    ([k, a]) => [k, { shape: a.shape, data: a.dataSync() }]));  // the read-out is dropped, as il.train drops it
+  jax.tree.dispose([run.state.m, run.state.v, Object.keys(run.state.p).filter(isReadout).map((k) => run.state.p[k])]);
   Object.values(model.jitted ?? {}).forEach((f) => f.dispose());
   t.dispose();
   if (o.measure) return { measure: true, msPerStep: (performance.now() - afterFirst) / 2 };
   const lengths = data.train.map(([s]) => s.length);
   const seen = new Set(data.train.map(([src]) => src.join(" ")));
   const heldOut = data.test.some(([src]) => !seen.has(src.join(" ")));  // post: its test pairs are its training's
-  return { corpus: o.corpus, options: o, losses, exactMatch, heldOut, steps: step, stopped: step < o.steps,
+  return { corpus: o.corpus, options: o, losses, referentLosses, exactMatch, heldOut, steps: step,
+    stopped: step < o.steps,
     msPerStep: (seconds * 1000) / step, seconds, weights: writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
     trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };
 }

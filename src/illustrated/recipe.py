@@ -91,7 +91,7 @@ class Recipe:
                                    "illustrated.referent (0 = off): a read-out of the encoder's "
                                    "output at 'it' must name the noun it refers to, so that an "
                                    "encoder head learns to look from 'it' to its noun", low=0.0,
-                                   what="a weight (0 = off)")
+                                   what="a weight (0 = off)", page=(0.0, 10.0))
     adam_betas: tuple = _spec((0.9, 0.98), "Adam's (beta1, beta2), paper §5.3", low=0.0,
                               high=1.0, high_open=True, what="a decay rate", flag=None,
                               resumed=False)

@@ -25,7 +25,18 @@ from torch import nn
 
 from .data.coreference_grammar import referent
 
-__all__ = ["ReferentReadout", "ReferentObjective"]
+__all__ = ["labels", "ReferentReadout", "ReferentObjective"]
+
+
+def labels(sources: Sequence[str], src_ids: Sequence[Sequence[int]]) -> list:
+    """Per source sentence, (position of "it", source id of its noun), or None for a sentence
+    the coreference grammar does not cover; ``src_ids``: each sentence's ids, as the encoder
+    reads them. The page's trainer reads the same labels (web_export, site/js/referent.js)."""
+    out = []
+    for source, ids in zip(sources, src_ids):
+        found = referent(source)
+        out.append(None if found is None else (found[0], ids[found[1]]))
+    return out
 
 
 class ReferentReadout(nn.Module):
@@ -53,10 +64,7 @@ class ReferentObjective:
     def __init__(self, model: nn.Module, pairs: Sequence[tuple[str, str]], encoded: list,
                  weight: float, device: torch.device) -> None:
         self.weight = weight
-        self.labels = []
-        for (source, _), (src_ids, _) in zip(pairs, encoded):
-            found = referent(source)
-            self.labels.append(None if found is None else (found[0], src_ids[found[1]]))
+        self.labels = labels([source for source, _ in pairs], [ids for ids, _ in encoded])
         if all(label is None for label in self.labels):
             raise ValueError(f"referent_weight: expected pairs whose source has 'it' and the noun "
                              f"it refers to (the coreference corpus) when > 0, got {weight} and "

@@ -361,3 +361,71 @@ def test_the_menu_offers_what_can_be_trained_and_translate_takes_its_example(bro
       const w = document.querySelector(arguments[0]);
       return [w.dataset.state, w.querySelector('[data-control=sentence]').value];""", translate)
     assert state == "ready" and sentence == il.data.load_corpus("copy", "test")[0][0][0], (state, sentence)
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 33: the "it" objective (site/js/referent.js) trainable in the page, on and off.
+
+#: train() twice on coreference for 20 steps: the objective off, then on (the recipe's weight).
+IT_RUNS = """
+const done = arguments[arguments.length - 1];
+const train = (o) => window.illustrated.train({corpus: 'coreference', steps: 20, ...o});
+const kept = (r) => [r.losses, r.referentLosses];
+train({referentWeight: 0}).then((off) => train({}).then((on) => done({off: kept(off), on: kept(on)})))
+  .catch((e) => done({error: e.message}));
+"""
+
+
+def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, server, screenshots):
+    """Offered for coreference only; on, each step's "it" loss is recorded and falls, and the run
+    is named by it; off is the translation-only run (train() with referentWeight 0, the page's
+    old training). On and off start from the same weights and batches: the same first loss."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    browser.set_script_timeout(300)
+    _open(browser, server)
+    switch = f"{WIDGET} [data-role=referent]"
+    assert not browser.find_element("css selector", switch).is_displayed()  # fr-en: no labels
+    _set(browser, "corpus", "coreference")
+    assert browser.find_element("css selector", switch).text == "Also ask the encoder which noun “it” means"
+    assert browser.find_element("css selector", f"{WIDGET} [data-control=referent]").is_selected()
+    _set(browser, "steps", "20")
+    for width in (1280, 390):
+        browser.set_window_size(width, 1000)
+        browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", switch)
+        browser.save_screenshot(str(screenshots / f"it-switch-{width}.png"))
+        assert not browser.execute_script("return document.documentElement.scrollWidth > "
+                                          "document.documentElement.clientWidth")
+    browser.set_window_size(1280, 1000)
+
+    def click(css):  # where the reader clicks, below the page's sticky header
+        element = browser.find_element("css selector", css)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        element.click()
+    click(f"{WIDGET} button")
+    WebDriverWait(browser, 120).until(lambda d: "“it” loss" in d.find_element(
+        "css selector", f"{WIDGET} [data-role=status]").text)
+    _wait(browser, "done", 240)
+    click(f"{WIDGET} [data-control=referent]")  # off
+    click(f"{WIDGET} button")
+    WebDriverWait(browser, 240, poll_frequency=1).until(lambda d: len(_bench(d)["rows"]) == 2)
+    status = browser.find_element("css selector", f"{WIDGET} [data-role=status]").text
+    assert "“it” loss" not in status, status
+    got = _bench(browser)
+    names = ["coreference, 20 steps, “it” objective", "coreference, 20 steps, no “it” objective"]
+    assert [n for n, _ in got["rows"]] == names, got
+    browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
+                           ".scrollIntoView()", WIDGET)
+    browser.save_screenshot(str(screenshots / "it-switch-runs-1280.png"))
+    runs = browser.execute_async_script(IT_RUNS)
+    assert "error" not in runs, runs
+    (off, off_it), (on, on_it) = runs["off"], runs["on"]
+    assert off_it == [] and len(off) == len(on) == len(on_it) == 20
+    assert round(off[-1], 3) == got["rows"][1][1]  # the switch off is train() without the objective
+    assert round(on[-1], 3) == got["rows"][0][1]  # and on is the recipe's
+    assert on[0] == off[0] and on[-1] != off[-1]  # the same start; only the objective differs
+    assert on_it[-1] < on_it[0] - 1, on_it  # the read-out learns which noun "it" means (warm-up: 20)
+    refused = browser.execute_async_script(
+        "window.illustrated.train({corpus: 'copy', referentWeight: 1})"
+        ".then(() => arguments[0]('trained'), (e) => arguments[0](e.message))")
+    assert refused == ('referentWeight: expected 0 for the copy corpus, which has no "it" labels '
+                       '(coreference has), got 1'), refused

@@ -16,6 +16,7 @@ import torch
 import illustrated as il
 from illustrated.files import safetensors as _safetensors
 from illustrated.commands import web_export
+from illustrated.data.coreference_grammar import ANIMALS, PLACES
 
 
 @pytest.fixture(scope="module")
@@ -92,12 +93,35 @@ def test_export_site_writes_what_the_page_reads(tmp_path):
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("copy", "train")
     assert data["train"][0] == [src_vocab.encode(pairs[0][0]), tgt_vocab.encode(pairs[0][1])]
     assert data["train_settings"] == {"steps": 400, "lr": 1e-2, "warmup": 40, "schedule": "cosine",
-                                      "label_smoothing": 0.0, "batch_size": 64}
+                                      "label_smoothing": 0.0, "batch_size": 64,
+                                      "referent_weight": 0.0}
+    assert "referent" not in data  # no "it" labels: the page offers no "it" objective
     vocab = json.loads(files["post"]["vocab"].read_text())
     assert vocab["tgt_tokens"][:6] == ["a", "am", "i", "thanks", "student", "<eos>"]
     assert "je suis" in vocab["src_bigrams"] and "suis je" not in vocab["src_bigrams"]
     loaded, _, _ = il.load_checkpoint(files["post"]["model"])
     assert loaded.cfg == il.pretrained("post")[0].cfg
+
+
+MASCULINE = {n.en for n in ANIMALS + PLACES if n.gender == "m"}
+
+
+def test_the_coreference_export_labels_every_training_pair_for_the_it_objective(tmp_path):
+    """site/js/referent.js trains from these labels: [position of "it", id of its noun]."""
+    out = tmp_path / "models"
+    files = web_export.export_site(out, corpora=("coreference",))["models"]["coreference"]["files"]
+    data = json.loads((out / files["train"]).read_text())
+    pairs, src_vocab, _ = il.data.load_corpus("coreference", "train")
+    assert data["train_settings"]["referent_weight"] == 1.0
+    assert len(data["referent"]) == len(data["train"]) == len(pairs)
+    tokens = src_vocab.tokens
+    for (source, target), (src, _), (it, noun) in zip(pairs, data["train"], data["referent"]):
+        assert tokens[src[it]] == "it"
+        words = source.split()
+        phrase = " ".join(words[words.index(tokens[noun]) - 1:words.index(tokens[noun]) + 1])
+        assert tokens[noun] in words and phrase.startswith("the ")
+        # the noun's gender is the French pronoun's: "the animal ... too tired" -> il
+        assert ("qu'il" in target) == (tokens[noun] in MASCULINE)
 
 
 def test_export_site_is_one_set_a_failure_leaves_the_earlier_one(tmp_path, monkeypatch):

@@ -30,7 +30,8 @@ def read(schema: dict, options: list) -> dict:
 
 
 def test_the_shipped_schema_gives_the_limits_the_widget_states():
-    out = read(recipe.schema(), [{}, {"steps": 3001}, {"schedule": "linear"}])
+    out = read(recipe.schema(), [{}, {"steps": 3001}, {"schedule": "linear"},
+                                 {"referentWeight": 11}, {"referentWeight": 0.5}])
     assert out["text"] == ("Limits: 1-3,000 steps, learning rate up to 0.05, d_model 8-128 (a "
                            "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x "
                            "d_model.")
@@ -40,6 +41,10 @@ def test_the_shipped_schema_gives_the_limits_the_widget_states():
     assert out["tried"][0]["steps"] == 100 and out["tried"][0]["seed"] == 0
     assert out["tried"][1] == "steps: expected an integer in [1, 3000], got 3001"
     assert out["tried"][2] == "schedule: expected constant, noam or cosine, got \"linear\""
+    # the "it" objective's weight: the recipe's default (off) unless given, within x-page
+    assert out["tried"][0]["referentWeight"] == 0
+    assert out["tried"][3] == "referentWeight: expected a number in [0, 10], got 11"
+    assert out["tried"][4]["referentWeight"] == 0.5
 
 
 def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():

@@ -13,6 +13,7 @@ from ..data import CORPORA, load_corpus
 from ..modules import Transformer
 from ..presets import SETTINGS, make_config, pretrained
 from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, recipe_fields
+from ..referent import labels
 from ..tracing import trace
 from ..files.checkpoint import save_checkpoint
 from ..inference import exact_match, translate
@@ -159,13 +160,16 @@ def train_limits() -> dict:
 
 def recipe(corpus: str) -> dict:
     """A corpus's presets.SETTINGS recipe with the Recipe's defaults, as the training widget
-    reads it."""
-    cfg = make_config(corpus, *load_corpus(corpus, "train")[1:])
-    t = Recipe(**SETTINGS[corpus]["train"])
-    return {"steps": t.steps, "lr": t.lr, "warmup": t.warmup, "schedule": t.schedule,
-            "labelSmoothing": t.label_smoothing, "dModel": cfg.d_model, "nHeads": cfg.n_heads,
-            "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post",
-            "seed": t.seed}
+    reads it; ``referentWeight`` only for a corpus with "it" labels (illustrated.referent)."""
+    pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+    cfg, t = make_config(corpus, src_vocab, tgt_vocab), Recipe(**SETTINGS[corpus]["train"])
+    out = {"steps": t.steps, "lr": t.lr, "warmup": t.warmup, "schedule": t.schedule,
+           "labelSmoothing": t.label_smoothing, "dModel": cfg.d_model, "nHeads": cfg.n_heads,
+           "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post",
+           "seed": t.seed}
+    if any(labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])):
+        out["referentWeight"] = t.referent_weight  # the "it" objective's switch (train.js)
+    return out
 
 
 def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **changes):

@@ -6,7 +6,8 @@ exported in the same form for the page's engine (jax-js, site/js/engine.js).
 
 ``python -m illustrated.commands.web_export --out DIR`` writes, per shipped corpus,
 ``{corpus}.safetensors`` and ``{corpus}.train.json`` (the corpus as ids, its vocabularies and
-its ``presets.SETTINGS``, for training in the page), ``{corpus}.json`` (vocabularies and sizes,
+its ``presets.SETTINGS``, for training in the page; for the coreference corpus also each
+training pair's "it" label, which the page's "it" objective reads), ``{corpus}.json`` (vocabularies and sizes,
 read before the runtime loads), once ``recipe.json`` (the Recipe's JSON schema: every training
 choice's default, limits, choices and description, and the page's own narrower limits,
 :func:`illustrated.recipe.schema`; ``site/js/recipe.js`` reads it) and ``index.json`` listing
@@ -29,6 +30,7 @@ from ..files.safetensors import FORMAT, to_bytes
 from ..data import load_corpus, tokenize
 from ..presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
 from ..recipe import Recipe, schema
+from ..referent import labels
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "read_site", "main"]
 
@@ -39,19 +41,24 @@ def save_model(path, model, vocabs) -> Path:
 
 
 def _train_json(corpus: str) -> dict:
-    """The corpus for training in the page: ids of both splits, vocabularies, SETTINGS."""
+    """The corpus for training in the page: ids of both splits, vocabularies, SETTINGS, and
+    where the coreference grammar covers its sources, ``referent``: per training pair its
+    label for :mod:`illustrated.referent` ([position of "it", source id of its noun] or null)."""
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     test, _, _ = load_corpus(corpus, "test")
     cfg = make_config(corpus, src_vocab, tgt_vocab)
     encode = [lambda s: src_vocab.encode(s), lambda t: tgt_vocab.encode(t)]
     defaults = {k: getattr(Recipe, k) for k in ("steps", "lr", "warmup", "schedule",
-                                                 "label_smoothing", "batch_size")}
+                                                 "label_smoothing", "batch_size",
+                                                 "referent_weight")}
+    train = [[encode[0](s), encode[1](t)] for s, t in pairs]
+    found = labels([s for s, _ in pairs], [src for src, _ in train])
     return {"format": FORMAT, "corpus": corpus, "config": asdict(cfg),
             "train_settings": {**defaults, **SETTINGS[corpus]["train"]},
             "src_tokens": list(src_vocab.tokens), "tgt_tokens": list(tgt_vocab.tokens),
             "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id,
-            "train": [[encode[0](s), encode[1](t)] for s, t in pairs],
-            "test": [[encode[0](s), " ".join(tokenize(t)), s] for s, t in test]}
+            "train": train, "test": [[encode[0](s), " ".join(tokenize(t)), s] for s, t in test],
+            **({"referent": [list(x) if x else None for x in found]} if any(found) else {})}
 
 
 def _src_bigrams(corpus: str) -> list[str]:
