@@ -78,3 +78,29 @@ def test_the_kernel_twin_keeps_every_run(tmp_path, monkeypatch):
     model, _, cfg = il.load_checkpoint(tmp_path / "run2-post.pt")
     assert cfg.d_model == settings["post"]["dModel"]
     assert np.isfinite(next(model.parameters()).detach().numpy()).all()
+
+
+def test_the_kernel_twins_it_switch(tmp_path, monkeypatch):
+    """The twin offers the "it" objective where the corpus has labels, as the page does: on by
+    the recipe for coreference, off and disabled for post; a run with it says so in its name
+    and trains with the recipe's referent_weight, one without trains with 0."""
+    monkeypatch.chdir(tmp_path)
+    corpora = ["post", "coreference"]
+    settings = {c: {**ch10.recipe(c), "steps": 5} for c in corpora}
+    weights = []
+    real = ch10.train
+    monkeypatch.setattr(ch10, "train", lambda *a, **k: weights.append(k["referent_weight"])
+                        or real(*a, **k))
+    box = ch10._train_kernel("coreference", corpora, settings,
+                             {"floors": {c: runs.floors(c) for c in corpora}})
+    choice, controls, (train, _log), pick = (box.children[0], box.children[1].children,
+                                             box.children[2].children, box.children[-1].children[0])
+    switch = next(c for c in controls if "“it”" in c.description)
+    assert switch.value and not switch.disabled
+    train.click()
+    switch.value = False
+    train.click()
+    assert weights == [settings["coreference"]["referentWeight"], 0.0] and weights[0] > 0
+    assert list(pick.options) == ["the recipe", "no “it” objective"]
+    choice.value = "post"
+    assert switch.disabled and not switch.value

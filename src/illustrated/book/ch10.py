@@ -203,6 +203,10 @@ def _train_controls(corpus: str, settings: dict) -> dict:
                                             value=settings[corpus]["schedule"], description="schedule")
     controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
                                              value=settings[corpus]["normFirst"])
+    controls["referentWeight"] = widgets.Checkbox(  # the "it" objective, where labels exist
+        value=bool(settings[corpus].get("referentWeight")), style=style,
+        description="also ask the encoder which noun “it” means",
+        disabled="referentWeight" not in settings[corpus])
     return controls
 
 
@@ -234,7 +238,7 @@ def _train_printing(c: str, v: dict, out, button):
         history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
                         warmup=v["warmup"], schedule=v["schedule"],
                         label_smoothing=v["labelSmoothing"], seed=v["seed"],
-                        callback=callback, progress=False)
+                        referent_weight=v["referentWeight"], callback=callback, progress=False)
     finally:
         button.disabled = False
     return model, cfg, history, (src_vocab, tgt_vocab), test
@@ -262,7 +266,11 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
 
     def fill(_=None):
         for key, control in controls.items():
-            control.value = settings[choice.value][key]
+            if key == "referentWeight":  # a switch, offered where the corpus has "it" labels
+                weight = settings[choice.value].get(key)
+                control.value, control.disabled = bool(weight), weight is None
+            else:
+                control.value = settings[choice.value][key]
 
     def show(_=None):
         pick.options = [r["name"] for r in kept]
@@ -275,8 +283,11 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
 
     def run(_=None):
         c, v = choice.value, {k: w.value for k, w in controls.items()}
+        v["referentWeight"] = settings[c].get("referentWeight", 0.0) if v["referentWeight"] else 0.0
         model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button)
         values = {"corpus": c, **v}
+        if "referentWeight" not in settings[c]:  # no "it" labels: the switch is not a setting
+            del values["referentWeight"]
         name = _unique_name(runs.run_name(values, {**settings[c], "corpus": corpus},
                                           [compare["option"]] if compare else ()), kept)
         file = f"run{len(kept) + 1}-{c}.pt"

@@ -24,12 +24,15 @@ def say(key: str, value) -> str:
     """One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1"."""
     if key == "normFirst":
         return f"{value}-LN"
+    if key == "referentWeight":  # the "it" objective's switch
+        return (f"“it” objective{'' if value == 1 else f' x{value:g}'}" if value > 0
+                else "no “it” objective")
     return SAID[key].format(f"{value:g}" if isinstance(value, float) else value)
 
 
 def run_name(values: dict, recipe: dict, always=()) -> str:
     """What differs from ``recipe`` (and the settings in ``always``, e.g. the compared one)."""
-    said = [say(k, v) for k, v in values.items() if k in SAID or k == "normFirst"
+    said = [say(k, v) for k, v in values.items() if k in SAID or k in ("normFirst", "referentWeight")
             if k in always or v != recipe.get(k)]
     return ", ".join(said) or "the recipe"
 
