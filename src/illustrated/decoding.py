@@ -159,22 +159,27 @@ class _Decoder:
 
     def next_log_probs(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         """(n, vocab) log_softmax of the last position's logits, <bos> and <pad> then made
-        impossible; ValueError if a row is NaN. ``tgt`` (n, t - past): the positions after
-        those cached (the whole prefix without a cache); memory (n, src_len, d_model)."""
+        impossible (the caller refuses NaN rows: :func:`_refuse_nan`). ``tgt`` (n, t - past):
+        the positions after those cached (the whole prefix without a cache); memory (n,
+        src_len, d_model)."""
         model = self.model
         if self.own:
             out = model.decode(tgt, memory, self.src_mask, check=False,
                                cache=self.cache)  # (n, t - past, d_model)
-            logits = model.generator(out[:, -1], check=False)  # (n, tgt_vocab_size)
+            logits = model.generator(out.select(1, -1), check=False)  # (n, tgt_vocab_size)
         else:
             out = model.decode(tgt, memory, self.src_mask)  # (n, t, d_model)
-            logits = model.generator(out[:, -1])  # (n, tgt_vocab_size)
-        log_probs = logits.log_softmax(dim=-1).index_fill_(1, self.banned, float("-inf"))
-        # A NaN would win every argmax and top-k: a broken model must not look like a translation.
-        if not math.isfinite(float(log_probs.amax(dim=-1).amin())):
-            raise ValueError("model: its scores for the next token are NaN (non-finite weights, "
-                             "or values so large that they overflow); nothing can be decoded")
-        return log_probs
+            logits = model.generator(out.select(1, -1))  # (n, tgt_vocab_size)
+        return logits.log_softmax(dim=-1).index_fill_(1, self.banned, float("-inf"))
+
+
+def _refuse_nan(best: list[float]) -> None:
+    """ValueError unless each row's best log-probability is finite. Log-probabilities are at
+    most 0 and never all -inf, so only a NaN fails, and a NaN would win every argmax and top-k:
+    a broken model must not look like a translation."""
+    if not all(map(math.isfinite, best)):
+        raise ValueError("model: its scores for the next token are NaN (non-finite weights, "
+                         "or values so large that they overflow); nothing can be decoded")
 
 
 class EvalMode:
@@ -228,16 +233,17 @@ def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max
         # <bos>, then the tokens chosen, written in place: (batch, 1 + max_len)
         tgt = torch.full((src.shape[0], 1 + max_len), bos_id, dtype=torch.long,
                          device=src.device)
-        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
+        done = [False] * src.shape[0]
         for t in range(1, max_len + 1):
             log_probs = decoder.next_log_probs(tgt[:, decoder.fed(t):t],
                                                decoder.memory)  # (batch, vocab)
             if keep_steps:
                 step_log_probs.append(log_probs)
-            next_ids = log_probs.argmax(dim=-1)  # (batch,)
-            tgt[:, t] = next_ids
-            done |= next_ids == eos_id
-            if bool(done.all()):
+            best, next_ids = log_probs.max(dim=-1)  # (batch,) each: the argmax and its score
+            _refuse_nan(best.tolist())
+            tgt.select(1, t).copy_(next_ids)
+            done = [ended or i == eos_id for ended, i in zip(done, next_ids.tolist())]
+            if all(done):
                 break
     results = []
     for row in tgt[:, 1:t + 1].tolist():
@@ -399,6 +405,7 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
             tgt = torch.tensor([[bos_id, *h][decoder.fed(step):] for h in live],
                                device=src.device)
             log_probs = decoder.next_log_probs(tgt, memory.expand(len(live), -1, -1))
+            _refuse_nan(log_probs.amax(dim=-1).tolist())
             totals = (live_scores[:, None] + log_probs).flatten()  # (n_live * vocab,)
             n_cand = min(2 * beam_size, int(torch.isfinite(totals).sum()))
             top = totals.topk(n_cand)

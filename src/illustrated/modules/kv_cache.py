@@ -42,12 +42,12 @@ class AttentionCache:
     @property
     def k(self) -> torch.Tensor | None:
         """The keys held, (batch, n_heads, length, d_k): a view of the buffer."""
-        return None if self._k is None else self._k[:, :, :self.length]
+        return None if self._k is None else self._k.narrow(2, 0, self.length)
 
     @property
     def v(self) -> torch.Tensor | None:
         """The values held, (batch, n_heads, length, d_k): a view of the buffer."""
-        return None if self._v is None else self._v[:, :, :self.length]
+        return None if self._v is None else self._v.narrow(2, 0, self.length)
 
     @property
     def ready(self) -> bool:
@@ -68,13 +68,13 @@ class AttentionCache:
             self._v = torch.cat([self.v, v], dim=2)  # (batch, n_heads, past + new, d_k)
             self.length += new
             return self._k, self._v
-        end = self.length + new
+        start, end = self.length, self.length + new
         if end > self._k.shape[2]:
             self._reserve(max(self.capacity, 2 * end))
-        self._k[:, :, self.length:end] = k  # in place: (batch, n_heads, new, d_k)
-        self._v[:, :, self.length:end] = v
+        self._k.narrow(2, start, new).copy_(k)  # in place: (batch, n_heads, new, d_k)
+        self._v.narrow(2, start, new).copy_(v)
         self.length = end
-        return self.k, self.v
+        return self._k.narrow(2, 0, end), self._v.narrow(2, 0, end)  # (batch, n_heads, end, d_k)
 
     def _reserve(self, room: int) -> None:
         """Move the keys and values held into buffers of ``room`` positions."""
