@@ -13,9 +13,14 @@ seeded, the same forced length) shows the cache where the arithmetic counts. It 
 its flat untrained distributions hold near-ties that float32 rounding, summed in another order
 with and without the cache, can flip after a hundred steps of beam search (seen at 200 tokens).
 Tokens and scores are asserted identical (scores to 1e-4 in float32) before any time is kept.
+Both paths are the same model under the same policy (decoding's: inputs checked once per call,
+``decode`` run with ``check=False``, ``torch.inference_mode``); cached and uncached calls
+alternate, and the fastest of each is kept.
+Part 1b, ``--profile``: where one greedy decode's time goes at the longest length, with and
+without the cache (cProfile's own time per function, summed by kind), written beside.
 Part 2, the test split: milliseconds per sentence and exact match for greedy and each beam size,
 one sentence at a time as a reader translates (cached).
-Writes benchmarks/results/decoding.json.
+Writes benchmarks/results/decoding.json (``--out``).
 """
 from __future__ import annotations
 
@@ -52,21 +57,23 @@ def wider_model(src_vocab_size: int, tgt_vocab_size: int, max_len: int, eos_id: 
     return model
 
 
-def best_of(run, repeats: int) -> tuple[float, object]:
-    """The fastest of ``repeats`` calls, in ms, and the last result."""
-    times = []
+def best_of_pair(first, second, repeats: int) -> tuple[float, object, float, object]:
+    """The fastest of ``repeats`` calls of each, in ms, and their last results; the calls
+    alternate, so that a machine whose load changes slows both alike."""
+    times, results = ([], []), [None, None]
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(1e3 * (time.perf_counter() - start))
-    return min(times), result
+        for i, run in enumerate((first, second)):
+            start = time.perf_counter()
+            results[i] = run()
+            times[i].append(1e3 * (time.perf_counter() - start))
+    return min(times[0]), results[0], min(times[1]), results[1]
 
 
-def cache_part(model, ids, special, lengths, beam_size, repeats) -> dict:
+def cache_part(model, ids, special, lengths, beam_size, repeats, long_repeats) -> dict:
     """ms per call with and without the cache at each length; outputs asserted identical."""
     results = {}
     for length in lengths:
-        repeats = repeats if length <= 50 else max(1, repeats // 2)
+        n = repeats if length <= 50 else long_repeats
         for method in ("greedy", f"beam_{beam_size}"):
             def run(use_cache, method=method, length=length):
                 if method == "greedy":
@@ -74,8 +81,8 @@ def cache_part(model, ids, special, lengths, beam_size, repeats) -> dict:
                                             **special)
                 return il.beam_search(model, ids, beam_size=beam_size, max_len=length,
                                       use_cache=use_cache, **special)
-            cached_ms, cached = best_of(lambda: run(True), repeats)
-            plain_ms, plain = best_of(lambda: run(False), repeats)
+            cached_ms, cached, plain_ms, plain = best_of_pair(lambda: run(True),
+                                                              lambda: run(False), n)
             if method == "greedy":
                 assert cached == plain and len(cached) == length, (length, method)
             else:
@@ -89,6 +96,53 @@ def cache_part(model, ids, special, lengths, beam_size, repeats) -> dict:
                 "identical_outputs": True}
             print(method, length, results[f"{method}_{length}"], flush=True)
     return results
+
+
+#: cProfile's functions by kind: (kind, test on "file:function"), the first that matches
+KINDS = [
+    ("nn.Module calls (hooks looked up, submodules and parameters fetched)",
+     lambda f: "torch/nn/modules/module.py" in f),
+    ("torch.nn's Python (Linear, LayerNorm, Dropout, Embedding forward, functional)",
+     lambda f: "torch/nn/" in f),
+    ("nn.Linear's matrix products", lambda f: f.endswith("torch._C._nn.linear>")),
+    ("attention kernels", lambda f: any(k in f for k in ("scaled_dot_product", "bmm", "'softmax'"))),
+    ("layer norms", lambda f: f.endswith("torch.layer_norm>")),
+    ("the layers' own Python (illustrated/modules)",
+     lambda f: "illustrated/modules/" in f and "_checks" not in f and "kv_cache" not in f),
+    ("the KV cache's bookkeeping", lambda f: "kv_cache.py" in f),
+    ("input checks", lambda f: "_checks.py" in f or "_args.py" in f),
+    ("the decoding loop's Python", lambda f: "illustrated/decoding.py" in f),
+    ("other tensor operations (views, adds, copies, argmax...)", lambda f: True),
+]
+
+
+def profile_part(model, ids, special, length: int, runs: int = 3) -> dict:
+    """Where one greedy decode's time goes, with and without the cache: cProfile's own time
+    per function summed by kind, as a share of the whole (cProfile's overhead inflates the
+    Python kinds, so shares, not times) and the number of calls per step."""
+    import cProfile
+    import pstats
+    report = {}
+    for use_cache in (True, False):
+        il.greedy_decode(model, ids, max_len=length, use_cache=use_cache, **special)  # warm
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(runs):
+            il.greedy_decode(model, ids, max_len=length, use_cache=use_cache, **special)
+        profiler.disable()
+        stats = pstats.Stats(profiler).stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
+        kinds = {kind: 0.0 for kind, _ in KINDS}
+        calls = 0
+        for (file, _, name), (_, n_calls, own, _, _) in stats.items():
+            kind = next(k for k, test in KINDS if test(f"{file}:{name}"))
+            kinds[kind] += own
+            calls += n_calls
+        total = sum(kinds.values())
+        report["cached" if use_cache else "uncached"] = {
+            "share_of_time": {k: round(v / total, 3) for k, v in
+                              sorted(kinds.items(), key=lambda kv: -kv[1])},
+            "python_and_torch_calls_per_step": round(calls / (runs * length))}
+    return report
 
 
 def test_split_part(model, src_vocab, tgt_vocab, corpus, beams) -> dict:
@@ -121,6 +175,8 @@ def main() -> None:
     parser.add_argument("--beams", type=int, nargs="+", default=[1, 2, 4, 8],
                         help="beam sizes of part 2 (1: greedy)")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile greedy decoding at the longest length")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "decoding.json"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -132,8 +188,8 @@ def main() -> None:
     endless = endless_copy(model, max(args.lengths), tgt_vocab.eos_id)
     wide = wider_model(model.cfg.src_vocab_size, model.cfg.tgt_vocab_size, max(args.lengths),
                        tgt_vocab.eos_id)
-    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7),
-             "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2)}
+    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7, 7),
+             "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2, 1)}
     split = test_split_part(model, src_vocab, tgt_vocab, args.corpus, args.beams)
     report = {"corpus": args.corpus, "threads": args.threads, "sentence": sentence,
               "torch": torch.__version__, "machine": platform.processor() or platform.machine(),
@@ -146,6 +202,9 @@ def main() -> None:
                          "wider": f"untrained, float64: {wide.cfg.d_model=}, "
                                   f"{wide.cfg.n_layers=}, {wide.cfg.d_ff=}"},
               "cache": cache, "test_split": split}
+    if args.profile:
+        report["profile_greedy"] = {"tokens": max(args.lengths), **profile_part(
+            endless, ids, special, max(args.lengths))}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))

@@ -214,3 +214,112 @@ def test_a_model_that_overrides_decode_decodes_without_the_cache():
     for call in (il.greedy_decode, il.beam_search):
         assert call(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6) == \
             call(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6, use_cache=False)
+
+
+def reference_append(held, new):
+    """What a cache must hold after an append: the earlier positions, then the new ones."""
+    return new if held is None else torch.cat([held, new], dim=2)
+
+
+def test_a_preallocated_cache_writes_in_place_up_to_its_capacity_then_grows():
+    """Within its capacity the buffer is written in place (its storage never moves, the views
+    returned hold every position appended); past it the buffer doubles and keeps them all."""
+    torch.manual_seed(0)
+    cache = KVCache(1, capacity=5)
+    self_cache, _ = cache.layers[0]
+    keys = values = None
+    pointers = set()
+    for step, new in enumerate([2, 1, 1, 1, 3], start=1):
+        k, v = torch.randn(2, 3, new, 4), torch.randn(2, 3, new, 4)
+        keys, values = reference_append(keys, k), reference_append(values, v)
+        got_k, got_v = self_cache.append(k, v)
+        assert torch.equal(got_k, keys) and torch.equal(got_v, values)
+        assert torch.equal(self_cache.k, keys) and cache.length == keys.shape[2]
+        pointers.add(self_cache.k.data_ptr())
+        if step == 4:  # 5 positions: the capacity, filled
+            assert len(pointers) == 1  # one buffer, written in place
+    assert len(pointers) == 2 and cache.length == 8  # grown once, to room for 16
+    assert self_cache._k.shape[2] == 16
+
+
+def test_reorder_after_growth_then_appending_again_keeps_each_rows_history():
+    torch.manual_seed(1)
+    cache = KVCache(2, capacity=2)
+    expected = [None, None]
+    for step in range(5):  # grows past the capacity at step 2, then reorders every step
+        batch = 1 if step == 0 else 3
+        for i, (self_cache, _) in enumerate(cache.layers):
+            k = torch.randn(batch, 2, 1, 4)
+            expected[i] = reference_append(expected[i], k)
+            self_cache.append(k, -k)
+        index = torch.tensor([0, 0, 0] if step == 0 else [2, 0, 1])
+        cache.reorder(index)
+        expected = [e.index_select(0, index) for e in expected]
+        for (self_cache, _), e in zip(cache.layers, expected):
+            assert torch.equal(self_cache.k, e) and torch.equal(self_cache.v, -e)
+    assert (cache.batch, cache.length) == (3, 5)
+
+
+def test_the_cross_attention_cache_is_filled_once_and_reordered_in_place():
+    cache = KVCache(1, capacity=4)
+    _, cross = cache.layers[0]
+    k = torch.arange(2.0)[:, None, None, None].expand(2, 2, 6, 4)
+    assert not cross.ready
+    cross.append(k, k + 10)
+    assert cross.ready and cross.k.shape == (2, 2, 6, 4)
+    cache.reorder(torch.tensor([1, 1, 0]))
+    assert cross.k[:, 0, 0, 0].tolist() == [1, 1, 0] and cross.v[:, 0, 0, 0].tolist() == [11, 11, 10]
+
+
+def test_appending_while_autograd_records_concatenates_and_backward_runs():
+    """A buffer rewritten in place would break backward through the views handed out earlier."""
+    cache = KVCache(1, capacity=8)
+    self_cache, _ = cache.layers[0]
+    leaves = [torch.randn(1, 2, 1, 4, requires_grad=True) for _ in range(3)]
+    # squares: their backward reads the keys handed out, which must not change afterwards
+    outs = [(self_cache.append(k, 2 * k)[0] ** 2).sum() for k in leaves]
+    sum(outs).backward()  # each position is in its own append's sum and every later one's
+    for i, leaf in enumerate(leaves):
+        torch.testing.assert_close(leaf.grad, 2 * leaf.detach() * (len(leaves) - i))
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((0,), ValueError, "n_layers: expected an integer >= 1, got 0"),
+    (("2",), TypeError, "n_layers: expected an integer"),
+    ((2, -1), ValueError, "capacity: expected a number of positions >= 0, got -1"),
+    ((2, 1.5), TypeError, "capacity: expected a number of positions"),
+])
+def test_a_cache_of_bad_sizes_is_refused(args, error, match):
+    with pytest.raises(error, match=match):
+        KVCache(*args)
+
+
+def test_decoding_fills_its_cache_to_max_len_without_growing(monkeypatch):
+    """The decoding functions size the cache at max_len: <eos> never chosen, the buffer is
+    never moved while every step writes one position in place."""
+    model = build(10, eos_scale=0.0)
+    reserved = []
+    original = il.modules.AttentionCache._reserve
+    monkeypatch.setattr(il.modules.AttentionCache, "_reserve",
+                        lambda self, room: reserved.append(room) or original(self, room))
+    out = il.greedy_decode(model, SRC, bos_id=BOS, eos_id=EOS, max_len=CFG.max_len)
+    assert len(out) == CFG.max_len
+    assert reserved == [CFG.max_len] * CFG.n_layers  # one buffer a layer, at the first step
+
+
+def test_a_source_without_padding_decodes_as_the_full_forward_with_its_padding_mask(float64):
+    """Decoding drops the source mask when no key is hidden; every step's scores equal the
+    log_softmax of the model's forward (which builds the mask) on the prefix, and a padded
+    batch, which keeps its mask, gives each row what the row alone gives."""
+    model = build(11, dtype=torch.float64, eos_scale=0.0)
+    out, steps = il.greedy_decode(model, SRC, bos_id=BOS, eos_id=EOS, max_len=6,
+                                  return_steps=True)
+    with torch.no_grad():
+        logits = model(torch.tensor([SRC]), torch.tensor([[BOS, *out[:-1]]]))  # (1, 6, vocab)
+    expected = logits.log_softmax(-1)[0].numpy()
+    expected[:, [BOS, CFG.tgt_pad_id]] = -np.inf
+    np.testing.assert_allclose(np.stack([s.log_probs for s in steps]), expected, atol=1e-12,
+                               rtol=0)
+    batch = torch.tensor([SRC, [5, 6, 0, 0, 0, 0]])
+    assert greedy_decode_batch(model, batch, bos_id=BOS, eos_id=EOS, max_len=6) == \
+        [out, il.greedy_decode(model, [5, 6], bos_id=BOS, eos_id=EOS, max_len=6)]

@@ -6,6 +6,7 @@ penalty α = 0.6); Wu et al. 2016 (GNMT) §7 for the length penalty ((5 + len) /
 """
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import NamedTuple
@@ -128,33 +129,57 @@ def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: in
     _check_decode_args(model, bos_id, eos_id, max_len)
 
 
-def _new_cache(model: Transformer, use_cache: bool) -> KVCache | None:
-    """An empty KV cache for ``model`` if asked for and the model takes one: an illustrated
-    Transformer with its own causal ``decode``. The benchmarks' wrapped ``nn.Transformer`` and a
-    subclass that overrides ``decode`` (chapter 07's decoder without its mask, where a later
-    position changes the earlier ones and no cache holds) decode without."""
-    takes_cache = isinstance(model, Transformer) and type(model).decode is Transformer.decode
-    return KVCache(model.cfg.n_layers) if use_cache and takes_cache else None
+def _own_decode(model: Transformer) -> bool:
+    """True for an illustrated Transformer with its own causal ``decode``: it takes a KV cache
+    and ``check=False``. The benchmarks' wrapped ``nn.Transformer`` and a subclass that overrides
+    ``decode`` (chapter 07's decoder without its mask, where a later position changes the earlier
+    ones and no cache holds) decode without a cache, their inputs checked at every step."""
+    return isinstance(model, Transformer) and type(model).decode is Transformer.decode
 
 
-def _next_log_probs(model: Transformer, tgt_in: torch.Tensor, memory: torch.Tensor,
-                    src_mask: torch.Tensor, bos_id: int,
-                    cache: KVCache | None = None) -> torch.Tensor:
-    """(n, vocab) log_softmax of the last position's logits, <bos> and <pad> then made impossible;
-    ValueError if a row is NaN. Shapes: tgt_in (n, t), memory (n, src_len, d_model); with a
-    ``cache``, only the positions after those cached are fed: tgt_in (n, t - cache.length)."""
-    if cache is None:
-        out = model.decode(tgt_in, memory, src_mask)  # (n, t, d_model)
-    else:  # checked by the decoding functions: the cache is theirs
-        out = model.decode(tgt_in[:, cache.length:], memory, src_mask, check=False,
-                           cache=cache)  # (n, t - past, d_model)
-    log_probs = model.generator(out[:, -1]).log_softmax(dim=-1)  # (n, tgt_vocab_size)
-    log_probs[:, [bos_id, model.cfg.tgt_pad_id]] = float("-inf")
-    # A NaN would win every argmax and top-k: a broken model must not look like a translation.
-    if not bool(torch.isfinite(log_probs.amax(dim=-1)).all()):
-        raise ValueError("model: its scores for the next token are NaN (non-finite weights, or "
-                         "values so large that they overflow); nothing can be decoded")
-    return log_probs
+class _Decoder:
+    """One decoding call's model, encoded source and policy, shared by both paths: an own
+    model's ``decode`` and ``generator`` run with ``check=False`` with the cache and without (the
+    decoding function checked the source, and the target ids are its own choices), and without
+    a source mask when the source has no padding (no key is hidden: the same numbers)."""
+
+    def __init__(self, model: Transformer, src: torch.Tensor, bos_id: int, use_cache: bool,
+                 max_len: int) -> None:
+        self.model, self.own = model, _own_decode(model)
+        self.cache = KVCache(model.cfg.n_layers, capacity=max_len) \
+            if use_cache and self.own else None
+        src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
+        self.memory = model.encode(src, src_mask)  # (batch, src_len, d_model)
+        self.src_mask = None if self.own and bool(src_mask.all()) else src_mask
+        self.banned = torch.tensor([bos_id, model.cfg.tgt_pad_id], device=src.device)
+
+    def fed(self, step: int) -> int:
+        """The first position step ``step`` (1-based) feeds: the newest with a cache, else 0."""
+        return 0 if self.cache is None else step - 1
+
+    def next_log_probs(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """(n, vocab) log_softmax of the last position's logits, <bos> and <pad> then made
+        impossible (the caller refuses NaN rows: :func:`_refuse_nan`). ``tgt`` (n, t - past):
+        the positions after those cached (the whole prefix without a cache); memory (n,
+        src_len, d_model)."""
+        model = self.model
+        if self.own:
+            out = model.decode(tgt, memory, self.src_mask, check=False,
+                               cache=self.cache)  # (n, t - past, d_model)
+            logits = model.generator(out.select(1, -1), check=False)  # (n, tgt_vocab_size)
+        else:
+            out = model.decode(tgt, memory, self.src_mask)  # (n, t, d_model)
+            logits = model.generator(out.select(1, -1))  # (n, tgt_vocab_size)
+        return logits.log_softmax(dim=-1).index_fill_(1, self.banned, float("-inf"))
+
+
+def _refuse_nan(best: list[float]) -> None:
+    """ValueError unless each row's best log-probability is finite. Log-probabilities are at
+    most 0 and never all -inf, so only a NaN fails, and a NaN would win every argmax and top-k:
+    a broken model must not look like a translation."""
+    if not all(map(math.isfinite, best)):
+        raise ValueError("model: its scores for the next token are NaN (non-finite weights, "
+                         "or values so large that they overflow); nothing can be decoded")
 
 
 class EvalMode:
@@ -202,25 +227,26 @@ def _greedy(model: Transformer, src: torch.Tensor, bos_id: int, eos_id: int, max
             ) -> tuple[list[list[int]], list[torch.Tensor]]:
     """Greedy decoding of a checked batch; also each step's (batch, vocab) log-probs if asked."""
     step_log_probs: list[torch.Tensor] = []
-    cache = _new_cache(model, use_cache)
-    with EvalMode(model):
+    with EvalMode(model), torch.inference_mode():
         src = src.to(next(model.parameters()).device)
-        src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
-        memory = model.encode(src, src_mask)  # (batch, src_len, d_model)
-        tgt = torch.full((src.shape[0], 1), bos_id, dtype=torch.long, device=src.device)
-        done = torch.zeros(src.shape[0], dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
-            log_probs = _next_log_probs(model, tgt, memory, src_mask, bos_id,
-                                        cache)  # (batch, vocab)
+        decoder = _Decoder(model, src, bos_id, use_cache, max_len)
+        # <bos>, then the tokens chosen, written in place: (batch, 1 + max_len)
+        tgt = torch.full((src.shape[0], 1 + max_len), bos_id, dtype=torch.long,
+                         device=src.device)
+        done = [False] * src.shape[0]
+        for t in range(1, max_len + 1):
+            log_probs = decoder.next_log_probs(tgt[:, decoder.fed(t):t],
+                                               decoder.memory)  # (batch, vocab)
             if keep_steps:
                 step_log_probs.append(log_probs)
-            next_ids = log_probs.argmax(dim=-1)  # (batch,)
-            tgt = torch.cat([tgt, next_ids[:, None]], dim=1)  # (batch, t + 1)
-            done |= next_ids == eos_id
-            if bool(done.all()):
+            best, next_ids = log_probs.max(dim=-1)  # (batch,) each: the argmax and its score
+            _refuse_nan(best.tolist())
+            tgt.select(1, t).copy_(next_ids)
+            done = [ended or i == eos_id for ended, i in zip(done, next_ids.tolist())]
+            if all(done):
                 break
     results = []
-    for row in tgt[:, 1:].tolist():
+    for row in tgt[:, 1:t + 1].tolist():
         results.append(row[:row.index(eos_id) + 1] if eos_id in row else row)
     return results, step_log_probs
 
@@ -367,18 +393,19 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
     _check_beam_args(model, bos_id, eos_id, beam_size, top_beams, max_len, alpha, return_steps)
     check_bool("use_cache", use_cache)
     src = prepare_source(model, src_ids)  # (1, src_len)
-    cache = _new_cache(model, use_cache)
     steps: list[BeamStep] = []
     finished: list[tuple[tuple[int, ...], float]] = []  # (token ids, length-penalised score)
-    with EvalMode(model):
-        src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (1, 1, 1, src_len)
-        memory = model.encode(src, src_mask)  # (1, src_len, d_model)
+    with EvalMode(model), torch.inference_mode():
+        decoder = _Decoder(model, src, bos_id, use_cache, max_len)
+        cache, memory = decoder.cache, decoder.memory  # memory (1, src_len, d_model)
         live: list[tuple[int, ...]] = [()]
         live_scores = torch.zeros(1, device=src.device)  # (n_live,)
         for step in range(1, max_len + 1):
-            tgt = torch.tensor([[bos_id, *h] for h in live], device=src.device)  # (n_live, step)
-            log_probs = _next_log_probs(model, tgt, memory.expand(len(live), -1, -1),
-                                        src_mask, bos_id, cache)  # (n_live, vocab)
+            # the positions fed: the whole prefix (n_live, step), or the newest (n_live, 1)
+            tgt = torch.tensor([[bos_id, *h][decoder.fed(step):] for h in live],
+                               device=src.device)
+            log_probs = decoder.next_log_probs(tgt, memory.expand(len(live), -1, -1))
+            _refuse_nan(log_probs.amax(dim=-1).tolist())
             totals = (live_scores[:, None] + log_probs).flatten()  # (n_live * vocab,)
             n_cand = min(2 * beam_size, int(torch.isfinite(totals).sum()))
             top = totals.topk(n_cand)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from .._args import check_instance
+from .._args import check_instance, check_int
 from ._checks import check_mask
 
 __all__ = ["AttentionCache", "KVCache", "check_cache"]
@@ -24,27 +24,79 @@ class AttentionCache:
     after W_K / W_V and split into heads; None before its first call.
 
     ``grows=True`` (masked self-attention): each call appends the new positions' keys and values.
-    ``grows=False`` (encoder-decoder attention): the first call computes them from the encoder's
-    output and later calls reuse them.
+    They are written in place into a buffer of ``capacity`` positions (more when needed: it
+    doubles), and ``k``/``v`` are views of its first ``length`` positions, so a step copies only
+    its new position, not the whole past (``torch.cat`` would). ``grows=False`` (encoder-decoder
+    attention): the first call computes them from the encoder's output and later calls reuse
+    them. Inference only for the buffer: while autograd records (grad enabled and inputs that
+    require it) each append concatenates instead, as a view rewritten later would break backward.
     """
 
-    def __init__(self, grows: bool) -> None:
+    def __init__(self, grows: bool, capacity: int = 0) -> None:
         self.grows = grows
-        self.k: torch.Tensor | None = None
-        self.v: torch.Tensor | None = None
+        self.capacity = capacity
+        self.length = 0  # positions held: the buffers' first ``length`` are filled
+        self._k: torch.Tensor | None = None  # (batch, n_heads, room >= length, d_k)
+        self._v: torch.Tensor | None = None
+
+    @property
+    def k(self) -> torch.Tensor | None:
+        """The keys held, (batch, n_heads, length, d_k): a view of the buffer."""
+        return None if self._k is None else self._k.narrow(2, 0, self.length)
+
+    @property
+    def v(self) -> torch.Tensor | None:
+        """The values held, (batch, n_heads, length, d_k): a view of the buffer."""
+        return None if self._v is None else self._v.narrow(2, 0, self.length)
 
     @property
     def ready(self) -> bool:
         """True when the keys and values need no computing: a filled cache that does not grow."""
-        return self.k is not None and not self.grows
+        return self._k is not None and not self.grows
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keep the new keys and values (after the earlier ones if it grows); return them all."""
-        if self.k is not None:
-            k = torch.cat([self.k, k], dim=2)  # (batch, n_heads, past + new, d_k)
-            v = torch.cat([self.v, v], dim=2)  # (batch, n_heads, past + new, d_k)
-        self.k, self.v = k, v
-        return k, v
+        new = k.shape[2]
+        if self._k is None or not self.grows:
+            self._k, self._v, self.length = k, v, new  # (batch, n_heads, new, d_k) each
+            if self.grows:  # room for the next positions
+                self._reserve(max(self.capacity, 2 * new))
+            return self.k, self.v
+        if torch.is_grad_enabled() and (k.requires_grad or v.requires_grad or
+                                        self._k.requires_grad):
+            self._k = torch.cat([self.k, k], dim=2)  # (batch, n_heads, past + new, d_k)
+            self._v = torch.cat([self.v, v], dim=2)  # (batch, n_heads, past + new, d_k)
+            self.length += new
+            return self._k, self._v
+        start, end = self.length, self.length + new
+        if end > self._k.shape[2]:
+            self._reserve(max(self.capacity, 2 * end))
+        self._k.narrow(2, start, new).copy_(k)  # in place: (batch, n_heads, new, d_k)
+        self._v.narrow(2, start, new).copy_(v)
+        self.length = end
+        return self._k.narrow(2, 0, end), self._v.narrow(2, 0, end)  # (batch, n_heads, end, d_k)
+
+    def _reserve(self, room: int) -> None:
+        """Move the keys and values held into buffers of ``room`` positions."""
+        for name in ("_k", "_v"):
+            held = getattr(self, name)[:, :, :self.length]  # (batch, n_heads, length, d_k)
+            buffer = held.new_empty((held.shape[0], held.shape[1], room, held.shape[3]))
+            buffer[:, :, :self.length] = held
+            setattr(self, name, buffer)  # (batch, n_heads, room, d_k)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Row j becomes the old row ``index[j]`` (int64 (n,)); only the filled positions move."""
+        if self._k is None:
+            return
+        for name in ("_k", "_v"):
+            old = getattr(self, name)
+            held = old[:, :, :self.length]  # (batch, n_heads, length, d_k)
+            if not self.grows or (torch.is_grad_enabled() and old.requires_grad):
+                setattr(self, name, held.index_select(0, index))  # (n, n_heads, length, d_k)
+                continue
+            buffer = old.new_empty((index.shape[0], *old.shape[1:]))  # (n, n_heads, room, d_k)
+            torch.index_select(held, 0, index, out=buffer[:, :, :self.length])
+            setattr(self, name, buffer)
 
 
 class KVCache:
@@ -53,35 +105,37 @@ class KVCache:
     ``KVCache(model.cfg.n_layers)``, empty, is handed to ``Transformer.decode(tgt_in, memory,
     src_mask, cache=cache)``; each call then feeds only the positions after ``cache.length``.
     ``layers[i]`` is layer i's pair ``(self_attn, cross_attn)`` of :class:`AttentionCache`: the
-    self-attention's keys and values (batch, n_heads, length, d_k) grow by one position a step;
-    the cross-attention's (batch, n_heads, src_len, d_k) are computed at the first call.
-    ``reorder(index)`` keeps row ``index[j]`` of every tensor as row j (beam search follows the
-    hypotheses it keeps, and expands one source to the beam). Paper §3.1, §3.2.3.
+    self-attention's keys and values (batch, n_heads, length, d_k) grow by one position a step,
+    written in place into buffers of ``capacity`` positions (a decoding function passes its
+    ``max_len``; 0: as needed, doubling); the cross-attention's (batch, n_heads, src_len, d_k)
+    are computed at the first call. ``reorder(index)`` keeps row ``index[j]`` of every tensor as
+    row j (beam search follows the hypotheses it keeps, and expands one source to the beam).
+    Raises TypeError (also a ValueError) if ``n_layers`` or ``capacity`` is not an int,
+    ValueError if ``n_layers`` is below 1 or ``capacity`` negative. Paper §3.1, §3.2.3.
     """
 
-    def __init__(self, n_layers: int) -> None:
-        self.layers = [(AttentionCache(grows=True), AttentionCache(grows=False))
+    def __init__(self, n_layers: int, capacity: int = 0) -> None:
+        check_int("n_layers", n_layers, low=1)
+        check_int("capacity", capacity, low=0, what="a number of positions")
+        self.layers = [(AttentionCache(grows=True, capacity=capacity), AttentionCache(grows=False))
                        for _ in range(n_layers)]
 
     @property
     def length(self) -> int:
         """Positions decoded so far (the keys each self-attention holds)."""
-        k = self.layers[0][0].k if self.layers else None
-        return 0 if k is None else k.shape[2]
+        return self.layers[0][0].length
 
     @property
     def batch(self) -> int | None:
         """Sentences (or hypotheses) the cache holds; None while it is empty."""
-        k = self.layers[0][0].k if self.layers else None
+        k = self.layers[0][0]._k
         return None if k is None else k.shape[0]
 
     def reorder(self, index: torch.Tensor) -> None:
         """Row j becomes the old row ``index[j]`` in every layer's keys and values (int64 (n,))."""
         for pair in self.layers:
             for attention in pair:
-                if attention.k is not None:
-                    attention.k = attention.k.index_select(0, index)  # (n, n_heads, seq_k, d_k)
-                    attention.v = attention.v.index_select(0, index)  # (n, n_heads, seq_k, d_k)
+                attention.reorder(index)
 
 
 def check_cache(cache: object, n_layers: int, batch: int, new: int = 0,
