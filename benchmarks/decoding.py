@@ -2,7 +2,8 @@
 
     python benchmarks/decoding.py [--corpus fr-en] [--lengths 10 50 200] [--beam 4] [--threads 1]
 
-Part 1, the cache: the shipped model greedy-decodes and beam-searches one test sentence with and
+Part 1, the cache: the shipped model greedy-decodes and beam-searches one test sentence, and
+greedy-decodes a batch of ``--batch`` test sentences at once (as ``exact_match`` does), with and
 without the KV cache (``use_cache=True`` / ``False``), side by side in one run, at each output
 length. The length is forced: a copy of the shipped model whose <eos> logit is lowered by 10^4
 never ends a hypothesis, so every call generates exactly ``max_len`` tokens; its positional
@@ -69,22 +70,30 @@ def best_of_pair(first, second, repeats: int) -> tuple[float, object, float, obj
     return min(times[0]), results[0], min(times[1]), results[1]
 
 
-def cache_part(model, ids, special, lengths, beam_size, repeats, long_repeats) -> dict:
-    """ms per call with and without the cache at each length; outputs asserted identical."""
+def cache_part(model, ids, special, lengths, beam_size, repeats, long_repeats,
+               batch: torch.Tensor) -> dict:
+    """ms per call with and without the cache at each length: one sentence greedy and beam
+    search, and a batch of sentences greedy (``batch``, padded ids, as ``exact_match``
+    decodes a test split); outputs asserted identical."""
     results = {}
     for length in lengths:
         n = repeats if length <= 50 else long_repeats
-        for method in ("greedy", f"beam_{beam_size}"):
+        for method in ("greedy", f"beam_{beam_size}", f"greedy_batch_{len(batch)}"):
             def run(use_cache, method=method, length=length):
                 if method == "greedy":
                     return il.greedy_decode(model, ids, max_len=length, use_cache=use_cache,
                                             **special)
+                if method.startswith("greedy_batch"):
+                    return il.decoding.greedy_decode_batch(model, batch, max_len=length,
+                                                           use_cache=use_cache, **special)
                 return il.beam_search(model, ids, beam_size=beam_size, max_len=length,
                                       use_cache=use_cache, **special)
             cached_ms, cached, plain_ms, plain = best_of_pair(lambda: run(True),
                                                               lambda: run(False), n)
             if method == "greedy":
                 assert cached == plain and len(cached) == length, (length, method)
+            elif method.startswith("greedy_batch"):
+                assert cached == plain and all(len(r) == length for r in cached), (length, method)
             else:
                 assert [h for h, _ in cached] == [h for h, _ in plain], (length, method)
                 assert len(cached[0][0]) == length
@@ -174,6 +183,8 @@ def main() -> None:
     parser.add_argument("--beam", type=int, default=4, help="beam size of part 1")
     parser.add_argument("--beams", type=int, nargs="+", default=[1, 2, 4, 8],
                         help="beam sizes of part 2 (1: greedy)")
+    parser.add_argument("--batch", type=int, default=8,
+                        help="test sentences greedy-decoded at once in part 1")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--profile", action="store_true",
                         help="also profile greedy decoding at the longest length")
@@ -188,8 +199,12 @@ def main() -> None:
     endless = endless_copy(model, max(args.lengths), tgt_vocab.eos_id)
     wide = wider_model(model.cfg.src_vocab_size, model.cfg.tgt_vocab_size, max(args.lengths),
                        tgt_vocab.eos_id)
-    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7, 7),
-             "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2, 1)}
+    sources = [src_vocab.encode(s) for s, _ in pairs[:args.batch]]
+    batch = torch.full((len(sources), max(map(len, sources))), model.cfg.pad_id)
+    for row, source in enumerate(sources):  # padded at the end, as exact_match pads
+        batch[row, :len(source)] = torch.tensor(source)
+    cache = {"shipped": cache_part(endless, ids, special, args.lengths, args.beam, 7, 7, batch),
+             "wider": cache_part(wide, ids, special, args.lengths, args.beam, 2, 1, batch)}
     split = test_split_part(model, src_vocab, tgt_vocab, args.corpus, args.beams)
     report = {"corpus": args.corpus, "threads": args.threads, "sentence": sentence,
               "torch": torch.__version__, "machine": platform.processor() or platform.machine(),
