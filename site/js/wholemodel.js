@@ -3,7 +3,7 @@
 // picture in SVG: the encoder stack once, the memory as K and V into every decoder layer, one
 // frame per word written, the shapes on the arrows.
 import { h, s, slider } from "./dom.js";
-import { player } from "./frames.js";
+import { player, steadyReadout } from "./frames.js";
 import { liveWidget } from "./sentence.js";
 
 // Boxes COL wide, LH high, GAP apart; the encoder at x = ENC, the decoder at DEC, the memory's bus at
@@ -89,7 +89,7 @@ export function mount(element, api) {
       const holder = h("div", {}, picture(result, seen.config, -1));
       const labels = ["encode", ...result.hypotheses[0].tokens.map((t, i) => `${i}: ${t}`)];
       const show = (i) => holder.replaceChildren(picture(result, seen.config, i - 1));
-      const steps = slider("step", labels, 0, show, "step");
+      const steps = steadyReadout(slider("step", labels, 0, show, "step"), labels);
       return [h("div", { class: "il-controls" }, player({ name: "step", labels }, steps.querySelector("input")), steps),
         holder];
     },
