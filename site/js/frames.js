@@ -18,12 +18,24 @@ export function mount(element) {
     };
     return c.kind === "select"
       ? select(c.name, c.labels.map((text, i) => [String(i), text]), c.value, set, c.name)
-      : slider(c.name, c.labels, c.value, set, c.name);
+      : steadyReadout(slider(c.name, c.labels, c.value, set, c.name), c.labels);
   });
   const row = h("div", { class: "il-controls" }, inputs);
   if (play) row.prepend(player(controls[0], inputs[0].querySelector("input, select")));
   element.prepend(row);
   show();
+}
+
+/** A slider's readout holding the room of its widest label (every label laid in one grid cell,
+ * the others invisible, none wrapped), so the controls row keeps its height as the slider moves. */
+export function steadyReadout(control, labels) {
+  const readout = control.querySelector("output");
+  const room = h("span", { style: "display: inline-grid; white-space: nowrap" },
+    labels.map((text) => h("span", { "aria-hidden": "true", style: "visibility: hidden", text })));
+  readout.replaceWith(room);
+  room.prepend(readout);
+  for (const cell of room.children) cell.style.gridArea = "1 / 1";
+  return control;
 }
 
 /** A ▶ button that steps control's input to its end (from the start if it is there); ⏸ stops. */

@@ -67,10 +67,15 @@ def test_head_figures_draw_the_heads_numbers(post_trace, width, legible):
     assert kit.format_value(h.steps.q[2][0, 0], 1) in texts  # the numbers are written in
     numbers = [t for ax in fig.axes if ax.images and ax.images[0].get_array().shape == h.steps.q[2].shape
                for t in ax.texts]
-    assert len(numbers) == 3 * h.steps.q[2].size  # figure 20: the products' numbers at 9 px on a phone
-    assert min(t.get_fontsize() for t in numbers) == (9 if side else kit.MIN_FONT_PT)
+    assert len(numbers) == 3 * h.steps.q[2].size
+    # figures 20 and 21 are drawn for the column, shown at their own size: numbers at 9 pt
+    assert min(t.get_fontsize() for t in numbers) == 9
+    assert fig.get_figwidth() <= kit.COLUMN_WIDTH_IN
     _fits(fig, width, legible)
     fig = ch04.draw_z(h, width=width)
+    assert fig.get_figwidth() <= kit.COLUMN_WIDTH_IN
+    if not side:
+        assert min(t.get_fontsize() for ax in fig.axes for t in ax.texts) == 9
     drawn = [im.get_array() for ax in fig.axes for im in ax.images]
     for head in range(model.cfg.n_heads):
         for want in (h.steps.z[head], h.steps.weights[head]):

@@ -142,6 +142,9 @@ def test_draw_position_frames_the_row_and_draws_its_sines_and_cosines(position, 
     w = il.reference.positional_frequencies(64, "interleaved")
     np.testing.assert_allclose(sines, np.sin(position * w), atol=1e-12)
     assert f"position {position}" in bottom.get_title()
+    # the legend names the frequency as the text does, ω with subscript i (mathtext), not "ω_i"
+    legend = [t.get_text() for t in bottom.get_legend().get_texts()]
+    assert all(r"\omega_i" in t and "ω_i" not in t for t in legend), legend
     fig.draw(fig.canvas.get_renderer())
     assert fig.get_tightbbox().width <= width + 0.05
     legible(fig)

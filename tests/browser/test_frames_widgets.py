@@ -126,3 +126,39 @@ def test_each_column_gets_its_drawing_and_a_tap_opens_it_full_size(browser, serv
         if not any(p["link"] for p in pictures):
             problems.append(f"no picture of {page} opens full size")
     assert not problems, "\n".join(problems)
+
+
+#: The height of a widget's controls row and where its shown picture starts, below the row.
+ROW = """
+const w = arguments[0], row = w.querySelector('.il-controls');
+const shown = Array.from(w.querySelectorAll('.il-frame')).find(i => !i.hidden);
+return {row: row.getBoundingClientRect().height,
+        picture: shown.getBoundingClientRect().top - row.getBoundingClientRect().top};
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["1280px", "390px"])
+def test_the_controls_row_keeps_its_height_whatever_the_label(browser, server, width):
+    problems = []
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 600})
+    try:
+        for page in PAGES:
+            browser.get(f"{server.base_url}/{page}.html")
+            browser.execute_script("for (const d of document.querySelectorAll('details')) "
+                                   "d.open = true;")
+            for n, widget in enumerate(browser.find_elements(By.CSS_SELECTOR,
+                                                             "[data-il-widget=frames]")):
+                browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", widget)
+                for control in widget.find_elements(By.CSS_SELECTOR, ".il-controls input"):
+                    first = browser.execute_script(ROW, widget)
+                    for _ in range(int(control.get_attribute("max"))):
+                        _step(control, True)
+                        seen = browser.execute_script(ROW, widget)
+                        if seen != first:
+                            problems.append(f"{page} figure {n} at {control.get_attribute('value')}"
+                                            f": {seen}, at the start {first}")
+                            break
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    assert not problems, f"at {width} px:\n" + "\n".join(problems)

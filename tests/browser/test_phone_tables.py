@@ -1,8 +1,10 @@
-"""The tables a reader meets in chapters 09 and 10, read on a phone (390 px) and at 1280 px:
-chapter 09's printed tables (the beam's candidates, the decoders compared, the cache's times)
-keep every row on one line, and the translate widget's attention table (chapter 10) fits the
-column for every corpus its menu offers, the coreference corpus's dozen words included, with
-nothing scrolling inside the widget or reaching past the column. Needs the built book.
+"""The tables a reader meets in chapters 07, 09 and 10 and the closing part, read on a phone
+(390 px) and at 1280 px: the printed tables (chapter 07's decoding steps, leak test and logits;
+chapter 09's beam candidates, decoders compared and cache times; the closing part's parity,
+manifest, retraining, throughput and trained-models tables) keep every row on one line, and
+the translate widget's attention table (chapter 10) fits the column for every corpus its menu
+offers, the coreference corpus's dozen words included, with nothing scrolling inside the widget
+or reaching past the column. Needs the built book.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from illustrated.book import kit
 from test_live_widgets import corpora_of, pages_with, start
 from test_reading import PHONE, _open_on_a_phone
 
-DECODING = "chapters/09_decoding"
+#: The pages whose printed tables are read on a phone.
+PRINTED = ["chapters/07_decoder", "chapters/09_decoding", "closing/how_we_know"]
 WIDTHS = {"1280px": {**PHONE, "width": 1280, "height": 1000, "mobile": False}, "390px": PHONE}
 
 #: Every row of a printed table (a line of what a cell prints, its columns set apart by two spaces
@@ -57,16 +60,17 @@ return {scrolled, past: past.slice(0, 5)};
 """
 
 
+@pytest.mark.parametrize("page", PRINTED)
 @pytest.mark.parametrize("width", WIDTHS, ids=list(WIDTHS))
-def test_chapter_09s_printed_tables_keep_each_row_on_one_line(browser, server, width):
-    if not html_path(DECODING).exists():
-        pytest.skip(f"{DECODING} is not in the built book")
+def test_printed_tables_keep_each_row_on_one_line(browser, server, width, page):
+    if not html_path(page).exists():
+        pytest.skip(f"{page} is not in the built book")
     try:
-        _open_on_a_phone(browser, server, DECODING, WIDTHS[width])
+        _open_on_a_phone(browser, server, page, WIDTHS[width])
         found = browser.execute_script(WRAPPED_ROWS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    assert not found["rows"], f"{DECODING} at {width}: rows wrapped by the column: {found['rows']}"
+    assert not found["rows"], f"{page} at {width}: rows wrapped by the column: {found['rows']}"
     # the width the chapter modules write their tables for (kit.PHONE_TEXT_CHARS) holds on a phone
     assert found["chars"] >= kit.PHONE_TEXT_CHARS, found
 

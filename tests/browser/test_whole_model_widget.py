@@ -1,6 +1,8 @@
 """The live whole-model drawing (site/js/wholemodel.js, chapter 07) for a sentence the reader
 types, at 1280 px and on a phone (390 px): at every step its "K, V" labels lie clear of every box,
-its text is 9 CSS px or more, and the word written is worded as the build-time frames word it
+its text is 9 CSS px or more and, drawn for the reader's column as the build-time frames are, no
+smaller than theirs (a phone gets a phone's drawing, not the desktop one shrunk), the controls row
+keeps its height whatever the step's label, and the word written is worded as the build-time frames word it
 (book/whole_model.py: "am   p = 0.99"). Needs the built book (`make book`).
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from test_live_widgets import pages_with, settle, type_sentence
 from test_reading import PHONE
 
-SENTENCE = "nous avons la voiture rouge"
+SENTENCE = "nous avons des chats noirs"
 
 #: Per step: the "K, V" labels that overlap a box, the smallest text (CSS px), the word's line.
 GEOMETRY = """
@@ -35,6 +37,14 @@ return {
     t => parseFloat(getComputedStyle(t).fontSize) * svg.getBoundingClientRect().width
          / svg.viewBox.baseVal.width)),
   word: texts.filter(t => / p = /.test(t.textContent)).map(t => t.textContent),
+  row: widget.querySelector('.il-controls:has(input[data-control=step])').getBoundingClientRect().height,
+  // the build-time frame's smallest text as the column would show it (the phone's drawing on a phone)
+  frame: (() => {
+    const p = widget.querySelector('.il-frame picture'), source = p.querySelector('source');
+    const chosen = source && matchMedia(source.media).matches ? source : p.querySelector('img');
+    return Number(chosen.dataset.textPx)
+      * Math.min(1, svg.getBoundingClientRect().width / Number(chosen.getAttribute('width')));
+  })(),
 };
 """
 
@@ -57,11 +67,16 @@ def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames
             "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
         n_steps = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
                       .get_attribute("max"))
+        rows = set()
         for step in range(n_steps):
             seen = browser.execute_script(GEOMETRY, widget, step)
+            rows.add(seen["row"])
+            assert len(rows) == 1, f"step {step}: the controls row changed height: {rows}"
             assert seen["step"] == step and seen["labels"] >= 1, seen
             assert seen["overlaps"] == 0, f"step {step}: a 'K, V' label lies on a box: {seen}"
             assert seen["smallest"] >= 9, f"step {step}: text at {seen['smallest']:.1f} px"
+            assert seen["smallest"] >= 0.9 * seen["frame"], (
+                f"step {step}: text at {seen['smallest']:.1f} px, the frames' at {seen['frame']:.1f}")
             assert len(seen["word"]) == 1 and re.fullmatch(r"\S+\s+p = [01]\.\d\d",
                                                            seen["word"][0]), seen
     finally:

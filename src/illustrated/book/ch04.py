@@ -104,14 +104,16 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
              ("V", h.w_v, a.v, kit.COLORS["value"]))
     vectors, weights = _limit(h.x, a.q, a.k, a.v), _limit(h.w_q[head], h.w_k[head], h.w_v[head])
     small, row_h = kit.narrow(width), 0.19 * seq
+    width = min(width, kit.COLUMN_WIDTH_IN)  # shown at its own size: its numbers at 9 pt
     # x of: X, the W column, the Q/K/V matrices; their cell width; the first row's top; the
     # height of one product. A phone draws each W on its side (d_k rows of d_model) above its
     # product, so that the product's cells take the column's width and its numbers read at 9 px.
     x_at, w_at, out_at, cell, first, step = ((0.75, 0.75, 0.75, 0.35, 1.25, 1.5) if small else
-                                             (0.75, 3.05, 4.35, 0.34, 0.5, 1.25))
+                                             (0.75, 2.65, 3.85, 0.35, 0.5, 1.25))
+    x_w = 2.75 if small else 1.45  # X's width
     fig = plt.figure(figsize=(width, first + 3 * step + (0.8 if small else 0.1)), dpi=kit.DPI)
     x_top = 0.55 if small else first + 1.25 + 0.425 - row_h / 2
-    x_image = _matrix(_axes(fig, x_at, x_top, (2.75 if small else 1.85), row_h), h.x, "X",
+    x_image = _matrix(_axes(fig, x_at, x_top, x_w, row_h), h.x, "X",
                       limit=vectors, rows=h.tokens, color=kit.COLORS["input"])
     height = fig.get_figheight()
 
@@ -120,7 +122,7 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
                  color=_INK)
 
     if not small:
-        sign(2.8, x_top + row_h / 2, "×")
+        sign(x_at + x_w + 0.2, x_top + row_h / 2, "×")
     for i, (name, w, m, color) in enumerate(names):
         top = first + i * step
         ax_w = _axes(fig, w_at, top + 0.2, *((2.8, 0.25) if small else (0.3, 0.85)))
@@ -132,14 +134,13 @@ def draw_qkv(h: Heads, head: int, *, width: float = kit.DESKTOP_WIDTH_IN):
         m_top = top + 0.8 if small else top + 0.625 - row_h / 2
         _matrix(_axes(fig, out_at, m_top, cell * d_k, row_h), m[head],
                 f"X $W^{name}_{head}$ + $b^{name}_{head}$ = ${name}_{head}$", limit=vectors,
-                rows=h.tokens, annotate=True, decimals=1, color=color,
-                fontsize=9 if small else kit.MIN_FONT_PT)  # a phone's numbers read at 9 CSS px
+                rows=h.tokens, annotate=True, decimals=1, color=color, fontsize=9)
     if small:
         _bar(fig, x_image, 0.3, height - 0.55, 1.3, "X, Q, K, V")
         _bar(fig, w_image, 2.0, height - 0.55, 1.3, f"W ({d_model} × {d_k})")
     else:
-        _bar(fig, x_image, 0.75, first + 2 * step + 0.3, 1.85, "X, Q, K, V")
-        _bar(fig, w_image, 0.75, first + 2 * step + 0.85, 1.85, f"weights W ({d_model} × {d_k})")
+        _bar(fig, x_image, 0.75, first + 2 * step + 0.3, 1.45, "X, Q, K, V")
+        _bar(fig, w_image, 0.75, first + 2 * step + 0.85, 1.45, f"weights W ({d_model} × {d_k})")
     fig.text(0.5, 1 - 0.08 / height, f"head {head} of {h.steps.q.shape[0]}: its own $W^Q$, $W^K$, "
              "$W^V$", ha="center", va="top", fontsize=10, color=_INK)
     return fig
@@ -149,23 +150,22 @@ def draw_z(h: Heads, *, width: float = kit.DESKTOP_WIDTH_IN):
     """Every head's attention weights and its Z = weights × V: one pair per head."""
     n_heads, seq, d_k = h.steps.z.shape
     small = kit.narrow(width)
-    columns = 1 if small else 2
-    rows = -(-n_heads // columns)
-    w_cell, row_h = (0.27, 0.19 * seq) if small else (0.33, 0.2 * seq)
-    z_cell = (width - 0.58 - seq * w_cell - 0.16) / d_k if small else 0.28
+    width = min(width, kit.COLUMN_WIDTH_IN)  # shown at its own size: its numbers at 9 pt
+    size = kit.MIN_FONT_PT if small else 9  # the numbers' size
+    w_cell, row_h = (0.27, 0.19 * seq) if small else (0.4, 0.22 * seq)
+    z_cell = (width - 0.58 - seq * w_cell - 0.16) / d_k if small else 0.38
     block = 0.45 + row_h  # a title, the matrices and a gap
-    fig = plt.figure(figsize=(width, 0.15 + rows * block + 0.75), dpi=kit.DPI)
+    fig = plt.figure(figsize=(width, 0.15 + n_heads * block + 0.75), dpi=kit.DPI)
     limit = _limit(h.steps.z)
     for head in range(n_heads):
-        r, c = divmod(head, columns)
-        left = 0.58 + c * (seq * w_cell + 0.12 + d_k * z_cell + 0.4)
-        top = 0.4 + r * block
+        left = 0.58 + (0 if small else (width - 0.58 - seq * w_cell - 0.1 - d_k * z_cell) / 2)
+        top = 0.4 + head * block
         _matrix(_axes(fig, left, top, seq * w_cell, row_h), h.steps.weights[head], f"head {head} weights",
-                limit=1.0, rows=h.tokens if c == 0 else [""] * seq, annotate=True,
-                cmap=kit.CMAP, color=HEAD_COLORS[head])
+                limit=1.0, rows=h.tokens, annotate=True, cmap=kit.CMAP, color=HEAD_COLORS[head],
+                fontsize=size)
         image = _matrix(_axes(fig, left + seq * w_cell + 0.1, top, d_k * z_cell, row_h),
                         h.steps.z[head], f"× $V_{head}$ = $Z_{head}$", limit=limit, annotate=True,
-                        decimals=1, color=HEAD_COLORS[head])
+                        decimals=1, color=HEAD_COLORS[head], fontsize=size)
     _bar(fig, image, 0.62, fig.get_figheight() - 0.55, 2.0, "Z")
     return fig
 

@@ -174,9 +174,9 @@ def draw_position(pe, position: int, *, width: float = kit.DESKTOP_WIDTH_IN):
     bar.ax.tick_params(labelsize=9)
     i = np.arange(d // 2)
     bottom.plot(i, pe[position, 0::2], color=kit.COLORS["query"], marker="o", ms=2.5, lw=1.2,
-                label="sin(pos·ω_i), dimension 2i")
+                label=r"$\sin(pos\,\omega_i)$, dimension $2i$")
     bottom.plot(i, pe[position, 1::2], color=kit.COLORS["key"], marker="o", ms=2.5, lw=1.2,
-                label="cos(pos·ω_i), dimension 2i + 1")
+                label=r"$\cos(pos\,\omega_i)$, dimension $2i + 1$")
     # in a phone's column the legend, one entry a line, gets a band of its own below the curves
     bottom.set(xlim=(-0.5, d // 2 - 0.5), ylim=(-2.0 if small else -1.15, 1.15))
     bottom.set_yticks([-1, -0.5, 0, 0.5, 1])

@@ -19,9 +19,9 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.transforms import Bbox
 
 __all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "DESKTOP_WIDTH_IN",
-           "PHONE_WIDTH_IN", "PHONE_TEXT_CHARS", "MAX_FIGURE_WIDTH_IN", "DPI", "narrow", "wrap",
-           "drawn_texts", "smallest_text_pt", "canvas", "box", "arrow", "title", "format_value",
-           "probability_text", "ink_on", "heatmap", "write_values", "colorbar"]
+           "PHONE_WIDTH_IN", "PHONE_TEXT_CHARS", "MAX_FIGURE_WIDTH_IN", "COLUMN_WIDTH_IN", "DPI",
+           "narrow", "wrap", "drawn_texts", "smallest_text_pt", "canvas", "box", "arrow", "title",
+           "format_value", "probability_text", "ink_on", "heatmap", "write_values", "colorbar"]
 
 # The post's colour code (inputs green, queries purple, keys orange, values blue) and its boxes.
 COLORS = {
@@ -47,6 +47,9 @@ MIN_FONT_PT = 8.0
 DESKTOP_WIDTH_IN = 8.0
 PHONE_WIDTH_IN = 3.6
 MAX_FIGURE_WIDTH_IN = DESKTOP_WIDTH_IN  # the widest a figure may be drawn
+# The desktop column itself (672 CSS px at 1280 px): a figure of numbers written in cells is
+# drawn this wide, so that the page shows it at its own size and its numbers at full size.
+COLUMN_WIDTH_IN = 6.72
 # A printed table (a cell's text output) is read on a phone too: a line of a cell's output holds
 # this many characters at 390 CSS px before it wraps (tests/browser/test_phone_tables.py).
 PHONE_TEXT_CHARS = 36

@@ -56,7 +56,6 @@ class _Frame:
     def __init__(self, m: Motion, step: int, width: float, overview: bool):
         self.m, self.step, self.overview = m, step, overview
         self.small = small = kit.narrow(width)
-        self.start = "(start)" if overview else "<bos>"
         self.n, self.src, self.written = m.n_layers, len(m.source), m.target[:max(step, 0)]
         self.layer_h, self.gap = 0.42, (0.62 if small else 0.5)
         self.base = 1.3 if small else 1.15  # y of the bottom layer
@@ -66,7 +65,7 @@ class _Frame:
         self.enc_x, self.dec_x = (0.06, width / 2 + 0.2) if small else (0.5, 4.1)
         self.col_w = (width / 2 - 0.3) if small else 2.4
         self.encoding, self.fs = step < 0, 9
-        self.reading = [self.start] + self.written  # the decoder's input so far
+        self.reading = ["<bos>"] + self.written  # the decoder's input so far
 
     def note(self, x, y, text, **kw):
         self.ax.text(x, y, text, fontsize=9 if self.small else 8, color=kw.pop("color", _MUTED),
@@ -134,7 +133,7 @@ class _Frame:
         """The decoder's input so far, up the decoder stack, out through Linear + softmax."""
         m, ax, dec_x, col_w, fs = self.m, self.ax, self.dec_x, self.col_w, self.fs
         encoding, small, mid = self.encoding, self.small, dec_x + col_w / 2
-        ax.text(mid, 0.5, " ".join(self.reading) if not encoding else self.start,
+        ax.text(mid, 0.5, " ".join(self.reading) if not encoding else "<bos>",
                 ha="center", va="center", fontsize=fs, color=_INK if not encoding else _MUTED,
                 wrap=True)
         kit.arrow(ax, (mid, 0.65), (mid, self.base))
@@ -191,8 +190,7 @@ class _Frame:
 def draw_whole_model(m: Motion, step: int, *, width: float = kit.DESKTOP_WIDTH_IN,
                      overview: bool = False):
     """Frame ``step`` (-1: the encoder runs; t: the decoder writes word t) of the whole model;
-    an ``overview`` (the front page's, before any chapter) names no shape, no K and V and no
-    <bos>: the decoder's first input is written "(start)"."""
+    an ``overview`` (the front page's, before any chapter) names no shape and no K and V."""
     frame = _Frame(m, step, width, overview)
     frame.encoder()
     frame.memory()
