@@ -13,7 +13,8 @@ build this:
 * keeps, in the theme's stylesheet, only the icon rules of the icons that the pages and the
   theme's scripts use, and subsets the three fonts to those icons and to the ones the theme's
   own rules name (admonitions, external links, ...), as WOFF files of a few kB;
-* removes the search scripts from every page but ``search.html``.
+* removes the search scripts from every page but ``search.html``;
+* removes sphinx-design's tab script (``design-tabs.js``, 7 kB) from every page without a tab set.
 
 Loaded from ``_config.yml``: ``sphinx.local_extensions: {lean_theme: site/}``. The page weight is
 checked by tests/browser/test_page_weight.py.
@@ -34,6 +35,7 @@ FONTS = Path("_static/vendor/fontawesome/webfonts")
 DROPPED = ["_static/scripts/fontawesome.js", "_static/scripts/fontawesome.js.map",
            "_static/scripts/fontawesome.js.LICENSE.txt"]
 SEARCH_SCRIPTS = ("_static/searchtools.js", "_static/language_data.js", "searchindex.js")
+TABS_SCRIPT = "_static/design-tabs.js"
 #: One icon rule of Font Awesome's stylesheet: ``.fa-bars:before,.fa-navicon:before{content:"\f0c9"}``.
 ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:before,?)+)\{content:"\\([0-9a-f]+)"\}')
 #: A codepoint of the icon fonts' private use area in a CSS string: "\f0c9", "\e521".
@@ -79,7 +81,7 @@ def _subset(ttf: Path, codepoints: set[int], out: Path) -> None:
 
 
 def slim_site(outdir: Path) -> dict[str, int]:
-    """Apply the three changes above to a built site; return the bytes before and after."""
+    """Apply the four changes above to a built site; return the bytes before and after."""
     css_path = outdir / THEME_CSS
     css = css_path.read_text(encoding="utf-8")
     other_css = "".join(p.read_text(encoding="utf-8") for p in (outdir / "_static").rglob("*.css")
@@ -100,6 +102,7 @@ def slim_site(outdir: Path) -> dict[str, int]:
     for name in DROPPED:
         (outdir / name).unlink(missing_ok=True)
     fontawesome, search = _script("_static/scripts/fontawesome.js"), [_script(s) for s in SEARCH_SCRIPTS]
+    tabs = _script(TABS_SCRIPT)
     for page in outdir.rglob("*.html"):
         if page.relative_to(outdir).parts[0].startswith("_"):
             continue  # the theme's template snippets, not pages
@@ -108,6 +111,8 @@ def slim_site(outdir: Path) -> dict[str, int]:
         if page != outdir / "search.html":
             for script in search:
                 new = script.sub("", new)
+        if "sd-tab-set" not in new:  # sphinx-design's tabs: the script only they need
+            new = tabs.sub("", new)
         if new != text:
             page.write_text(new, encoding="utf-8")
     return sizes

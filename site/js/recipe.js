@@ -24,7 +24,8 @@ export function recipeFrom(schema) {
 /** The limits in words (the widget states them): strings, and {code} for names. */
 export function limitsText({ limits: l, dFfPerDModel }) {
   const range = ([low, high]) => `${low.toLocaleString("en")}-${high.toLocaleString("en")}`;
-  return [`Limits: ${range(l.steps)} steps, learning rate up to ${l.lr[1]}, `, { code: "d_model" },
+  return [`Limits: ${range(l.steps)} steps, learning rate up to ${l.lr[1]}, warm-up up to ` +
+    `${l.warmup[1].toLocaleString("en")} steps, label smoothing up to ${l.labelSmoothing[1]}, `, { code: "d_model" },
     ` ${range(l.dModel)} (a multiple of `, { code: "n_heads" }, `), ${range(l.nHeads)} heads, ${range(l.nLayers)} ` +
     "layers a side; ", { code: "d_ff" }, ` is ${dFfPerDModel} x `, { code: "d_model" }, "."];
 }

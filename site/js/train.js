@@ -115,7 +115,8 @@ export async function mount(element, api) {
   async function run() {
     const bad = Object.keys(check());
     if (bad.length) {
-      status.textContent = `Not trained: fix ${bad.join(", ")} (marked beside each).`;
+      const label = Object.fromEntries(FIELDS);  // the fields' labels, as the reader sees them
+      status.textContent = `Not trained: fix ${bad.map((k) => label[k] ?? k).join(", ")} (marked beside each).`;
       element.dataset.state = "error";
       return false;
     }

@@ -231,8 +231,9 @@ def test_every_image_has_alt_text_that_says_what_it_shows(site, pages):
 
 
 def test_pages_carry_no_icon_javascript_and_small_icon_fonts(site, pages):
-    """site/lean_theme.py: no page loads Font Awesome's JavaScript (1.5 MB) or, but the search
-    page, the search index; the icon fonts hold only the icons the pages use."""
+    """site/lean_theme.py: no page loads Font Awesome's JavaScript (1.5 MB), or, but the search
+    page, the search index, or, without tabs, sphinx-design's tab script; the icon fonts hold
+    only the icons the pages use."""
     problems = []
     for path, page in pages.items():
         name = str(path.relative_to(site))
@@ -241,6 +242,9 @@ def test_pages_carry_no_icon_javascript_and_small_icon_fonts(site, pages):
             problems.append(f"{name}: loads fontawesome.js")
         if name != "search.html" and any(s.endswith("searchindex.js") for s in scripts):
             problems.append(f"{name}: loads the search index")
+        if "sd-tab-set" not in path.read_text(encoding="utf-8") and any(
+                s.endswith("design-tabs.js") for s in scripts):
+            problems.append(f"{name}: loads sphinx-design's tab script without a tab set")
     fonts = {f.name: f.stat().st_size for f in (site / "_static/vendor/fontawesome/webfonts").iterdir()}
     assert fonts and all(n.endswith(".woff") and size < 20_000 for n, size in fonts.items()), fonts
     assert not (site / "_static/scripts/fontawesome.js").exists()

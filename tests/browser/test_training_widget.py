@@ -330,7 +330,7 @@ def test_every_invalid_field_is_named_at_once(browser, server):
                     "dModel": "expected an even multiple of nHeads=4, got 30"}, said
     browser.find_element("css selector", f"{WIDGET} button").click()
     status = browser.find_element("css selector", f"{WIDGET} [data-role=status]").text
-    assert status == "Not trained: fix steps, lr, dModel (marked beside each).", status
+    assert status == "Not trained: fix steps, learning rate, d_model (marked beside each).", status
 
 
 def test_the_menu_offers_what_can_be_trained_and_translate_takes_its_example(browser, server):

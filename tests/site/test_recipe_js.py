@@ -32,7 +32,8 @@ def read(schema: dict, options: list) -> dict:
 def test_the_shipped_schema_gives_the_limits_the_widget_states():
     out = read(recipe.schema(), [{}, {"steps": 3001}, {"schedule": "linear"},
                                  {"referentWeight": 11}, {"referentWeight": 0.5}])
-    assert out["text"] == ("Limits: 1-3,000 steps, learning rate up to 0.05, d_model 8-128 (a "
+    assert out["text"] == ("Limits: 1-3,000 steps, learning rate up to 0.05, warm-up up to 1,000 "
+                           "steps, label smoothing up to 0.5, d_model 8-128 (a "
                            "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x "
                            "d_model.")
     assert out["r"]["limits"]["labelSmoothing"] == [0, 0.5, 0]
@@ -51,6 +52,7 @@ def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():
     schema = copy.deepcopy(recipe.schema())
     p = schema["properties"]
     p["steps"]["x-page"] = [1, 50]
+    p["label_smoothing"]["x-page"] = [0, 0.3]
     p["schedule"]["enum"] = ["constant", "cosine"]
     p["adam_betas"]["default"] = [0.8, 0.9]
     p["seed"]["default"] = 7
@@ -58,7 +60,8 @@ def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():
     schema["x-d-ff-per-d-model"] = 4
     out = read(schema, [{"steps": 50}, {"steps": 51}, {"steps": 50, "schedule": "noam"},
                         {"steps": 50, "dModel": 96}])
-    assert out["text"] == ("Limits: 1-50 steps, learning rate up to 0.05, d_model 8-64 (a "
+    assert out["text"] == ("Limits: 1-50 steps, learning rate up to 0.05, warm-up up to 1,000 "
+                           "steps, label smoothing up to 0.3, d_model 8-64 (a "
                            "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 4 x "
                            "d_model.")
     assert out["r"]["betas"] == [0.8, 0.9] and out["r"]["dFfPerDModel"] == 4

@@ -345,3 +345,16 @@ def self_attention_widget(corpus: str, sentence: str, corpora, examples):
                    alt=f"the self-attention of every head of the top encoder layer of the shipped "
                        f"{corpus} model for '{sentence}': each word on the left joined to "
                        f"every word on the right by lines as strong as its weight")
+
+
+#: The live view's corpora (a menu: "trained" joins it after a run in the page) and its sentence.
+LIVE_CORPORA = ["coreference", "post", "fr-en", "copy", "reverse"]
+TIRED = "the animal didn't cross the street because it was too tired"
+
+
+def live_self_attention():
+    """The live self-attention view of chapters 04 and 10: every shipped corpus's model (and the
+    reader's, once trained in the page), the coreference model on the post's sentence first."""
+    examples = {c: il.data.load_corpus(c, "test")[0][0][0] for c in LIVE_CORPORA}
+    examples["coreference"] = TIRED
+    return self_attention_widget("coreference", TIRED, LIVE_CORPORA, examples)

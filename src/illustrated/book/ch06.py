@@ -276,3 +276,9 @@ def draw_training(histories: dict, *, baseline: float | None = None, title: str 
         ax.legend(fontsize=9)
     ax.set_title(kit.wrap(title, 44) if phone else title, fontsize=10)
     return fig
+
+
+#: The pre-LN layer figure's alt text (chapter 06 shows the call, not this sentence).
+PRE_LN_ALT = ("Encoder layer 0 from bottom to top: LayerNorm, self-attention, Add, LayerNorm, one "
+              "feed-forward network per word, Add; a dashed residual goes around each LayerNorm "
+              "and sub-layer into its Add box")
