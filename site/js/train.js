@@ -113,10 +113,9 @@ export async function mount(element, api) {
   }
   // One run: true once it has trained (or was stopped), false when refused or failed.
   async function run() {
-    const bad = Object.keys(check());
+    const bad = Object.keys(check()).map((k) => Object.fromEntries(FIELDS)[k] ?? k);  // by the fields' labels
     if (bad.length) {
-      const label = Object.fromEntries(FIELDS);  // the fields' labels, as the reader sees them
-      status.textContent = `Not trained: fix ${bad.map((k) => label[k] ?? k).join(", ")} (marked beside each).`;
+      status.textContent = `Not trained: fix ${bad.join(", ")} (marked beside each).`;
       element.dataset.state = "error";
       return false;
     }
