@@ -41,13 +41,14 @@ class AttentionCache:
 
     @property
     def k(self) -> torch.Tensor | None:
-        """The keys held, (batch, n_heads, length, d_k): a view of the buffer."""
-        return None if self._k is None else self._k.narrow(2, 0, self.length)
+        """The keys held, (batch, n_heads, length, d_k): a view of the buffer if it grows, else
+        the keys themselves (a cross-attention reads them at every step: no view to make)."""
+        return self._k if self._k is None or not self.grows else self._k.narrow(2, 0, self.length)
 
     @property
     def v(self) -> torch.Tensor | None:
-        """The values held, (batch, n_heads, length, d_k): a view of the buffer."""
-        return None if self._v is None else self._v.narrow(2, 0, self.length)
+        """The values held, (batch, n_heads, length, d_k), as :attr:`k`."""
+        return self._v if self._v is None or not self.grows else self._v.narrow(2, 0, self.length)
 
     @property
     def ready(self) -> bool:
