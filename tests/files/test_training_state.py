@@ -472,6 +472,21 @@ def test_a_run_resumed_with_the_objective_switched_is_refused_by_referent_weight
                                    f"('{it_saved}'), got {weight}")
 
 
+
+def test_the_command_line_goes_on_with_the_objective_and_names_its_flag(tmp_path, capsys):
+    """`--corpus coreference` trains with the objective on (its preset's referent_weight 1.0):
+    its checkpoint resumes, and a resume with `--referent-weight 0` names the flag."""
+    out = tmp_path / "run.pt"
+    common = ["train", "--corpus", "coreference", "--device", "cpu", "--checkpoint-every", "2"]
+    assert cli.main([*common, "--steps", "2", "--out", str(out)]) == 0
+    assert cli.main([*common, "--steps", "3", "--resume", str(out), "--out", str(out)]) == 0
+    assert training_state.load_training_state(out)[3]["step"] == 3
+    capsys.readouterr()
+    code = cli.main([*common, "--steps", "4", "--referent-weight", "0", "--resume", str(out),
+                     "--out", str(tmp_path / "other.pt")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"error: --referent-weight: expected 1.0 as in the run "
+                                       f"being resumed ('{out}'), got 0.0\n")
 # (what is changed, which checkpoint, the change, the field named, what the message says)
 IT_HAND_MADE = [
     ("read-out taken away", "it", lambda t: t.pop(training_state.REFERENT_KEY), "referent",
