@@ -1,6 +1,7 @@
 """The referent objective (illustrated.referent, ``il.train(referent_weight=...)``): the labels the
 coreference grammar gives, what one training step changes, its bad arguments, micro-batches that
-add up to the whole batch's objective, and the "it" head it grew in the shipped coreference model (the post's figure: "it" -> "the animal" / "the street")."""
+add up to the whole batch's objective, and the "it" head it grew in the shipped coreference model
+(the post's figure: "it" -> "the animal" / "the street")."""
 import math
 from dataclasses import replace
 
