@@ -269,8 +269,10 @@ _area("training", [
     ("resume: repeated batch-order indices accepted", "files/training_state.py",
      "            or len(set(order)) != len(order):", "            or False:"),
     ("resume: Adam moments of another shape accepted", "files/training_state.py",
-     "if not isinstance(value, torch.Tensor) or value.shape != params[index].shape \\",
+     "if not isinstance(value, torch.Tensor) or value.shape != params[index] \\",
      "if not isinstance(value, torch.Tensor) \\"),
+    ("resume: the 'it' objective's read-out not restored", "files/training_state.py",
+     "        readout.load_state_dict(resumed[REFERENT_KEY])", "        pass"),
     # inference
     ("exact match: references cut to the vocabulary", "inference.py",
      "targets = [expected_translation(t) for _, t in pairs]",

@@ -1,11 +1,13 @@
 """Shared fixtures: float64, seeded, two threads (one for tiny models, and one in each of
 pytest-xdist's workers: `make test` runs a worker per core); a training run killed at a given
-step; a call with every attention's weights recorded."""
+step; a call with every attention's weights recorded; pairs for the "it" objective."""
 import os
 
 import pytest
 import torch
 
+import illustrated as il
+from illustrated.data.pairs_file import build_vocab
 from illustrated.modules import Attention, recording_attention
 
 torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
@@ -57,3 +59,13 @@ def recorded():
             out = call(*args, **kwargs)
         return out, Attention.of(record)
     return run
+
+
+@pytest.fixture(scope="session")
+def it_pairs():
+    """(pairs, src_vocab, tgt_vocab) for the "it" objective (illustrated.referent): 12 pairs of
+    the coreference corpus, whose "it" is labelled with its noun, then 4 whose "it" is replaced
+    by "the cat" (unlabelled: a batch's labelled share differs from its share of tokens)."""
+    pairs, _, _ = il.data.load_corpus("coreference")
+    pairs = pairs[:12] + [(s.replace(" it ", " the cat "), t) for s, t in pairs[12:16]]
+    return pairs, build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])

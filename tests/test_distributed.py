@@ -1,6 +1,7 @@
 """Data-parallel training with torchrun: 2 CPU processes (gloo) for 20 steps end with the same
 weights on both ranks, a falling loss, and the weights of single-process training on the
-combined batch; `torchrun -m illustrated train --pairs` trains on both and writes on rank 0."""
+combined batch, with the "it" objective's read-out too; `torchrun -m illustrated train --pairs`
+trains on both and writes on rank 0."""
 import json
 import os
 import subprocess
@@ -25,11 +26,17 @@ RECIPE = {"steps": 20, "batch_size": 6, "lr": 3e-3, "warmup": 5, "seed": 0,
 WORKER = """
 import json, sys, torch
 import illustrated as il
-from illustrated import distributed
+from illustrated import distributed, training
 from illustrated.data.pairs_file import build_vocab
 from dataclasses import replace
 pairs, recipe, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 pairs = [tuple(p) for p in pairs]
+made = []  # the "it" objective il.train makes, when referent_weight > 0
+class Kept(training.ReferentObjective):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        made.append(self)
+training.ReferentObjective = Kept
 distributed.init("cpu")
 src, tgt = build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
 cfg = replace(il.TINY, src_vocab_size=len(src), tgt_vocab_size=len(tgt))
@@ -37,17 +44,19 @@ il.set_seed(recipe["seed"])
 model = il.modules.Transformer(cfg)
 history = il.train(model, pairs, src, tgt, progress=False, **recipe)  # DDP: a group runs
 rank = torch.distributed.get_rank()
-torch.save({"state": model.state_dict(), "loss": history.loss}, f"{out}/rank{rank}.pt")
+readout = made[0].readout.state_dict() if made else None
+torch.save({"state": model.state_dict(), "loss": history.loss, "readout": readout},
+           f"{out}/rank{rank}.pt")
 torch.distributed.destroy_process_group()
 """
 
 
-def single_process():
-    src, tgt = build_vocab([s for s, _ in PAIRS]), build_vocab([t for _, t in PAIRS])
+def single_process(pairs=PAIRS, recipe=RECIPE):
+    src, tgt = build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
     cfg = replace(il.TINY, src_vocab_size=len(src), tgt_vocab_size=len(tgt))
     il.set_seed(0)
     model = il.modules.Transformer(cfg)
-    history = il.train(model, PAIRS, src, tgt, device="cpu", progress=False, **RECIPE)
+    history = il.train(model, pairs, src, tgt, device="cpu", progress=False, **recipe)
     return model.state_dict(), history.loss
 
 
@@ -81,14 +90,56 @@ def test_both_ranks_end_with_identical_weights_and_the_loss_fell(ranks):
 
 def test_two_processes_equal_one_process_on_the_combined_batch(ranks):
     state, loss = single_process()
-    assert ranks[0]["loss"] == pytest.approx(loss, rel=1e-4, abs=1e-5)
+    assert_same_run(ranks[0], state, loss)
+
+
+def assert_same_run(rank, state, loss):
+    """A rank's losses and weights are those of one process, to float rounding."""
+    assert rank["loss"] == pytest.approx(loss, rel=1e-4, abs=1e-5)
     for name, weight in state.items():
         if name.endswith("w_k.bias"):
             # softmax ignores what the key bias adds (the same q.b to a whole row of scores): its
             # true gradient is 0, and Adam turns the rounding noise left there into lr-sized steps
             continue
-        torch.testing.assert_close(ranks[0]["state"][name], weight, rtol=1e-4, atol=1e-4,
+        torch.testing.assert_close(rank["state"][name], weight, rtol=1e-4, atol=1e-4, msg=name)
+
+
+def test_the_it_objective_under_two_processes_keeps_one_read_out_and_one_process_run(
+        it_pairs, tmp_path, monkeypatch):
+    """referent_weight > 0 under torchrun. Before: refused ("its read-out is neither
+    checkpointed nor shared across processes"). Now the read-out's gradients are averaged as
+    DDP averages the model's: both ranks end with the same read-out, and the run (the pairs
+    without "it" among them, so that each rank's labelled share differs from its share of the
+    batch) is the one-process run, its read-out included; rank 0's checkpoint keeps it."""
+    pairs = it_pairs[0]
+    recipe = {**RECIPE, "batch_size": 8, "steps": 12, "referent_weight": 2.0}
+    script = tmp_path / "worker.py"
+    script.write_text(textwrap.dedent(WORKER))
+    path = tmp_path / "run.pt"
+    torchrun(script, json.dumps(pairs), json.dumps({**recipe, "checkpoint_every": 12,
+                                                    "checkpoint_path": str(path)}),
+             str(tmp_path))
+    first, second = (torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in (0, 1))
+    assert first["loss"] == second["loss"]
+    for name, weight in [*first["state"].items(), *first["readout"].items()]:
+        assert torch.equal(weight, {**second["state"], **second["readout"]}[name]), name
+    made = []
+
+    class Kept(il.training.ReferentObjective):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(il.training, "ReferentObjective", Kept)
+    state, loss = single_process(pairs, recipe)
+    assert_same_run(first, state, loss)
+    for name, weight in made[0].readout.state_dict().items():
+        torch.testing.assert_close(first["readout"][name], weight, rtol=1e-4, atol=1e-4,
                                    msg=name)
+    _, _, _, saved = load_training_state(path)
+    assert saved["recipe"]["processes"] == 2
+    for name, weight in first["readout"].items():
+        assert torch.equal(saved["referent"][name], weight), name
 
 
 # `torchrun -m illustrated train ...`, with il.train wrapped to keep each rank's final weights

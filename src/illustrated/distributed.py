@@ -27,7 +27,8 @@ import torch.distributed as dist
 from ._args import check_bool, check_real
 
 __all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "lost_peer", "leave",
-           "process_group", "rank_device", "wrap", "synced_at", "sum_over_processes"]
+           "process_group", "rank_device", "wrap", "synced_at", "sum_over_processes",
+           "average_gradients"]
 
 #: Seconds a process waits for the others in a collective before it gives up: 5 minutes, not
 #: the 30 of gloo's and NCCL's own default (a stopped or hung rank then ends the run soon).
@@ -150,3 +151,16 @@ def sum_over_processes(totals: torch.Tensor, several: bool) -> torch.Tensor:
     if several:
         dist.all_reduce(totals)
     return totals
+
+
+def average_gradients(params, several: bool) -> None:
+    """The gradients of ``params``, weights DDP does not wrap (the read-out of
+    :mod:`illustrated.referent`), averaged over every process as DDP averages the model's; a
+    process whose share gave one no gradient counts zeros. Nothing alone."""
+    if not several:
+        return
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+        dist.all_reduce(p.grad)
+        p.grad.div_(dist.get_world_size())

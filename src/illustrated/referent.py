@@ -9,7 +9,9 @@ vocabulary; :func:`illustrated.data.coreference_grammar.referent` finds it), and
 cross-entropy, times ``referent_weight``, is added to the translation loss
 (``il.train(..., referent_weight=1.0)``). The read-out is not part of the Transformer: it lives
 for one run and is dropped, so the trained model has the same weights, files and readers as any
-other.
+other. Until then a training checkpoint keeps it, with its Adam state, so that a resumed run goes
+on with it, and under torchrun its gradients are averaged over the processes as DDP averages the
+model's (:mod:`illustrated.files.training_state`, :func:`illustrated.distributed.average_gradients`).
 
 References: post "Self-Attention at a High Level" (what does "it" refer to?); auxiliary losses as
 in Caruana 1997 ("Multitask learning").
@@ -84,6 +86,10 @@ class ReferentObjective:
         finally:
             handle.remove()
             self._memory = None
+
+    def count(self, rows: Sequence[int]) -> int:
+        """How many of the pairs ``rows`` (indices) are labelled."""
+        return sum(self.labels[i] is not None for i in rows)
 
     def loss(self, rows: Sequence[int]) -> torch.Tensor:
         """Weighted cross-entropy of the read-out at "it" over the labelled pairs among ``rows``

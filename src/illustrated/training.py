@@ -210,7 +210,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     micro-batches: each micro-batch's mean cross-entropy (``F.cross_entropy``) weighted by its
     share of the global batch's target tokens, so that the accumulated (and DDP-averaged)
     gradient is the gradient of the global batch's mean loss. Alone and without accumulation the
-    share is 1: the loss is ``F.cross_entropy``'s mean, bit for bit as it always was.
+    share is 1: the loss is ``F.cross_entropy``'s mean, bit for bit as it always was. With
+    ``referent_weight`` > 0 the "it" objective (:mod:`illustrated.referent`) is added the same
+    way, as its share of the batch's labelled pairs; its read-out is not in DDP's wrapper, and
+    its gradients are averaged over the processes as DDP averages the model's.
 
     Parameters
     ----------
@@ -230,18 +233,22 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         or False (train alone even so).
     checkpoint_every : int, write ``checkpoint_path`` every that many steps and after the last
         one (0 = never): the model, vocabularies and config as :func:`il.save_checkpoint`, plus
-        Adam's state, the step, the batch order, the global RNG states and the history,
+        Adam's state, the step, the batch order, the global RNG states and the history (and with
+        ``referent_weight`` > 0 the objective's read-out, its Adam state among the rest),
         atomically (a crash mid-write leaves the previous checkpoint).
     checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0); its
         file system must have room for one (:func:`illustrated.files.checkpoint.estimate_bytes`)
         before training starts.
     resume : a checkpoint written with ``checkpoint_every``: load its weights into ``model``
-        and continue its run up to ``steps``. On one process in fp32, training 20 steps equals
-        training 10, checkpointing and resuming to 20, bit for bit. The model's config, the
-        data (the sha256 of each side's sentences as ids and of each vocabulary, stored in
-        every checkpoint) and the recipe (every field of the Recipe but ``steps`` and Adam's,
-        which the optimizer's state checks, and the number of processes) must be the
-        checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`).
+        (and the "it" objective's read-out, when ``referent_weight`` > 0) and continue its run
+        up to ``steps``. On one process in fp32, training 20 steps equals training 10,
+        checkpointing and resuming to 20, bit for bit, with the objective on or off. The model's
+        config, the data (the sha256 of each side's sentences as ids and of each vocabulary,
+        stored in every checkpoint) and the recipe (every field of the Recipe but ``steps`` and
+        Adam's, which the optimizer's state checks, and the number of processes) must be the
+        checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`),
+        ``referent_weight`` too: a checkpoint written with the objective off cannot go on with
+        it on, nor the reverse.
     compile : "auto" (default: on CUDA only), True, False, or a ``torch.compile`` backend's
         name: run each step's forward pass and loss compiled, on CUDA as CUDA graphs over
         batches padded to a few bucket shapes (:mod:`illustrated.captured_step`); the same
@@ -270,7 +277,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         on the device, ``checkpoint_every`` without ``checkpoint_path``, a ``checkpoint_path``
         that cannot be written or whose disk has too little room), a ``resume`` file that is not
         a training checkpoint of this model, data and recipe or was changed after it was written
-        (the message names the file and the field; see
+        (the message names the file and the field, or the Recipe field that differs, e.g.
+        ``"referent_weight: expected 0.0 as in the run being resumed ('run.pt'), got 1.0"``; see
         :func:`illustrated.files.training_state.resume_state`), vocabularies that do not fit the
         model, or an empty ``pairs``. A checkpoint that cannot be written mid-run (a full disk)
         stops training with one error naming ``checkpoint_path``; the previous one is intact.
@@ -288,7 +296,6 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     run = _Run.checked(model, pairs, src_vocab, tgt_vocab, recipe=recipe, device=device,
                        callback=callback, progress=progress, distributed=distributed,
                        checkpoint_every=checkpoint_every, checkpoint_path=checkpoint_path)
-    _check_referent(recipe.referent_weight, resume, run.several)
     steps, clip_grad = recipe.steps, recipe.clip_grad
     resumed = resume_state(resume, model, recipe=run.saved, encoded=run.encoded,
                            vocabs=(src_vocab, tgt_vocab), steps=steps,
@@ -303,8 +310,9 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             run.referent = ReferentObjective(model, pairs, run.encoded, recipe.referent_weight,
                                              run.device)
             optimizer.add_param_group({"params": list(run.referent.readout.parameters())})
-        first, order = restore(resumed, model, optimizer, generator, history, run.device) \
-            if resumed is not None else (1, [])
+        readout = run.referent.readout if run.referent else None
+        first, order = restore(resumed, model, optimizer, generator, history, run.device,
+                               readout=readout) if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
         captured = captured_step(model, compile, src_vocab, tgt_vocab, device=run.device,
                                  processes=run.world, grad_accum_steps=recipe.grad_accum_steps,
@@ -337,7 +345,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                     save_training_state(checkpoint_path, model, (src_vocab, tgt_vocab),
                                         step=step, recipe=run.saved, data=run.data,
                                         optimizer=optimizer, generator=generator, order=order,
-                                        device=run.device, history=history)
+                                        device=run.device, history=history, readout=readout)
                 if callback is not None:
                     callback(step, history)
     model.eval()
@@ -353,10 +361,13 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     tokens times the number of processes: the gradients add up, and DDP's average over the
     processes makes them the gradient of the whole batch's mean loss, the same numbers on every
     process. Alone and without accumulation the weight is exactly 1 (the plain loop's mean).
+    The "it" objective's mean over a micro-batch's labelled pairs is weighted likewise by their
+    share of the batch's labelled pairs, and its read-out's gradients averaged over processes.
     ``captured`` (a :class:`~illustrated.captured_step.CapturedStep`) computes the forward pass
     and the loss when given, unless it declines (a hooked model).
     """
     tokens = sum(len(run.encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
+    labelled = run.referent.count(idx) if run.referent else 0  # pairs the "it" objective reads
     shard = idx[run.rank::run.world]  # this process's pairs (a DistributedSampler-style split)
     accum = run.recipe.grad_accum_steps
     totals = torch.zeros(2, dtype=torch.float64, device=run.device)  # summed loss, correct
@@ -379,10 +390,15 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
                     correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
             else:
                 loss, correct = step
-            objective = loss + run.referent.loss(rows) if run.referent else loss
-            (objective * (n_tokens * run.world / tokens)).backward()
+            objective = loss * (n_tokens * run.world / tokens)
+            if labelled:  # its mean over the labelled pairs here, weighted by their share
+                objective = objective + run.referent.loss(rows) * (
+                    run.referent.count(rows) * run.world / labelled)
+            objective.backward()
         with torch.no_grad():
             totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])
+    if labelled:  # the read-out is not in DDP: its gradients are averaged here
+        ddp.average_gradients(run.referent.readout.parameters(), run.several)
     ddp.sum_over_processes(totals, run.several)
     return totals[0] / tokens, float(totals[1]) / tokens
 
@@ -484,7 +500,8 @@ class _Run:
                              f"{checkpoint_every}, got None")
         if checkpoint_path is not None and rank == 0:  # and room for it, before any training
             check_writable(checkpoint_path, "checkpoint_path", need_bytes=estimate_bytes(
-                model.cfg, training=True, steps=recipe.steps, pairs=len(pairs)))
+                model.cfg, training=True, steps=recipe.steps, pairs=len(pairs),
+                referent=recipe.referent_weight > 0))
         encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
         longest = max(max(len(s), len(t) + 1) for s, t in encoded)
         if longest > model.cfg.max_len:
@@ -493,15 +510,6 @@ class _Run:
         _check_shares(len(encoded), recipe, world, longest)
         return cls(recipe, device, rank, world, several, encoded,
                    data_fingerprint(encoded, src_vocab, tgt_vocab), progress and rank == 0)
-
-
-def _check_referent(weight: float, resume: object, several: bool) -> None:
-    """ValueError naming ``referent_weight`` when it is on while resuming or under a process
-    group (its read-out is neither saved in a checkpoint nor averaged over processes)."""
-    if weight > 0 and (resume is not None or several):
-        raise ValueError(f"referent_weight: expected 0 when resuming or under a process group "
-                         f"(its read-out is neither checkpointed nor shared across processes; "
-                         f"pass referent_weight=0 to train without it), got {weight}")
 
 
 def _check_shares(n_pairs: int, recipe: Recipe, world: int, longest: int) -> None:

@@ -5,7 +5,9 @@ was written, each by name and file; a hand-made state that does not fit (a bad s
 batch order, RNG state, history or optimizer state) is one ValueError naming the file and the
 field, never an IndexError or a RuntimeError from torch or NumPy. Hypothesis tampers at random:
 the run then either goes on exactly as the uninterrupted run did, or stops with one such
-ValueError."""
+ValueError. With the "it" objective on (referent_weight), its read-out and the read-out's Adam
+state resume bit for bit too, are checked as the other fields are, and a run resumed with the
+objective switched is refused by referent_weight."""
 import math
 import shutil
 import tempfile
@@ -397,3 +399,140 @@ def test_random_tampering_gives_the_uninterrupted_run_or_one_value_error(saved, 
         if not recompute or not changed:
             assert history.loss == straight[0].loss
             assert all(torch.equal(state[k], v) for k, v in straight[1].items())
+
+
+# ---- the "it" objective (referent_weight > 0): its read-out and Adam state go on with the run
+
+IT_RECIPE = {**RECIPE, "batch_size": 6, "referent_weight": 1.0}
+
+
+def it_model(it_pairs, seed=0):
+    _, src, tgt = it_pairs
+    il.set_seed(seed)
+    return il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
+                                          tgt_vocab_size=len(tgt), dropout=0.1))
+
+
+def it_train(it_pairs, path, seed=0, **kwargs):
+    """(history, weights, the training state written after the last step to ``path``)."""
+    model = it_model(it_pairs, seed)
+    history = il.train(model, *it_pairs, **{**IT_RECIPE, "checkpoint_every": 12,
+                                            "checkpoint_path": path, **kwargs})
+    return history, model.state_dict(), torch.load(path, weights_only=True)["training"]
+
+
+@pytest.fixture(scope="module")
+def it_straight(it_pairs, tmp_path_factory):
+    return it_train(it_pairs, tmp_path_factory.mktemp("it") / "straight.pt")
+
+
+@pytest.fixture(scope="module")
+def it_saved(it_pairs, tmp_path_factory, kill_at):
+    """A run with the objective on killed at step 7, its checkpoint of step 6 left."""
+    path = tmp_path_factory.mktemp("it") / "run.pt"
+    with pytest.raises(kill_at.error):
+        il.train(it_model(it_pairs), *it_pairs, **IT_RECIPE, checkpoint_every=3,
+                 checkpoint_path=path, callback=kill_at(7))
+    return path
+
+
+def test_the_it_objective_resumes_to_the_uninterrupted_run(it_pairs, it_saved, it_straight,
+                                                          tmp_path):
+    """Before: refused ("referent_weight: expected 0 when resuming"). Now the read-out's weights
+    and its Adam state come back: the losses, the model and the read-out end bit for bit as in
+    the run that was never stopped."""
+    saved = torch.load(it_saved, weights_only=True)["training"]
+    assert saved["step"] == 6 and set(saved[training_state.REFERENT_KEY]) == {
+        "linear.weight", "linear.bias"}
+    assert len(saved["optimizer"]["param_groups"]) == 2  # the model's, the read-out's
+    history, state, final = it_train(it_pairs, tmp_path / "resumed.pt", seed=9, resume=it_saved)
+    straight_history, straight_state, straight_final = it_straight
+    assert history.loss == straight_history.loss and history.lr == straight_history.lr
+    assert all(torch.equal(state[k], v) for k, v in straight_state.items())
+    for key in (training_state.REFERENT_KEY, "optimizer", "rng", "generator", "order"):
+        assert final["digest"][key] == straight_final["digest"][key], key
+    # the read-out moved after the resume: it was trained, not merely carried along
+    moved = final[training_state.REFERENT_KEY]["linear.weight"]
+    assert not torch.equal(moved, saved[training_state.REFERENT_KEY]["linear.weight"])
+
+
+def test_a_run_resumed_with_the_objective_switched_is_refused_by_referent_weight(saved, it_saved,
+                                                                                 it_pairs):
+    """On where the checkpoint had it off, off (or another weight) where it had it on: one
+    error naming referent_weight, what the checkpoint's run had and what was passed."""
+    with pytest.raises(ValueError) as info:
+        resume(saved, referent_weight=1.0)
+    assert str(info.value) == (f"referent_weight: expected 0.0 as in the run being resumed "
+                               f"('{saved}'), got 1.0")
+    for weight in (0.0, 0.5):
+        with pytest.raises(ValueError) as info:
+            il.train(it_model(it_pairs), *it_pairs,
+                     **{**IT_RECIPE, "referent_weight": weight}, resume=it_saved)
+        assert str(info.value) == (f"referent_weight: expected 1.0 as in the run being resumed "
+                                   f"('{it_saved}'), got {weight}")
+
+
+
+def test_the_command_line_goes_on_with_the_objective_and_names_its_flag(tmp_path, capsys):
+    """`--corpus coreference` trains with the objective on (its preset's referent_weight 1.0):
+    its checkpoint resumes, and a resume with `--referent-weight 0` names the flag."""
+    out = tmp_path / "run.pt"
+    common = ["train", "--corpus", "coreference", "--device", "cpu", "--checkpoint-every", "2"]
+    assert cli.main([*common, "--steps", "2", "--out", str(out)]) == 0
+    assert cli.main([*common, "--steps", "3", "--resume", str(out), "--out", str(out)]) == 0
+    assert training_state.load_training_state(out)[3]["step"] == 3
+    capsys.readouterr()
+    code = cli.main([*common, "--steps", "4", "--referent-weight", "0", "--resume", str(out),
+                     "--out", str(tmp_path / "other.pt")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"error: --referent-weight: expected 1.0 as in the run "
+                                       f"being resumed ('{out}'), got 0.0\n")
+# (what is changed, which checkpoint, the change, the field named, what the message says)
+IT_HAND_MADE = [
+    ("read-out taken away", "it", lambda t: t.pop(training_state.REFERENT_KEY), "referent",
+     "expected the read-out's weights, as the recipe's referent_weight is 1.0, got none"),
+    ("read-out of another shape", "it", set_in([training_state.REFERENT_KEY, "linear.bias"],
+                                               lambda b: b[:-1]), "referent",
+     "expected the read-out's finite weight"),
+    ("read-out NaN", "it", set_in([training_state.REFERENT_KEY, "linear.weight"],
+                                  lambda w: w * math.nan), "referent",
+     "expected the read-out's finite weight"),
+    ("read-out's Adam group taken away", "it", set_in(["optimizer", "param_groups"],
+                                                      lambda g: g[:1]), "optimizer",
+     "and, as a second group, the read-out's 2"),
+    ("read-out's Adam moment NaN", "it", lambda t: t["optimizer"]["state"][
+        max(t["optimizer"]["state"])].__setitem__("exp_avg", torch.full((1,), math.nan)),
+     "optimizer", "is not a finite tensor of shape"),
+    ("read-out in a run without it", "off", lambda t: t.__setitem__(
+        training_state.REFERENT_KEY, {"linear.weight": torch.zeros(2, 32),
+                                      "linear.bias": torch.zeros(2)}), "referent",
+     "expected no read-out, as the recipe's referent_weight is 0.0, got one"),
+]
+
+
+@pytest.mark.parametrize("what, which, change, field, says", IT_HAND_MADE,
+                         ids=[h[0] for h in IT_HAND_MADE])
+def test_a_hand_made_read_out_that_does_not_fit_is_one_value_error(saved, it_saved, it_pairs,
+                                                                   tmp_path, what, which, change,
+                                                                   field, says):
+    path = rewrite(it_saved if which == "it" else saved, tmp_path / "h.pt", change)
+    with pytest.raises(ValueError) as info:
+        if which == "it":
+            il.train(it_model(it_pairs), *it_pairs, **IT_RECIPE, resume=path)
+        else:
+            resume(path)
+    message = str(info.value)
+    assert message.startswith(f"resume: '{path}' has a malformed training state: field "
+                              f"{field!r}"), message
+    assert says in message and "\n" not in message
+
+
+def test_a_read_out_changed_after_writing_is_refused_by_name(it_saved, it_pairs, tmp_path):
+    def change(training):
+        training[training_state.REFERENT_KEY]["linear.bias"][0] += 1
+    path = rewrite(it_saved, tmp_path / "t.pt", change, recompute=False)
+    with pytest.raises(ValueError) as info:
+        il.train(it_model(it_pairs), *it_pairs, **IT_RECIPE, resume=path)
+    assert str(info.value) == (f"resume: '{path}' has a damaged training state: field "
+                               f"'referent' was changed after the checkpoint was written (its "
+                               f"sha256 does not match)")

@@ -34,7 +34,8 @@ def _flag(name: str) -> str:
 #: e.g. "device: ...", "lr: the loss became ...", keep the names the README and tests quote.)
 OPTION_OF = {"checkpoint_path": "--out", "resume": "--resume", "pairs": "--pairs",
              "timeout": "--timeout", "compile": "--compile", **{name: _flag(name) for name in (
-                 "grad_accum_steps", "precision", "batch_size", "tokens_per_batch")}}
+                 "grad_accum_steps", "precision", "batch_size", "tokens_per_batch",
+                 "referent_weight")}}
 
 #: ``--timeout``'s default: seconds a process waits for the others under torchrun before it
 #: gives up (gloo's and NCCL's own default is 30 minutes).

@@ -124,20 +124,24 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
 
 
 def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int = 0,
-                   pairs: int = 0) -> int:
+                   pairs: int = 0, referent: bool = False) -> int:
     """An upper estimate of the size in bytes of a checkpoint of a ``Transformer(cfg)``.
 
     float32 weights, up to 512 bytes of archive record per tensor, the vocabularies; with
     ``training``, Adam's two moments and step per weight tensor, the history of ``steps`` steps
-    and the batch order of ``pairs`` pairs. The command line, :func:`il.train` and
-    ``make models`` require this much free space before training, so that a full disk is
-    refused before the time is spent, not after. (Real files are 5 % to 20 % smaller.)
+    and the batch order of ``pairs`` pairs; with ``referent`` too, the read-out of
+    :mod:`illustrated.referent` (d_model -> src_vocab_size) and its Adam state. The command
+    line, :func:`il.train` and ``make models`` require this much free space before training, so
+    that a full disk is refused before the time is spent, not after. (Real files are 5 % to
+    20 % smaller.)
     """
     weights = param_count(cfg)
     tensors = 42 * cfg.n_layers + 4 + (4 if cfg.norm_first else 0)
     size = 4 * weights + 512 * tensors + 32 * (cfg.src_vocab_size + cfg.tgt_vocab_size) + 16384
     if training:
         size += 8 * weights + 3 * 512 * tensors + 64 * steps + 16 * pairs + 16384
+        if referent:  # the read-out's weight and bias, with Adam's two moments
+            size += 12 * cfg.src_vocab_size * (cfg.d_model + 1) + 6 * 512
     return size
 
 

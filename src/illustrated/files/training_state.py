@@ -5,7 +5,9 @@ A checkpoint written during training is an ordinary checkpoint (:mod:`illustrate
 with one more field, "training": the step, the recipe (the keywords that must stay the same),
 the sha256 of the training data (each side's sentences as ids, and each vocabulary), Adam's
 state, the shuffling generator, the batch order left in the epoch, the global RNG states and the
-history, plus "digest", the sha256 of each of these fields and of the weights. Reading it back
+history; when the run's ``referent_weight`` > 0, "referent", the weights of the "it" objective's
+read-out (:mod:`illustrated.referent`), whose Adam state is the optimizer's second group; plus
+"digest", the sha256 of each of these fields and of the weights. Reading it back
 checks every field against its sha256, then for its type and range, then against the run that
 resumes it (config, data and recipe, field by field): a file changed after it was written, or
 one of another run, is one ValueError naming the file and the field.
@@ -34,11 +36,16 @@ from ..recipe import PRECISIONS, Recipe, check_field
 
 __all__ = ["TRAINING_KEYS", "HISTORY_KEYS", "RECIPE_KEYS", "PRECISIONS", "DATA_PARTS",
            "check_recipe", "data_fingerprint", "save_training_state", "load_training_state",
-           "resume_state", "restore", "digests"]
+           "REFERENT_KEY", "resume_state", "restore", "digests"]
 
 #: What a checkpoint written during training holds besides the model, under "training" (with
 #: "digest", the sha256 of each of these fields and of the weights).
 TRAINING_KEYS = ("step", "recipe", "data", "optimizer", "generator", "order", "rng", "history")
+
+#: The field a checkpoint holds besides :data:`TRAINING_KEYS` when its recipe's referent_weight
+#: is > 0: the read-out's state_dict (checkpoints of runs without it, older ones included, have
+#: none).
+REFERENT_KEY = "referent"
 
 #: The lists of ``training["history"]``, one number per step done.
 HISTORY_KEYS = ("loss", "lr", "accuracy", "seconds")
@@ -123,9 +130,14 @@ def _digest(value: Any) -> str:
     return h.hexdigest()
 
 
+def _keys(training: dict) -> tuple[str, ...]:
+    """The fields of ``training`` a digest covers: :data:`TRAINING_KEYS`, and the read-out's."""
+    return (*TRAINING_KEYS, *((REFERENT_KEY,) if REFERENT_KEY in training else ()))
+
+
 def digests(training: dict, state: dict) -> dict:
     """The "digest" of a training state: sha256 of each field and of the weights."""
-    return {**{key: _digest(training[key]) for key in TRAINING_KEYS}, "weights": _digest(state)}
+    return {**{key: _digest(training[key]) for key in _keys(training)}, "weights": _digest(state)}
 
 
 # ---- written
@@ -154,14 +166,17 @@ def _rng_state(device: torch.device) -> dict:
 def save_training_state(path, model: Transformer, vocabs: tuple[Vocab, Vocab], *, step: int,
                         recipe: dict, data: dict, optimizer: torch.optim.Optimizer,
                         generator: torch.Generator, order: list[int], device: torch.device,
-                        history) -> None:
+                        history, readout: torch.nn.Module | None = None) -> None:
     """Save the model and everything ``il.train`` needs to continue after ``step``, atomically,
-    with the sha256 of each field. A file that cannot be written (a full disk) is one
-    ValueError naming ``checkpoint_path`` and the step; the previous checkpoint is intact."""
+    with the sha256 of each field; ``readout``: the "it" objective's, when it is on. A file that
+    cannot be written (a full disk) is one ValueError naming ``checkpoint_path`` and the step;
+    the previous checkpoint is intact."""
     training = {"step": step, "recipe": dict(recipe), "data": dict(data),
                 "optimizer": _to_cpu(optimizer.state_dict()), "generator": generator.get_state(),
                 "order": list(order), "rng": _rng_state(device),
                 "history": {k: list(getattr(history, k)) for k in HISTORY_KEYS}}
+    if readout is not None:
+        training[REFERENT_KEY] = _to_cpu(readout.state_dict())
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     try:
         save_checkpoint(path, model, vocabs, model.cfg,
@@ -189,7 +204,9 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
     that must stay the same), ``data`` (sha256 of the training data, :data:`DATA_PARTS`),
     ``optimizer`` (Adam's state_dict), ``generator`` (the shuffling generator's state),
     ``order`` (pair indices left in the current epoch), ``rng`` (the global RNG states: torch
-    CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy, seconds per step so far).
+    CPU, CUDA or None, Python, NumPy), ``history`` (loss, lr, accuracy, seconds per step so far),
+    and when the recipe's ``referent_weight`` > 0 ``referent`` (:data:`REFERENT_KEY`, the
+    read-out's state_dict; Adam's state then has its two parameters as a second group).
 
     Raises
     ------
@@ -202,7 +219,9 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
         malformed: a step below 1, a recipe with a value ``il.train`` refuses, an order that is
         not a list of distinct pair indices, an RNG or generator state torch, Python or NumPy
         would refuse, a history of the wrong length or with a non-finite number, an optimizer
-        state that does not fit the model.
+        state that does not fit the model (and the read-out), a read-out missing while the
+        recipe's ``referent_weight`` is > 0 (or present while it is 0) or not a finite
+        ``d_model -> src_vocab_size`` linear map.
     """
     model, vocabs, cfg, data = read_checkpoint(path)
     name = str(path)
@@ -216,11 +235,11 @@ def load_training_state(path: str | os.PathLike) -> tuple[Transformer, tuple[Voc
         raise ValueError(f"path: {name!r} has a training state without checksums or data "
                          f"fingerprint (written by an older version, or not by il.train): "
                          f"train again with checkpoint_every / --checkpoint-every")
-    if sorted(training) != sorted((*TRAINING_KEYS, "digest")):
+    if sorted(training) != sorted((*_keys(training), "digest")):
         raise ValueError(f"path: {name!r} has a malformed training state (expected the keys "
                          f"{TRAINING_KEYS}, got {sorted(map(str, training))})")
     digest = training["digest"]
-    for key, value in [*((k, training[k]) for k in TRAINING_KEYS),
+    for key, value in [*((k, training[k]) for k in _keys(training)),
                        ("weights", data["state_dict"])]:
         if digest.get(key) != _digest(value):
             what = "the model's weights were" if key == "weights" else f"field {key!r} was"
@@ -280,17 +299,18 @@ def resume_state(resume, model: Transformer, *, recipe: dict, encoded: list,
                          f"expected fewer than {len(encoded)} distinct indices below "
                          f"{len(encoded)}")
     fresh = optimizer.param_groups[0]
-    group = training["optimizer"]["param_groups"][0]
-    for key, value in fresh.items():
-        if key not in ("params", "lr", "fused", "foreach") and (
-                key not in group or _plain(group[key]) != _plain(value)):
+    for group in training["optimizer"]["param_groups"]:  # the model's, then the read-out's
+        for key, value in fresh.items():
+            if key not in ("params", "lr", "fused", "foreach") and (
+                    key not in group or _plain(group[key]) != _plain(value)):
+                raise ValueError(f"resume: {name!r} has a malformed training state: field "
+                                 f"'optimizer': {key!r} is {group.get(key)!r}, Adam here has "
+                                 f"{value!r}")
+        if sorted(group) != sorted(fresh) or not isinstance(group["lr"], float) \
+                or not math.isfinite(group["lr"]) or group["lr"] < 0:
             raise ValueError(f"resume: {name!r} has a malformed training state: field "
-                             f"'optimizer': {key!r} is {group.get(key)!r}, Adam here has "
-                             f"{value!r}")
-    if sorted(group) != sorted(fresh) or not isinstance(group["lr"], float) \
-            or not math.isfinite(group["lr"]) or group["lr"] < 0:
-        raise ValueError(f"resume: {name!r} has a malformed training state: field 'optimizer': "
-                         f"expected Adam's settings {sorted(fresh)} with a finite lr")
+                             f"'optimizer': expected Adam's settings {sorted(fresh)} with a "
+                             f"finite lr")
     return {**training, "state_dict": loaded.state_dict()}
 
 
@@ -300,11 +320,15 @@ def _plain(value: object) -> object:
 
 
 def restore(resumed: dict, model: Transformer, optimizer: torch.optim.Optimizer,
-            generator: torch.Generator, history, device: torch.device) -> tuple[int, list[int]]:
-    """Put a checked state (:func:`resume_state`) back: the weights (before the model moves to
-    its device), Adam's state, the generator, the global RNGs and the history. Returns (the
-    first step to run, the batch order left in the epoch)."""
+            generator: torch.Generator, history, device: torch.device,
+            readout: torch.nn.Module | None = None) -> tuple[int, list[int]]:
+    """Put a checked state (:func:`resume_state`) back: the weights (and the "it" objective's
+    ``readout``'s, when the run has one: its recipe, checked, is the checkpoint's), Adam's
+    state, the generator, the global RNGs and the history. Returns (the first step to run, the
+    batch order left in the epoch)."""
     model.load_state_dict(resumed["state_dict"])
+    if readout is not None:
+        readout.load_state_dict(resumed[REFERENT_KEY])
     optimizer.load_state_dict(resumed["optimizer"])
     generator.set_state(resumed["generator"])
     _set_rng_state(resumed["rng"], device)
@@ -387,7 +411,31 @@ def _check_training(training: dict, model: Transformer) -> None:
                                            cached))
     except (TypeError, ValueError, OverflowError, IndexError) as error:
         raise bad("rng", f"a Python or NumPy state that cannot be restored ({error})") from None
-    _check_optimizer(training["optimizer"], model)
+    groups = [[p.shape for p in model.parameters()]]
+    if recipe["referent_weight"] > 0:
+        groups.append(_check_readout(training.get(REFERENT_KEY), recipe["referent_weight"],
+                                     model.cfg))
+    elif REFERENT_KEY in training:
+        raise bad(REFERENT_KEY, "expected no read-out, as the recipe's referent_weight is 0.0, "
+                                "got one")
+    _check_optimizer(training["optimizer"], groups)
+
+
+def _check_readout(state: Any, weight: float, cfg: TransformerConfig) -> list[torch.Size]:
+    """The shapes of the read-out's parameters (weight, bias: ``ReferentReadout``'s state_dict,
+    :mod:`illustrated.referent`) if ``state`` holds them, finite; else ValueError."""
+    shapes = {"linear.weight": torch.Size((cfg.src_vocab_size, cfg.d_model)),
+              "linear.bias": torch.Size((cfg.src_vocab_size,))}
+    if state is None:
+        raise ValueError(f"field {REFERENT_KEY!r}: expected the read-out's weights, as the "
+                         f"recipe's referent_weight is {weight}, got none")
+    if not isinstance(state, dict) or sorted(state) != sorted(shapes) or not all(
+            isinstance(v, torch.Tensor) and v.is_floating_point() and v.shape == shapes[k]
+            and bool(v.isfinite().all()) for k, v in state.items()):
+        raise ValueError(f"field {REFERENT_KEY!r}: expected the read-out's finite weight "
+                         f"{tuple(shapes['linear.weight'])} and bias "
+                         f"{tuple(shapes['linear.bias'])}")
+    return list(shapes.values())
 
 
 def _check_generator(field: str, state: Any) -> None:
@@ -401,16 +449,22 @@ def _check_generator(field: str, state: Any) -> None:
                          f"({str(error).splitlines()[0][:120]})") from None
 
 
-def _check_optimizer(state: Any, model: Transformer) -> None:
-    """ValueError unless ``state`` is an Adam state_dict of the model's parameters."""
-    params = list(model.parameters())
+def _check_optimizer(state: Any, groups: list[list[torch.Size]]) -> None:
+    """ValueError unless ``state`` is an Adam state_dict of parameters of these shapes, in these
+    groups (the model's; the read-out's when it is on), numbered in order."""
+    params = [shape for group in groups for shape in group]
+    starts = [sum(map(len, groups[:g])) for g in range(len(groups))]
     problem = None
     if not isinstance(state, dict) or sorted(state) != ["param_groups", "state"] \
-            or not isinstance(state["param_groups"], list) or len(state["param_groups"]) != 1 \
-            or not isinstance(state["param_groups"][0], dict) \
-            or state["param_groups"][0].get("params") != list(range(len(params))) \
+            or not isinstance(state["param_groups"], list) \
+            or len(state["param_groups"]) != len(groups) \
+            or not all(isinstance(group, dict) and group.get("params") == list(
+                range(start, start + len(shapes)))
+                for group, start, shapes in zip(state["param_groups"], starts, groups)) \
             or not isinstance(state["state"], dict):
-        problem = f"expected Adam's state of the model's {len(params)} parameters"
+        problem = f"expected Adam's state of the model's {len(groups[0])} parameters" + (
+            f" and, as a second group, the read-out's {len(groups[1])}" if len(groups) > 1
+            else "")
     else:
         for index, entry in state["state"].items():
             if not isinstance(index, int) or not 0 <= index < len(params) \
@@ -420,10 +474,10 @@ def _check_optimizer(state: Any, model: Transformer) -> None:
                 break
             for key in ("exp_avg", "exp_avg_sq"):
                 value = entry[key]
-                if not isinstance(value, torch.Tensor) or value.shape != params[index].shape \
+                if not isinstance(value, torch.Tensor) or value.shape != params[index] \
                         or not value.is_floating_point() or not bool(value.isfinite().all()):
                     problem = (f"{key!r} of parameter {index} is not a finite tensor of "
-                               f"shape {tuple(params[index].shape)}")
+                               f"shape {tuple(params[index])}")
                     break
                 if key == "exp_avg_sq" and bool((value < 0).any()):  # a mean of squares
                     problem = (f"'exp_avg_sq' of parameter {index} holds a negative number "
