@@ -50,16 +50,16 @@ function flow(widths, room) {
 
 /** The source words under the encoder (g.WORD to 11 units high: at least 11 px on a phone), spread
  * across its column, each over a bar as dark as the last decoder layer's mean attention to it at
- * `step` (none at -1); in rows ROW apart where one row of g.WORD-high words is wider than the
- * column. Returns [items, rows]. */
+ * `step` (none at -1); in rows ROW apart where one row of g.WORD-high words reaches the bus.
+ * Returns [items, rows]. */
 function sources(g, r, step, y) {
-  const words = r.sourceTokens, space = measure(" ", 11, "bold");
+  const words = r.sourceTokens, space = measure(" ", 11, "bold"), room = g.BUS - g.ENC - 6;  // up to the bus
   const natural = words.map((w) => measure(w, 11, "bold") + space);  // at 11 units
-  const total = natural.reduce((a, b) => a + b, 0);
+  const total = natural.reduce((a, b) => a + b, 0) - space;
   const size = Math.max(g.WORD, Math.min(11, 11 * g.COL / total));
   const spread = Math.max(1, g.COL / (total * size / 11));  // one row: the column shared out
   const widths = natural.map((w) => w * size / 11 * spread);
-  const at = flow(widths, g.COL + 0.5), cross = r.crossAttention.at(-1);
+  const at = flow(widths, room + space * size / 11), cross = r.crossAttention.at(-1);
   return [words.flatMap((word, j) => {
     const [x, width, top] = [g.ENC + at[j].at, widths[j] - space * size / 11, y + at[j].row * ROW];
     const weight = step < 0 ? 0 : cross.reduce((sum, head) => sum + head[step][j], 0) / cross.length;
@@ -79,8 +79,8 @@ function input(g, read, y, attrs, room) {
     read.filter((_, j) => at[j].row === row).join(" "), { "text-anchor": "start" })), rows];
 }
 
-/** `reads <bos> i am` where it fits `room` characters, else `reads <bos> and the N words written`. */
-const reading = (read, room) => (read.join(" ").length + 6 <= room ? `reads ${read.join(" ")}`
+/** `reads <bos> i am` where it fits `room` units as a note, else `reads <bos> and the N words written`. */
+const reading = (read, room) => (measure(`reads ${read.join(" ")}`, 10) <= room ? `reads ${read.join(" ")}`
   : `reads <bos> and the ${read.length - 1} words written`);
 
 /** The drawing's long lines: its title, the memory's note and the decoder's input (`read`), whole
@@ -90,10 +90,10 @@ const reading = (read, room) => (read.join(" ").length + 6 <= room ? `reads ${re
  * those of the last step's input, so that every frame is as tall. */
 function lines(g, step, read, out, memory, base) {
   const title = (t) => text(4, 14, t, { "font-weight": "bold", "text-anchor": "start" });
-  const said = `step ${step}: reads ${read.join(" ")}, writes "${out[step]}"`;  // 46 bold characters fit
+  const said = `step ${step}: reads ${read.join(" ")}, writes "${out[step]}"`;
   const heads = step < 0 ? [title("the encoder reads the whole sentence once")]
-    : g.phone || said.length > 46 ? [title(`step ${step}: writes "${out[step]}"`),
-      note(4, 30, reading(read, g.phone ? 46 : 56))] : [title(said)];
+    : g.phone || measure(said, 11, "bold") > g.WIDTH - 8 ? [title(`step ${step}: writes "${out[step]}"`),
+      note(4, 30, reading(read, g.WIDTH - 8))] : [title(said)];
   // one line: on a phone ending at the column's edge, as far left as the bus; else centred under it
   const place = (words) => (g.phone
     ? input(g, words, base + 30, { x: g.DEC + g.COL, "text-anchor": "end" }, g.DEC + g.COL - g.BUS - 4)
