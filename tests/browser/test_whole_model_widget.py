@@ -49,22 +49,27 @@ return {
 """
 
 
+def _drawn(browser, server, phone: bool, sentence: str):
+    """Chapter 07's live widget, at 390 px if ``phone``, once it has drawn ``sentence``."""
+    if phone:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    browser.get(f"{server.base_url}/{pages_with('wholemodel')[0]}.html")
+    widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
+        By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
+    settle(browser, widget)
+    type_sentence(widget, sentence)
+    state = settle(browser, widget)
+    assert state == "ready", widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text
+    WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
+        "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
+    return widget
+
+
 @pytest.mark.parametrize("phone", [False, True], ids=["1280px", "390px"])
 def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames(
         browser, server, phone):
-    page = pages_with("wholemodel")[0]
     try:
-        if phone:
-            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
-        browser.get(f"{server.base_url}/{page}.html")
-        widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
-            By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
-        settle(browser, widget)
-        type_sentence(widget, SENTENCE)
-        state = settle(browser, widget)
-        assert state == "ready", widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
-            "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
+        widget = _drawn(browser, server, phone, SENTENCE)
         n_steps = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
                       .get_attribute("max"))
         rows = set()
@@ -107,18 +112,8 @@ def test_the_live_drawing_keeps_every_word_of_a_long_sentence_inside(browser, se
     """A reader's long sentence: every source word is drawn, in order, inside the drawing (rows
     under the encoder where one row is too narrow), and so is every other text, at 9 px or more;
     every step's drawing is as tall (no jump as the slider moves)."""
-    page = pages_with("wholemodel")[0]
     try:
-        if phone:
-            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
-        browser.get(f"{server.base_url}/{page}.html")
-        widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
-            By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
-        settle(browser, widget)
-        type_sentence(widget, LONG)
-        assert settle(browser, widget) == "ready"
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
-            "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
+        widget = _drawn(browser, server, phone, LONG)
         last = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
                    .get_attribute("max")) - 1
         heights = set()
