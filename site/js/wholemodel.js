@@ -14,7 +14,7 @@ import { liveWidget } from "./sentence.js";
 const DESKTOP = { WIDTH: 360, COL: 148, ENC: 4, DEC: 208, BUS: 166, WORD: 9.5, phone: false };
 const NARROW = { WIDTH: 300, COL: 124, ENC: 4, DEC: 172, BUS: 140, WORD: 10, phone: true };
 const PHONE = "(max-width: 680px)";
-const [LH, GAP, TOP, GREY] = [26, 34, 120, "#eceff1"];
+const [LH, GAP, TOP, GREY, ROW] = [26, 34, 120, "#eceff1", 22];  // ROW: from one row of words to the next
 const dims = (...d) => `(${d.join(", ")})`;
 const text = (x, y, t, attrs) => s("text", { x, y, "text-anchor": "middle", ...attrs, text: t });
 const bold = (x, y, t) => text(x, y, t, { "font-weight": "bold" });
@@ -27,38 +27,81 @@ const box = (g, x, y, t, fill, height = LH) => [
 const arrowHead = () => s("defs", {}, s("marker", { id: "il-arrow", markerWidth: 6, markerHeight: 6, refX: 5, refY: 3,
   orient: "auto" }, s("path", { d: "M0,0 L6,3 L0,6 z" })));
 
-/** The source words under the encoder (g.WORD to 11 units high: at least 11 px on a phone), each over
- * a bar as dark as the last decoder layer's mean attention to it at `step` (none at -1). */
-function sources(g, r, step, y) {
-  const chars = r.sourceTokens.join(" ").length + 1;
-  const size = Math.max(g.WORD, Math.min(11, g.COL / chars / 0.62));
-  const unit = Math.max(g.COL, chars * 0.62 * size) / chars;  // one character's width
-  const cross = r.crossAttention.at(-1);
-  let at = 0.5;  // where the word starts, in characters
-  return r.sourceTokens.flatMap((word, j) => {
-    const [x, width] = [g.ENC + unit * at, unit * word.length];
-    at += word.length + 1;
-    const weight = step < 0 ? 0 : cross.reduce((sum, head) => sum + head[step][j], 0) / cross.length;
-    return [text(x + width / 2, y, word, { "font-weight": "bold", "font-size": size }),
-      s("rect", { x, y: y + 6, width, height: 5, fill: "#6aa7d8", "fill-opacity": weight })];
+/** How wide `t` is drawn `size` units high (bold or not) in the page's font, in units. */
+const measure = (() => {
+  let context;
+  return (t, size, weight = "normal") => {
+    context ??= window.document.createElement("canvas").getContext("2d");
+    context.font = `${weight} ${size}px ${window.getComputedStyle(window.document.body).fontFamily}`;
+    return context.measureText(t).width;
+  };
+})();
+
+/** Each word's left edge and row, `widths` (a space between words included) in rows at most `room`
+ * wide (a word wider than a row alone on its own). */
+function flow(widths, room) {
+  let [at, row] = [0, 0];
+  return widths.map((width) => {
+    if (at > 0 && at + width > room) [at, row] = [0, row + 1];
+    at += width;
+    return { at: at - width, row };
   });
 }
 
+/** The source words under the encoder (g.WORD to 11 units high: at least 11 px on a phone), spread
+ * across its column, each over a bar as dark as the last decoder layer's mean attention to it at
+ * `step` (none at -1); in rows ROW apart where one row of g.WORD-high words reaches the bus.
+ * Returns [items, rows]. */
+function sources(g, r, step, y) {
+  const words = r.sourceTokens, space = measure(" ", 11, "bold"), room = g.BUS - g.ENC - 6;  // up to the bus
+  const natural = words.map((w) => measure(w, 11, "bold") + space);  // at 11 units
+  const total = natural.reduce((a, b) => a + b, 0) - space;
+  const size = Math.max(g.WORD, Math.min(11, 11 * g.COL / total));
+  const spread = Math.max(1, g.COL / (total * size / 11));  // one row: the column shared out
+  const widths = natural.map((w) => w * size / 11 * spread);
+  const at = flow(widths, room + space * size / 11), cross = r.crossAttention.at(-1);
+  return [words.flatMap((word, j) => {
+    const [x, width, top] = [g.ENC + at[j].at, widths[j] - space * size / 11, y + at[j].row * ROW];
+    const weight = step < 0 ? 0 : cross.reduce((sum, head) => sum + head[step][j], 0) / cross.length;
+    return [text(x + widths[j] / 2, top, word, { "font-weight": "bold", "font-size": size }),
+      s("rect", { x: x + (widths[j] - width) / 2, y: top + 6, width, height: 5, fill: "#6aa7d8",
+        "fill-opacity": weight })];
+  }), at.at(-1).row + 1];
+}
+
+/** The decoder's input (`read`) at `y`: one line under the decoder (`attrs` place it) where it fits
+ * `room`, else rows ROW apart from the column's left. Returns [items, rows]. */
+function input(g, read, y, attrs, room) {
+  const widths = read.map((w) => measure(`${w} `, 11));
+  if (widths.reduce((a, b) => a + b, 0) <= room) return [[text(attrs.x, y, read.join(" "), attrs)], 1];
+  const at = flow(widths, g.COL), rows = at.at(-1).row + 1;
+  return [Array.from({ length: rows }, (_, row) => text(g.DEC, y + row * ROW,
+    read.filter((_, j) => at[j].row === row).join(" "), { "text-anchor": "start" })), rows];
+}
+
+/** `reads <bos> i am` where it fits `room` units as a note, else `reads <bos> and the N words written`. */
+const reading = (read, room) => (measure(`reads ${read.join(" ")}`, 10) <= room ? `reads ${read.join(" ")}`
+  : `reads <bos> and the ${read.length - 1} words written`);
+
 /** The drawing's long lines: its title, the memory's note and the decoder's input (`read`), whole
- * on the desktop; on a phone the title and the note in two lines, the input ending at the column's
- * right edge. */
+ * on the desktop where they fit; on a phone, or a title too long for the desktop, the title and
+ * what the decoder reads in two lines; on a phone the memory's note in two and the input ending at
+ * the column's right edge; an input too long for the column in rows. Returns [items, rows]: rows
+ * those of the last step's input, so that every frame is as tall. */
 function lines(g, step, read, out, memory, base) {
-  const [x, reads] = [g.DEC + g.COL / 2, read.join(" ")];
   const title = (t) => text(4, 14, t, { "font-weight": "bold", "text-anchor": "start" });
-  if (!g.phone) {
-    const said = `step ${step}: reads ${reads}, writes "${out[step]}"`;
-    return [title(step < 0 ? "the encoder reads the whole sentence once" : said),
-      note(g.ENC, TOP - 20, `${memory}, computed once`), text(x, base + 30, reads)];
-  }
-  return [...(step < 0 ? [title("the encoder reads the whole sentence once")]
-    : [title(`step ${step}: writes "${out[step]}"`), note(4, 30, `reads ${reads}`)]),
-  note(g.ENC, TOP - 32, `${memory},`), note(g.ENC, TOP - 20, "computed once"),
-  text(g.DEC + g.COL, base + 30, reads, { "text-anchor": "end" })];
+  const said = `step ${step}: reads ${read.join(" ")}, writes "${out[step]}"`;
+  const heads = step < 0 ? [title("the encoder reads the whole sentence once")]
+    : g.phone || measure(said, 11, "bold") > g.WIDTH - 8 ? [title(`step ${step}: writes "${out[step]}"`),
+      note(4, 30, reading(read, g.WIDTH - 8))] : [title(said)];
+  // one line: on a phone ending at the column's edge, as far left as the bus; else centred under it
+  const place = (words) => (g.phone
+    ? input(g, words, base + 30, { x: g.DEC + g.COL, "text-anchor": "end" }, g.DEC + g.COL - g.BUS - 4)
+    : input(g, words, base + 30, { x: g.DEC + g.COL / 2 }, 2 * (g.WIDTH - g.DEC - g.COL / 2)));
+  const [items] = place(read), [, rows] = place(["<bos>", ...out.slice(0, -1)]);  // the last step's rows
+  const notes = g.phone ? [note(g.ENC, TOP - 32, `${memory},`), note(g.ENC, TOP - 20, "computed once")]
+    : [note(g.ENC, TOP - 20, `${memory}, computed once`)];
+  return [[...heads, ...notes, ...items], rows];
 }
 
 /** Frame `step` (-1: the encoder reads the sentence; t: the decoder writes word t), drawn for the
@@ -72,14 +115,15 @@ function picture(g, r, c, step) {
   const y = (l) => TOP + (c.n_layers - 1 - l) * (LH + GAP);
   const base = y(0) + LH + 34;
   const memory = [[ENC + MID, TOP], [ENC + MID, TOP - 14], [BUS, TOP - 14], [BUS, y(0) + LH / 2]];
+  const [long, readRows] = lines(g, step, read, out, `memory ${dims(src, c.d_model)}`, base);
+  const [words, srcRows] = sources(g, r, step, base + 12);
   const items = [arrowHead(),
-    s("polyline", { points: memory.join(" "), fill: "none", stroke: kv, "stroke-width": 1.5 }),
-    ...lines(g, step, read, out, `memory ${dims(src, c.d_model)}`, base),
+    s("polyline", { points: memory.join(" "), fill: "none", stroke: kv, "stroke-width": 1.5 }), ...long,
     line(x, TOP, x, TOP - 18), ...box(g, DEC, TOP - 44, "Linear + softmax", on ? "#b0bec5" : GREY, 24),
     line(x, TOP - 44, x, TOP - 58),
     text(x - 4, TOP - 48, `${c.tgt_tokens.length} probabilities`,
       { fill: "#607d8b", "font-size": 10, "text-anchor": "end" }),
-    ...sources(g, r, step, base + 12)];
+    ...words];
   if (on) {
     // the word written and its probability, worded as the frames (book/whole_model.py) word it
     items.push(text(x, TOP - 64, `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`,
@@ -94,7 +138,8 @@ function picture(g, r, c, step) {
       line(ENC + MID, below + GAP, ENC + MID, below), note(ENC + MID + 4, below + 20, dims(src, c.d_model)),
       line(x, below + GAP, x, below), note(x + 4, below + 20, on ? dims(read.length, c.d_model) : ""));
   }
-  return s("svg", { viewBox: `0 0 ${g.WIDTH} ${base + 36}`, "font-size": 11, role: "img",
+  const height = base + 36 + (Math.max(srcRows, readRows) - 1) * ROW;
+  return s("svg", { viewBox: `0 0 ${g.WIDTH} ${height}`, "font-size": 11, role: "img",
     "data-role": "whole-model", "data-step": step, "data-layout": g.phone ? "phone" : "desktop",
     style: `width: 100%; max-width: ${g.phone ? g.WIDTH * 1.5 : 540}px; height: auto`,
     "aria-label": `the whole model, ${on ? `step ${step}` : "encoding"}` }, items);

@@ -38,8 +38,8 @@ def test_motion_is_greedy_decoding_with_the_models_sizes(fr_en, motion):
                                                                "3: student", "4: <eos>"]
 
 
-def _texts(fig):
-    return [t.get_text() for t in fig.axes[0].texts]
+def _texts(fig):  # a text wrapped onto lines read as one line
+    return [t.get_text().replace("\n", " ") for t in fig.axes[0].texts]
 
 
 @pytest.mark.parametrize("width", [kit.DESKTOP_WIDTH_IN, kit.PHONE_WIDTH_IN])
@@ -106,4 +106,36 @@ def test_the_overview_names_nothing_a_chapter_teaches_later(motion, width, legib
         assert "encoder 1" in texts and "decoder 0" in texts
         if step == 2:
             assert "a   p = 0.99" in texts and "reads <bos> i am, writes 'a'" in texts
+        legible(fig, width)
+
+
+def _longest_motion(fr_en) -> whole_model.Motion:
+    """The longest sentences the shipped model takes: max_len source tokens, max_len tokens
+    written (<eos> the last), each the longest of its vocabulary in turn."""
+    model, src_vocab, tgt_vocab = fr_en
+    n, cfg = model.cfg.max_len, model.cfg
+    src_words, tgt_words = (sorted(v.tokens[4:], key=len, reverse=True)[:8]  # no specials
+                            for v in (src_vocab, tgt_vocab))
+    source, target = (src_words * n)[:n], (tgt_words * n)[:n - 1] + ["<eos>"]
+    return whole_model.Motion(source, target, cfg.n_layers, cfg.n_heads, cfg.d_model,
+                              len(tgt_vocab), [0.5] * n, [[1 / n] * n] * n)
+
+
+def test_the_longest_sentence_keeps_every_word_in_the_figure_and_legible(fr_en, width,
+                                                                         legible):
+    """Under the stacks, every source word and every word of the decoder's input is drawn, in
+    order, inside the figure, at a legible size and on no other text (they wrap onto rows)."""
+    m = _longest_motion(fr_en)
+    for step in (-1, 0, len(m.target) - 1):
+        fig = whole_model.draw_whole_model(m, step, width=width)
+        renderer = fig.canvas.get_renderer()
+        stacks = min(p.get_window_extent(renderer).y0 for p in fig.axes[0].patches
+                     if type(p).__name__ == "FancyBboxPatch")  # the layers' boxes
+        texts = [t for t in fig.axes[0].texts if t.get_window_extent(renderer).y1 < stacks]
+        words = [t for t in texts if not t.get_text().startswith(("(", "each (", "blue:"))]
+        reading = ["<bos>"] + m.target[:max(step, 0)]
+        assert " ".join(t.get_text() for t in words).split() == m.source + reading, step
+        boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts]
+        assert not [(a.bounds, b.bounds) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+                    if a.overlaps(b)], step
         legible(fig, width)

@@ -1,6 +1,7 @@
-"""Chapter 05's display formulas, written in lines short enough for a phone's column ({math} with
-``:class: il-fits``): at 390 px they are set at the size they have at 1280 px, not shrunk, and
-each fits the column (no line wraps, nothing scrolls). Needs the built book.
+"""Chapter 05's display formulas, every "Under the hood" dropdown open, written in lines short
+enough for a phone's column ({math} with ``:class: il-fits``): at 390 px each is set at the size
+it has at 1280 px, not shrunk, and fits its box (no line wraps, nothing scrolls), the rotation
+matrix inside a dropdown included. Needs the built book.
 """
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from test_reading import PHONE, _open_on_a_phone
 PAGE = "chapters/05_positional_encoding"
 DESKTOP = {**PHONE, "width": 1280, "height": 1000, "mobile": False}
 
-#: Each fitted formula: its font size (CSS px), its width and its container's, and its height.
+#: Each display formula, dropdowns open: its font size (CSS px), its width and its container's.
 FORMULAS = """
-return Array.from(document.querySelectorAll('div.math.il-fits mjx-container[display=true]')).map(m => {
+for (const details of document.querySelectorAll('details')) details.open = true;
+return Array.from(document.querySelectorAll('article mjx-container[display=true]')).map(m => {
   const math = m.querySelector('mjx-math').getBoundingClientRect();
   return {size: parseFloat(getComputedStyle(m).fontSize), width: math.width, room: m.clientWidth,
-          scrolls: m.scrollWidth > m.clientWidth + 1, text: m.textContent.slice(0, 24)};
+          scrolls: m.scrollWidth > m.clientWidth + 1,
+          text: (m.querySelector('mjx-assistive-mml') || m).textContent.slice(0, 24)};
 });
 """
 
@@ -32,7 +35,8 @@ def test_chapter_05s_formulas_keep_their_size_on_a_phone(browser, server):
             seen[name] = browser.execute_script(FORMULAS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    assert len(seen["390px"]) == 3, seen  # the frequencies, PE(pos), the paper's layout
+    # the frequencies, PE(pos), the paper's layout, the rotation (in a dropdown)
+    assert len(seen["390px"]) == len(seen["1280px"]) == 4, seen
     for desktop, phone in zip(seen["1280px"], seen["390px"]):
         assert phone["size"] == pytest.approx(desktop["size"], abs=0.1), (desktop, phone)
         assert phone["width"] <= phone["room"] and not phone["scrolls"], phone

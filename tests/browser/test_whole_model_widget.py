@@ -49,22 +49,27 @@ return {
 """
 
 
+def _drawn(browser, server, phone: bool, sentence: str):
+    """Chapter 07's live widget, at 390 px if ``phone``, once it has drawn ``sentence``."""
+    if phone:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    browser.get(f"{server.base_url}/{pages_with('wholemodel')[0]}.html")
+    widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
+        By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
+    settle(browser, widget)
+    type_sentence(widget, sentence)
+    state = settle(browser, widget)
+    assert state == "ready", widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text
+    WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
+        "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
+    return widget
+
+
 @pytest.mark.parametrize("phone", [False, True], ids=["1280px", "390px"])
 def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames(
         browser, server, phone):
-    page = pages_with("wholemodel")[0]
     try:
-        if phone:
-            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
-        browser.get(f"{server.base_url}/{page}.html")
-        widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
-            By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
-        settle(browser, widget)
-        type_sentence(widget, SENTENCE)
-        state = settle(browser, widget)
-        assert state == "ready", widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(
-            "return arguments[0].querySelector('svg[data-role=whole-model]');", widget))
+        widget = _drawn(browser, server, phone, SENTENCE)
         n_steps = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
                       .get_attribute("max"))
         rows = set()
@@ -79,5 +84,48 @@ def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames
                 f"step {step}: text at {seen['smallest']:.1f} px, the frames' at {seen['frame']:.1f}")
             assert len(seen["word"]) == 1 and re.fullmatch(r"\S+\s+p = [01]\.\d\d",
                                                            seen["word"][0]), seen
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+#: The drawing at ``step``: its height (units), its texts, those not inside it, and the smallest
+#: text's size (CSS px).
+TEXTS = """
+const [widget, step] = arguments;
+const range = widget.querySelector('input[data-control=step]');
+range.value = String(step + 1);
+range.dispatchEvent(new Event('input'));
+const svg = widget.querySelector('svg[data-role=whole-model]'), box = svg.getBoundingClientRect();
+const texts = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent.trim());
+const inside = (r) => r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1
+  && r.bottom <= box.bottom + 1;
+return {height: svg.viewBox.baseVal.height, texts: texts.map(t => t.textContent), outside: texts.filter(
+          t => !inside(t.getBoundingClientRect())).map(t => t.textContent.slice(0, 30)),
+        smallest: Math.min(...texts.map(t => parseFloat(getComputedStyle(t).fontSize)
+                                          * box.width / svg.viewBox.baseVal.width))};
+"""
+LONG = " ".join(["nous ne sommes pas des étudiantes fatiguées"] * 5)  # 35 words
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["1280px", "390px"])
+def test_the_live_drawing_keeps_every_word_of_a_long_sentence_inside(browser, server, phone):
+    """A reader's long sentence: every source word is drawn, in order, inside the drawing (rows
+    under the encoder where one row is too narrow), and so is every other text, at 9 px or more;
+    every step's drawing is as tall (no jump as the slider moves)."""
+    try:
+        widget = _drawn(browser, server, phone, LONG)
+        last = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
+                   .get_attribute("max")) - 1
+        heights = set()
+        for step in (-1, last):
+            seen = browser.execute_script(TEXTS, widget, step)
+            heights.add(seen["height"])
+            words = LONG.split()
+            drawn = seen["texts"]
+            start = drawn.index(words[0])
+            assert drawn[start:start + len(words)] == words, (step, drawn)
+            assert not seen["outside"], (step, seen["outside"])
+            assert seen["smallest"] >= 9, (step, seen["smallest"])
+        assert len(heights) == 1, heights
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
