@@ -224,7 +224,8 @@ def _check_out(args: argparse.Namespace, cfg, steps: int, pairs: int) -> None:
 def _announce_long_run(cfg, pairs, src_vocab, tgt_vocab, recipe: dict, steps: int,
                        device) -> None:
     """A line on stderr before a run that would take more than LONG_RUN seconds here, with the
-    estimate from one measured step (of a model of its own: nothing of the run is changed)."""
+    estimate from one measured step after a warm-up step (of a model of its own: nothing of the
+    run is changed)."""
     from ..training import seconds_per_step
     r = Recipe(**{k: v for k, v in recipe.items() if k in recipe_fields()})
     step = seconds_per_step(cfg, pairs, src_vocab, tgt_vocab, batch_size=r.batch_size,
@@ -233,7 +234,7 @@ def _announce_long_run(cfg, pairs, src_vocab, tgt_vocab, recipe: dict, steps: in
     total = step * steps
     if total > LONG_RUN:
         print(f"warning: this run would take about {_duration(total)} here ({steps} steps of "
-              f"{step:.2f} s, one step measured); Ctrl-C stops it, fewer --steps or a smaller "
+              f"{step:.2f} s, measured after a warm-up step); Ctrl-C stops it, fewer --steps or a smaller "
               f"model take less", file=sys.stderr, flush=True)
 
 
