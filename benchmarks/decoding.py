@@ -19,8 +19,8 @@ Both paths are the same model under the same policy (decoding's: inputs checked 
 alternate, and the fastest of each is kept.
 Part 1b, ``--profile``: where one greedy decode's time goes at the longest length, with and
 without the cache (cProfile's own time per function, summed by kind), written beside.
-Part 2, the test split: milliseconds per sentence and exact match for greedy and each beam size,
-one sentence at a time as a reader translates (cached).
+Part 2, the test split: median milliseconds per sentence and exact match for greedy and each beam
+size, one sentence at a time as a reader translates (cached), each sentence by each in turn.
 Writes benchmarks/results/decoding.json (``--out``).
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -155,21 +156,29 @@ def profile_part(model, ids, special, length: int, runs: int = 3) -> dict:
 
 
 def test_split_part(model, src_vocab, tgt_vocab, corpus, beams) -> dict:
-    """ms per sentence and exact match on the test split, greedy and each beam size."""
+    """Median ms per sentence and exact match on the test split, greedy and each beam size:
+    each sentence decoded by each in turn, so that a machine whose load changes slows them alike."""
     pairs, _, _ = il.data.load_corpus(corpus, "test")
     sources = [src_vocab.encode(s) for s, _ in pairs]
     targets = [tgt_vocab.decode(tgt_vocab.encode(t)) for _, t in pairs]
     special = dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
-    results = {}
+
+    def decode(ids, beam):
+        return il.greedy_decode(model, ids, **special) if beam == 1 else \
+            il.beam_search(model, ids, beam_size=beam, **special)[0][0]
+
     for beam in beams:
-        start = time.perf_counter()
-        outputs = [il.greedy_decode(model, ids, **special) if beam == 1 else
-                   il.beam_search(model, ids, beam_size=beam, **special)[0][0]
-                   for ids in sources]  # one sentence at a time, as a reader translates
-        seconds = (time.perf_counter() - start) / len(sources)
-        exact = sum(tgt_vocab.decode(o) == t for o, t in zip(outputs, targets)) / len(targets)
-        results[f"beam_{beam}" if beam > 1 else "greedy"] = {
-            "ms_per_sentence": round(1e3 * seconds, 2), "exact_match": round(exact, 4)}
+        decode(sources[0], beam)  # warm-up
+    times, right = {beam: [] for beam in beams}, dict.fromkeys(beams, 0)
+    for ids, target in zip(sources, targets):  # one sentence at a time, as a reader translates
+        for beam in beams:
+            start = time.perf_counter()
+            output = decode(ids, beam)
+            times[beam].append(time.perf_counter() - start)
+            right[beam] += tgt_vocab.decode(output) == target
+    results = {f"beam_{beam}" if beam > 1 else "greedy": {
+        "ms_per_sentence": round(1e3 * statistics.median(times[beam]), 2),
+        "exact_match": round(right[beam] / len(targets), 4)} for beam in beams}
     if "greedy" in results and "beam_4" in results:
         results["beam_4_over_greedy"] = round(results["beam_4"]["ms_per_sentence"]
                                               / results["greedy"]["ms_per_sentence"], 3)

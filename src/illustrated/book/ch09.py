@@ -158,21 +158,25 @@ def beam_fixes(model, pairs, src_vocab, tgt_vocab, beam_sizes=(2, 4, 8)):
 
 
 def compare_decoders(model, pairs, src_vocab, tgt_vocab, beam_sizes=(1, 2, 4, 8)) -> str:
-    """Exact match and median milliseconds per sentence (after one warm-up call), for greedy
-    decoding and each beam, a row each; time it on one thread (torch.set_num_threads(1)), as the
-    chapter does."""
-    lines = [f"{'decoder':<7}  {'exact':>6}  {'ms per sentence':>15}"]
+    """Exact match and median milliseconds per sentence for greedy decoding and each beam, a
+    row each: after a warm-up call of each, every sentence is decoded by each in turn, so that
+    a machine whose load changes slows them alike; time it on one thread, as the chapter does."""
     special = dict(bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)
     for size in beam_sizes:
-        right, times = 0, []
         beam_search(model, src_vocab.encode(pairs[0][0]), beam_size=size, **special)  # warm-up
-        for source, target in pairs:
+    right, times = dict.fromkeys(beam_sizes, 0), {size: [] for size in beam_sizes}
+    for source, target in pairs:
+        ids = src_vocab.encode(source)
+        for size in beam_sizes:
             start = time.perf_counter()
-            (ids, _), = beam_search(model, src_vocab.encode(source), beam_size=size, **special)
-            times.append(time.perf_counter() - start)
-            right += tgt_vocab.decode(ids) == target
+            (best, _), = beam_search(model, ids, beam_size=size, **special)
+            times[size].append(time.perf_counter() - start)
+            right[size] += tgt_vocab.decode(best) == target
+    lines = [f"{'decoder':<7}  {'exact':>6}  {'ms per sentence':>15}"]
+    for size in beam_sizes:
         name = "greedy" if size == 1 else f"beam {size}"
-        lines.append(f"{name:<7}  {right / len(pairs):>6.1%}  {1000 * np.median(times):>15.1f}")
+        lines.append(f"{name:<7}  {right[size] / len(pairs):>6.1%}  "
+                     f"{1000 * np.median(times[size]):>15.1f}")
     return "\n".join(lines)
 
 
