@@ -171,6 +171,16 @@ def test_parameter_table_ends_with_the_total(post):
     rows = ch01.parameter_counts(post[0])
     lines = ch01.parameter_table(rows).splitlines()
     assert lines[-1].split() == ["all", "43,593"]
-    assert len(lines) == len(rows) + 4  # header, two rules, total
-    assert lines[3].split() == ["positional", "encoding", "(fixed", "sinusoids)", "0", "1", "0"]
-    assert len({len(line) for line in lines[:2]}) == 1  # the rule is as wide as the header
+    assert len(lines) == 2 * len(rows) + 5  # two lines a part; "part", header, two rules, total
+    assert lines[5:7] == ["positional encoding (fixed sinusoids)", "         0 ×      1 =      0"]
+    assert len(lines[1]) == len(lines[2]) and set(lines[2]) == {"-"}  # the rule under the header
+    numbers = [line for line in lines if "×" in line or line.startswith("all")]
+    assert max(map(len, numbers)) <= 36  # a phone's column holds them (chapter 01's dropdown)
+
+
+def test_parameter_table_of_the_paper_fits_a_phone():
+    rows = ch01.config_parameter_counts(replace(il.PAPER_BASE, src_vocab_size=37000,
+                                                tgt_vocab_size=37000))
+    lines = ch01.parameter_table(rows).splitlines()
+    assert lines[-1].split() == ["all", f"{sum(r.total for r in rows):,}"]
+    assert max(len(line) for line in lines if "×" in line or line.startswith("all")) <= 36

@@ -1,5 +1,6 @@
-"""The tables a reader meets in chapters 07, 09 and 10 and the closing part, read on a phone
-(390 px) and at 1280 px: the printed tables (chapter 07's decoding steps, leak test and logits;
+"""The tables a reader meets in chapters 01, 05, 07, 09 and 10 and the closing part, read on a
+phone (390 px) and at 1280 px: the printed tables (chapter 01's parameter tables, chapter 05's
+comparisons of the two layouts, chapter 07's decoding steps, leak test and logits;
 chapter 09's beam candidates, decoders compared and cache times; the closing part's parity,
 manifest, retraining, throughput and trained-models tables) keep every row on one line, and
 the translate widget's attention table (chapter 10) fits the column for every corpus its menu
@@ -16,7 +17,8 @@ from test_live_widgets import corpora_of, pages_with, start
 from test_reading import PHONE, _open_on_a_phone
 
 #: The pages whose printed tables are read on a phone.
-PRINTED = ["chapters/07_decoder", "chapters/09_decoding", "closing/how_we_know"]
+PRINTED = ["chapters/01_a_high_level_look", "chapters/05_positional_encoding",
+           "chapters/07_decoder", "chapters/09_decoding", "closing/how_we_know"]
 WIDTHS = {"1280px": {**PHONE, "width": 1280, "height": 1000, "mobile": False}, "390px": PHONE}
 
 #: Every row of a printed table (a line of what a cell prints, its columns set apart by two spaces

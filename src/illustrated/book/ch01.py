@@ -171,15 +171,16 @@ def config_parameter_counts(cfg) -> list[ParameterRow]:
 
 
 def parameter_table(rows) -> str:
-    """The rows as aligned text, with the total on the last line."""
-    header = ("component", "part", "per copy", "copies", "total")
-    lines = [(r.component, r.part, f"{r.per_copy:,}", str(r.copies), f"{r.total:,}") for r in rows]
-    lines.append(("all", "", "", "", f"{sum(r.total for r in rows):,}"))
-    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(5)]
-
-    def fmt(line):
-        cells = [c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))]
-        return "  ".join(cells).rstrip()
-
-    rule = "-" * len(fmt(header))
-    return "\n".join([fmt(header), rule, *map(fmt, lines[:-1]), rule, fmt(lines[-1])])
+    """The rows as text a phone's column holds: each part's name on a line, then its weights
+    per copy × copies = total, aligned; the sum last."""
+    everything = sum(r.total for r in rows)
+    per = max(len("per copy"), *(len(f"{r.per_copy:,}") for r in rows))
+    total = max(len(f"{everything:,}"), *(len(f"{r.total:,}") for r in rows))
+    header = f"  {'per copy':>{per}} × copies = {'total':>{total}}"
+    rule = "-" * len(header)
+    lines = ["part", header, rule]
+    for r in rows:
+        lines += [f"{r.component} {r.part}".strip(),
+                  f"  {r.per_copy:>{per},} × {r.copies:>6} = {r.total:>{total},}"]
+    lines += [rule, f"all{everything:>{len(header) - 3},}"]
+    return "\n".join(lines)
