@@ -73,6 +73,7 @@ export function liveWidget(element, api, p, w) {
   const clear = (text) => {
     Object.assign(state, { serial: state.serial + 1, result: null });
     notes.replaceChildren();
+    result.style.minHeight = `${result.offsetHeight}px`;  // held until the next result: no text below jumps
     result.replaceChildren(h("p", { class: "il-status", text }));
     element.dataset.state = "busy";
     delete element.dataset.shown;
@@ -118,7 +119,11 @@ export function liveWidget(element, api, p, w) {
       element.dataset.state = "error";
     }
   }
-  const redraw = () => state.result && result.replaceChildren(...w.draw(state.result).filter(Boolean));
+  const redraw = () => {
+    if (!state.result) return;
+    result.style.minHeight = "";
+    result.replaceChildren(...w.draw(state.result).filter(Boolean));
+  };
   input.addEventListener("input", () => {
     clear("");  // a new input clears the old result at once
     if (state.words) suggest(state.words);

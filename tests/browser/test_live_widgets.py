@@ -4,10 +4,11 @@ kind mounts, computes and shows the package's numbers for every corpus it offers
 tokens of il.greedy_decode, their log-probability, the encoder-decoder attention of every layer
 and head and the most probable next words; beam: il.beam_search's hypotheses, scores and tree;
 selfattention: il.trace's encoder self-attention; numbers within 1e-4). And what makes a widget
-trustworthy (issue 20): a new input clears the old result and an error takes its place, the
-punctuation a model never saw is left out by name, each model states the sentence lengths it was
-trained on and warns outside them, selects keep the keyboard focus, the Tab order holds only
-the controls, the attention readout works from the keyboard, and no control is dead.
+trustworthy (issue 20): a new input clears the old result and an error takes its place, in its
+room (nothing below jumps), the punctuation a model never saw is left out by name, each model
+states the sentence lengths it was trained on and warns outside them, selects keep the keyboard
+focus, the Tab order holds only the controls, the attention readout works from the keyboard, and
+no control is dead.
 Needs the built book (`make book`).
 """
 from __future__ import annotations
@@ -466,6 +467,7 @@ def test_a_new_input_clears_the_result_and_errors_take_its_place(browser, server
     assert not widget.find_elements(By.CSS_SELECTOR, "img.il-live-default"), "the default picture stays"
     drawn = "[data-role=translation], [data-role=hypotheses], [data-role=attention], [data-role=tree]"
     assert widget.find_elements(By.CSS_SELECTOR, drawn)
+    height = widget.find_element(By.CSS_SELECTOR, "[data-role=result]").size["height"]
     type_sentence(widget, "zzz", enter=False)  # at once, before anything is computed
     assert not widget.find_elements(By.CSS_SELECTOR, drawn), "the old result stays under a new input"
     assert widget.get_attribute("data-shown") is None
@@ -477,6 +479,9 @@ def test_a_new_input_clears_the_result_and_errors_take_its_place(browser, server
         assert text_of(widget, "result").startswith(message), text_of(widget, "result")
         assert not widget.find_elements(By.CSS_SELECTOR, drawn), f"{typed!r}: an old result is shown"
         assert widget.get_attribute("data-shown") is None
+        # the message takes the result's room: the text below the widget does not jump up
+        room = widget.find_element(By.CSS_SELECTOR, "[data-role=result]").size["height"]
+        assert room >= height - 1, f"{typed!r}: the result's room fell from {height} to {room} px"
 
 
 def test_punctuation_the_model_never_saw_is_left_out_by_name(browser, server):
