@@ -19,7 +19,7 @@ window.__runs = [];
 window.illustrated.train = (o, onProgress) => o.measure ? Promise.resolve({measure: true, msPerStep: 7})
   : new Promise((resolve) => {
     window.__runs.push(o);
-    const base = o.labelSmoothing > 0 ? floor + 0.06 : 0.01;
+    const base = o.labelSmoothing > 0 ? floor + 0.06 : 0.03;
     const losses = [];
     const end = (stopped) => resolve({corpus: o.corpus, losses, referentLosses: [], exactMatch: 0.25,
       heldOut: true, steps: losses.length, msPerStep: 1, seconds: 2.5, stopped, weights: new Uint8Array(8)});
