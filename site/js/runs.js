@@ -33,6 +33,7 @@ const percent = (x) => `${(100 * x).toFixed(1)} %`;
 const spoken = (r) => `your ${r.name} run ${r.stopped ? `${stoppedAt(r)}: a` : "reached a"} loss of ` +
   `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""} and ` +
   `${percent(r.exactMatch)} exact match${r.heldOut ? "" : " on its training pairs"} in ${r.seconds.toFixed(1)} s`;
+const floorSaid = (r) => `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`;
 const stoppedAt = (r) => `stopped at step ${r.losses.length} of ${r.steps}`;
 // A dashed swatch: a run's label-smoothing floor in the legend.
 const dashed = (color) => s("svg", { width: 22, height: 8, class: "il-swatch-dashed", "aria-hidden": "true" },
@@ -80,8 +81,8 @@ export function bench() {
     plot.replaceChildren(shown.length ? lossChart(shown, log, drawn) : "");
     legend.replaceChildren(...shown.map((r) => h("li", { "data-name": r.name },
       h("span", { class: "il-swatch", style: `background: ${r.color}` }), r.name)),
-    ...shown.filter((r) => r.floor).map((r) => h("li", { "data-role": "floor-label" }, dashed(r.color),
-      `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`)));
+    ...[...new Set(shown.filter((r) => r.floor).map(floorSaid))].map((said) => h("li", { "data-role": "floor-label" },
+      dashed(shown.find((r) => r.floor && floorSaid(r) === said).color), said)));  // a floor once, however many runs
     const done = runs.filter((r) => r.done);
     table.replaceChildren(...done.map(row));
     const said = done.slice(-4).map(spoken).join("; ");

@@ -193,7 +193,8 @@ def _crosses(points, box):
 @pytest.mark.parametrize("width", [1280, 390])
 def test_no_curve_crosses_the_floors_label(browser, server, width, screenshots):
     """Finding 5: at 390 px chapter 08's smoothed curve ran through "floor 0.698 (label smoothing
-    0.1)"; now no curve passes through the label, at either width."""
+    0.1)"; now no curve passes through the label, at either width; runs sharing a floor name it
+    once."""
     from illustrated.book import runs
     floor = runs.floors("post")[10]
     _page(browser, server, CH08, width)
@@ -207,6 +208,9 @@ def test_no_curve_crosses_the_floors_label(browser, server, width, screenshots):
     assert not any(_crosses(points, got["label"]) for points in got["curves"]), got["label"]
     _show_bench(browser)
     browser.save_screenshot(str(screenshots / f"train-floor-{width}.png"))
+    _click(browser, f"{WIDGET} button:nth-of-type(2)")  # the same two runs again: one floor, named once
+    WebDriverWait(browser, 10).until(lambda d: len(_bench(d)["rows"]) == 4)
+    assert _bench(browser)["floors"] == [got["text"]], _bench(browser)["floors"]
 
 
 @pytest.mark.parametrize("steps", [300, 3000])
