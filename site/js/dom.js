@@ -16,6 +16,16 @@ export function h(tag, attrs = {}, ...children) {
   return fill(document.createElement(tag), attrs, children);
 }
 
+/** How wide `t` is drawn `size` units high (bold or not) in the page's font, in units. */
+export const measure = (() => {
+  let context;
+  return (t, size, weight = "normal") => {
+    context ??= document.createElement("canvas").getContext("2d");
+    context.font = `${weight} ${size}px ${window.getComputedStyle(document.body).fontFamily}`;
+    return context.measureText(t).width;
+  };
+})();
+
 /** An SVG element, same arguments as h. */
 export function s(tag, attrs = {}, ...children) {
   return fill(document.createElementNS(SVG_NS, tag), attrs, children);

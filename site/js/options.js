@@ -4,9 +4,10 @@
 /** Every option translate() takes. */
 const OPTIONS = ["beamSize", "topBeams", "alpha", "maxLen", "returnSteps", "topK"];
 
-/** Throws the package's one-line error: "<name>: expected <what>, got <value>". */
+/** Throws the package's one-line error: "<name>: expected <what>, got <value>" ("got nothing": undefined). */
 export function refuse(name, what, value) {
-  throw new Error(`${name}: expected ${what}, got ${JSON.stringify(value)}`);
+  const got = value === undefined ? "nothing" : typeof value === "number" ? String(value) : JSON.stringify(value);
+  throw new Error(`${name}: expected ${what}, got ${got}`);
 }
 
 /** Refuses value unless it is a number in [low, high], and an integer if `integer`. */

@@ -23,7 +23,7 @@ export function checkConfig(cfg) {
     throw new Error(`pe_layout: expected one of ${LAYOUTS.join(", ")}, got ${JSON.stringify(cfg.pe_layout)}`);
   }
   if (!(cfg.d_model > 0 && cfg.d_model % 2 === 0 && cfg.d_model % cfg.n_heads === 0)) {
-    throw new Error(`d_model: expected an even multiple of n_heads=${cfg.n_heads}, got ${cfg.d_model}`);
+    throw new Error(`d_model: expected an even number divisible by n_heads (${cfg.n_heads}), got ${cfg.d_model}`);
   }
   return layout;
 }

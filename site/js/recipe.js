@@ -21,13 +21,16 @@ export function recipeFrom(schema) {
     eps: defaults.adamEps, clip: defaults.clipGrad, dFfPerDModel: schema["x-d-ff-per-d-model"] };
 }
 
+/** d_model's rule in words, n_heads said as `heads`: the heads split it, the sines and cosines pair its dimensions. */
+const evenDivisible = (heads) => ["an even number divisible by ", heads];
+
 /** The limits in words (the widget states them): strings, and {code} for names. */
 export function limitsText({ limits: l, dFfPerDModel }) {
   const range = ([low, high]) => `${low.toLocaleString("en")}-${high.toLocaleString("en")}`;
   return [`Limits: ${range(l.steps)} steps, learning rate up to ${l.lr[1]}, warm-up up to ` +
     `${l.warmup[1].toLocaleString("en")} steps, label smoothing up to ${l.labelSmoothing[1]}, `, { code: "d_model" },
-    ` ${range(l.dModel)} (a multiple of `, { code: "n_heads" }, `), ${range(l.nHeads)} heads, ${range(l.nLayers)} ` +
-    "layers a side; ", { code: "d_ff" }, ` is ${dFfPerDModel} x `, { code: "d_model" }, "."];
+    ` ${range(l.dModel)} (`, ...evenDivisible({ code: "n_heads" }), `), ${range(l.nHeads)} heads, ` +
+    `${range(l.nLayers)} layers a side; `, { code: "d_ff" }, ` is ${dFfPerDModel} x `, { code: "d_model" }, "."];
 }
 
 let loaded = null;
@@ -61,7 +64,9 @@ export function trainOptions(options, data, recipe) {
     refuse("schedule", `${recipe.schedules.slice(0, -1).join(", ")} or ${recipe.schedules.at(-1)}`, o.schedule);
   }
   if (typeof o.normFirst !== "boolean") refuse("normFirst", "true or false", o.normFirst);
-  if (o.dModel % o.nHeads !== 0 || o.dModel % 2) refuse("dModel", `an even multiple of nHeads=${o.nHeads}`, o.dModel);
+  if (o.dModel % o.nHeads !== 0 || o.dModel % 2) {
+    refuse("dModel", evenDivisible(`nHeads (${o.nHeads})`).join(""), o.dModel);
+  }
   return o;
 }
 

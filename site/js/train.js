@@ -45,7 +45,7 @@ export async function mount(element, api) {
   const samples = h("ul", { "data-role": "samples" });
   const result = h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" });
   const runs = bench();
-  const { FIELDS, inputs, errors } = fields(recipe, check, warn);
+  const { FIELDS, inputs, errors, read, show } = fields(recipe, check, warn);
   const referent = referentSwitch(warn);  // the "it" objective, for a corpus with "it" labels
   const fill = (corpus) => {
     const recipe = p.settings[corpus];
@@ -63,7 +63,7 @@ export async function mount(element, api) {
   // The widget's settings as the recipe writes them (normFirst "post" or "pre"; referentWeight only where it is
   // offered), and as train() takes them.
   const values = () => ({ corpus: menus.corpus.value,
-    ...Object.fromEntries(FIELDS.map(([k]) => [k, Number(inputs[k].value)])),
+    ...read(),
     schedule: menus.schedule.value, normFirst: menus.normFirst.value, ...referent.setting() });
   const options = () => ({ referentWeight: 0, ...values(), normFirst: menus.normFirst.value === "pre" });
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", text, onclick });
@@ -87,10 +87,7 @@ export async function mount(element, api) {
   // Each field's problem beside it, all at once, as it is typed; Train waits until there is none.
   function check() {
     const bad = problems(options(), recipe);
-    for (const [key, slot] of Object.entries(errors)) {
-      slot.textContent = bad[key] ? bad[key].replace(/^\w+: /, "") : "";
-      inputs[key].setAttribute("aria-invalid", String(Boolean(bad[key])));
-    }
+    show(bad);
     return bad;
   }
   // Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a measured step.
@@ -113,7 +110,7 @@ export async function mount(element, api) {
   }
   // One run: true once it has trained (or was stopped), false when refused or failed.
   async function run() {
-    const bad = Object.keys(check()).map((k) => Object.fromEntries(FIELDS)[k] ?? k);  // by the fields' labels
+    const bad = Object.values(check()).map((message) => message.split(":")[0]);  // by the fields' labels
     if (bad.length) {
       status.textContent = `Not trained: fix ${bad.join(", ")} (marked beside each).`;
       element.dataset.state = "error";

@@ -2,7 +2,7 @@
 // the frames of src/illustrated/book/whole_model.py show until the sentence changes, then the same
 // picture in SVG: the encoder stack once, the memory as K and V into every decoder layer, one
 // frame per word written, the shapes on the arrows.
-import { h, s, slider } from "./dom.js";
+import { h, measure, s, slider } from "./dom.js";
 import { player, steadyReadout } from "./frames.js";
 import { liveWidget } from "./sentence.js";
 
@@ -26,16 +26,6 @@ const box = (g, x, y, t, fill, height = LH) => [
   bold(x + g.COL / 2, y + height / 2 + 4, t)];
 const arrowHead = () => s("defs", {}, s("marker", { id: "il-arrow", markerWidth: 6, markerHeight: 6, refX: 5, refY: 3,
   orient: "auto" }, s("path", { d: "M0,0 L6,3 L0,6 z" })));
-
-/** How wide `t` is drawn `size` units high (bold or not) in the page's font, in units. */
-const measure = (() => {
-  let context;
-  return (t, size, weight = "normal") => {
-    context ??= window.document.createElement("canvas").getContext("2d");
-    context.font = `${weight} ${size}px ${window.getComputedStyle(window.document.body).fontFamily}`;
-    return context.measureText(t).width;
-  };
-})();
 
 /** Each word's left edge and row, `widths` (a space between words included) in rows at most `room`
  * wide (a word wider than a row alone on its own). */

@@ -96,6 +96,9 @@ def test_stop_and_refused_options(browser, server):
     _wait(browser, "done", 120)
     said = browser.find_element("css selector", f"{WIDGET} [data-role=exact-match]").text
     assert said.startswith("Stopped"), said
+    done = int(re.match(r"Stopped after (\d+) steps", said).group(1))
+    readback = browser.find_element("css selector", f"{WIDGET} [data-role=readback]").text
+    assert readback.startswith(f"Your copy run stopped at step {done} of 400: a loss of "), readback
     for options, name in (({"corpus": "post", "lr": 1}, "lr"),
                           ({"corpus": "post", "dModel": 30, "nHeads": 4}, "dModel"),
                           ({"corpus": "post", "colour": "red"}, "options")):
@@ -196,7 +199,7 @@ def _bench(browser):
               y: w.querySelector('[data-role=y-label]')?.textContent,
               rows: all('[data-role=run-row]', (e) => [e.dataset.name,
                     Number(e.querySelector('[data-role=final-loss]').textContent)]),
-              floors: all('[data-role=floor]', (e) => e.nextElementSibling.textContent),
+              floors: all('[data-role=floor-label]', (e) => e.textContent),
               readback: w.querySelector('[data-role=readback]').textContent,
               result: w.querySelector('[data-role=result]').textContent};""", WIDGET)
 
@@ -327,7 +330,7 @@ def test_every_invalid_field_is_named_at_once(browser, server):
         .filter((e) => e.textContent).map((e) => [e.dataset.field, e.textContent]));""", WIDGET)
     assert said == {"steps": "expected an integer in [1, 3000], got 99999",
                     "lr": "expected a number in [0.00001, 0.05], got 5",
-                    "dModel": "expected an even multiple of nHeads=4, got 30"}, said
+                    "dModel": "expected an even number divisible by n_heads (4), got 30"}, said
     browser.find_element("css selector", f"{WIDGET} button").click()
     status = browser.find_element("css selector", f"{WIDGET} [data-role=status]").text
     assert status == "Not trained: fix steps, learning rate, d_model (marked beside each).", status

@@ -33,8 +33,8 @@ def test_the_shipped_schema_gives_the_limits_the_widget_states():
     out = read(recipe.schema(), [{}, {"steps": 3001}, {"schedule": "linear"},
                                  {"referentWeight": 11}, {"referentWeight": 0.5}])
     assert out["text"] == ("Limits: 1-3,000 steps, learning rate up to 0.05, warm-up up to 1,000 "
-                           "steps, label smoothing up to 0.5, d_model 8-128 (a "
-                           "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x "
+                           "steps, label smoothing up to 0.5, d_model 8-128 (an "
+                           "even number divisible by n_heads), 1-8 heads, 1-4 layers a side; d_ff is 2 x "
                            "d_model.")
     assert out["r"]["limits"]["labelSmoothing"] == [0, 0.5, 0]
     assert out["r"]["limits"]["seed"] == [0, 2**32 - 1, 1]
@@ -61,11 +61,44 @@ def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():
     out = read(schema, [{"steps": 50}, {"steps": 51}, {"steps": 50, "schedule": "noam"},
                         {"steps": 50, "dModel": 96}])
     assert out["text"] == ("Limits: 1-50 steps, learning rate up to 0.05, warm-up up to 1,000 "
-                           "steps, label smoothing up to 0.3, d_model 8-64 (a "
-                           "multiple of n_heads), 1-8 heads, 1-4 layers a side; d_ff is 4 x "
+                           "steps, label smoothing up to 0.3, d_model 8-64 (an "
+                           "even number divisible by n_heads), 1-8 heads, 1-4 layers a side; d_ff is 4 x "
                            "d_model.")
     assert out["r"]["betas"] == [0.8, 0.9] and out["r"]["dFfPerDModel"] == 4
     assert out["tried"][0]["steps"] == 50 and out["tried"][0]["seed"] == 7
     assert out["tried"][1:] == ["steps: expected an integer in [1, 50], got 51",
                                 "schedule: expected constant or cosine, got \"noam\"",
                                 "dModel: expected an integer in [8, 64], got 96"]
+
+
+#: fields.js's problems() (the widget's refusals) on options read from the fields: dom.js reads
+#: window.document when it loads, so a bare window stands in (problems() draws nothing).
+PROBLEMS = """
+import { readFileSync } from "node:fs";
+globalThis.window = { document: {} };
+const { recipeFrom } = await import("./js/recipe.js");
+const { problems } = await import("./js/fields.js");
+const { schema, tried } = JSON.parse(readFileSync(0, "utf8"));
+const r = recipeFrom(schema);
+const recipe = { steps: 100, lr: 0.003, warmup: 10, labelSmoothing: 0, dModel: 32, nHeads: 4, nLayers: 2,
+  seed: 0, schedule: "constant", normFirst: false, corpus: "post" };
+// null in JSON: a field left empty or unreadable, which fields.js's read() gives as undefined
+const read = (o) => Object.fromEntries(Object.entries({ ...recipe, ...o }).map(([k, v]) => [k, v ?? undefined]));
+console.log(JSON.stringify(tried.map((o) => problems(read(o), r))));
+"""
+
+
+def test_the_widget_refuses_an_empty_field_and_says_d_models_rule_by_the_labels():
+    """An empty or unreadable number field is refused by its label ("got nothing"), as an
+    out-of-range one is; d_model's rule is the one the limits line states (even, divisible by
+    n_heads: 12 with 4 heads passes, an odd multiple of 4), in the labels' words."""
+    tried = [{}, {"labelSmoothing": None}, {"labelSmoothing": None, "steps": None},
+             {"dModel": 30}, {"dModel": 12}, {"dModel": 36, "nHeads": 8}, {"lr": 5}]
+    out = _node(PROBLEMS, {"schema": recipe.schema(), "tried": tried})
+    assert out[0] == {} and out[4] == {}, out
+    assert out[1] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing"}
+    assert out[2] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing",
+                      "steps": "steps: expected an integer in [1, 3000], got nothing"}, out[2]
+    assert out[3] == {"dModel": "d_model: expected an even number divisible by n_heads (4), got 30"}
+    assert out[5] == {"dModel": "d_model: expected an even number divisible by n_heads (8), got 36"}
+    assert out[6] == {"lr": "learning rate: expected a number in [0.00001, 0.05], got 5"}, out[6]
