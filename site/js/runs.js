@@ -86,7 +86,8 @@ export function bench() {
     const done = runs.filter((r) => r.done);
     table.replaceChildren(...done.map(row));
     const said = done.slice(-4).map(spoken).join("; ");
-    readback.textContent = said ? `${said[0].toUpperCase()}${said.slice(1)}.` : "";
+    readback.textContent = said ? `${said[0].toUpperCase()}${said.slice(1)}.${done.some((r) => r.values.referentWeight)
+      ? " Choose “trained” in the self-attention view below to see where each encoder head sends “it”." : ""}` : "";
   }
   // A new column width (a window resized, a phone turned): the chart drawn again for it.
   const resized = () => plot.clientWidth && plot.clientWidth !== drawn && draw();

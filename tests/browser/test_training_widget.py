@@ -408,6 +408,9 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     WebDriverWait(browser, 120).until(lambda d: "“it” loss" in d.find_element(
         "css selector", f"{WIDGET} [data-role=status]").text)
     _wait(browser, "done", 240)
+    readback = browser.find_element("css selector", f"{WIDGET} [data-role=readback]").text
+    assert readback.endswith("Choose “trained” in the self-attention view below to see where each "
+                             "encoder head sends “it”."), readback  # where the head is looked for
     click(f"{WIDGET} [data-control=referent]")  # off
     click(f"{WIDGET} button")
     WebDriverWait(browser, 240, poll_frequency=1).until(lambda d: len(_bench(d)["rows"]) == 2)
