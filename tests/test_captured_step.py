@@ -15,8 +15,8 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import illustrated as il
-from illustrated.captured_step import (CapturedStep, bucket, captured_step, check_compile,
-                                       hooked_modules, padded_batch)
+from illustrated.captured_step import (CapturedStep, PaddedPairs, bucket, captured_step,
+                                       check_compile, hooked_modules, padded_batch)
 from illustrated.data import collate, encode_pairs
 from illustrated.data.pairs_file import build_vocab
 
@@ -55,6 +55,31 @@ def test_padded_batch_is_collate_padded_to_its_bucket(vocabs):
     assert torch.equal(tgt_in[:5, :5], plain.tgt_in) and torch.equal(tgt_out[:5, :5], plain.tgt_out)
     assert (tgt_out[5:] == tgt_vocab.pad_id).all()  # padded sentences: every target ignored
     assert torch.equal(src[5:], src[:1].expand(3, -1))  # a source a query can attend to
+
+
+@pytest.mark.parametrize("rows, max_len", [([0, 1, 2, 3, 4], None), ([7, 4], None),
+                                           ([3, 3, 0], None), (list(range(8)), 6),
+                                           ([6], None), (list(range(8)) + [1], None)])
+def test_a_batch_gathered_from_the_tables_is_collate_padded_to_its_bucket(vocabs, rows, max_len):
+    """The run's pairs padded once (PaddedPairs), then any batch of them, a pair twice too,
+    gathered: the collate of those pairs, padded to their bucket (at most max_len), filler
+    rows copying the first pair with every target ignored."""
+    src_vocab, tgt_vocab = vocabs
+    encoded = encode_pairs(PAIRS, src_vocab, tgt_vocab)
+    pairs = PaddedPairs(encoded, src_vocab, tgt_vocab)
+    assert pairs.src.dtype.itemsize == 1  # 8 words and 4 special tokens: int8 tables
+    src, tgt_in, tgt_out = pairs.batch(rows, max_len=max_len)
+    plain = collate([encoded[i] for i in rows], src_vocab, tgt_vocab)
+    n, (_, s), (_, t) = len(rows), plain.src.shape, plain.tgt_in.shape
+    assert src.shape == (bucket(n), bucket(s, max_len))
+    assert tgt_in.shape == tgt_out.shape == (bucket(n), bucket(t, max_len))
+    assert src.dtype == tgt_in.dtype == tgt_out.dtype == torch.int64
+    assert torch.equal(src[:n, :s], plain.src) and (src[:n, s:] == src_vocab.pad_id).all()
+    assert torch.equal(tgt_in[:n, :t], plain.tgt_in) and torch.equal(tgt_out[:n, :t],
+                                                                     plain.tgt_out)
+    assert (tgt_in[:n, t:] == tgt_vocab.pad_id).all() and (tgt_out[n:] == tgt_vocab.pad_id).all()
+    assert torch.equal(src[n:], src[:1].expand(bucket(n) - n, -1))
+    assert torch.equal(tgt_in[n:], tgt_in[:1].expand(bucket(n) - n, -1))
 
 
 def test_padding_to_the_bucket_changes_neither_loss_nor_gradients(vocabs):
@@ -255,3 +280,31 @@ def test_the_command_line_passes_compile_to_train(capsys):
     with pytest.raises(SystemExit):
         parser.parse_args(["train", "--corpus", "post", "--compile", "maybe"])
     assert "--compile: invalid choice: 'maybe'" in capsys.readouterr().err
+
+
+def test_a_captured_step_waits_for_the_device_once(vocabs, monkeypatch):
+    """The loop reads the loss, the gradients' norm and the accuracy in one transfer, after the
+    update is queued: on a GPU one wait a step (four reads a step kept the GPU idle between
+    them). Every read of a float or bool tensor's value into Python is counted, from step 2
+    (the compiling step done); the shuffled order of an epoch, an int64 CPU tensor, is not."""
+    src_vocab, tgt_vocab = vocabs
+    reads, marks = [], []
+    names = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__")
+
+    def counted(name, original):
+        def read(self, *args, **kwargs):
+            if self.is_floating_point() or self.dtype == torch.bool:
+                reads.append(name)
+            return original(self, *args, **kwargs)
+        return read
+
+    def callback(step, history):
+        if step == 1:
+            for name in names:
+                monkeypatch.setattr(torch.Tensor, name, counted(name, getattr(torch.Tensor, name)))
+        marks.append(len(reads))
+
+    il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=5, batch_size=4,
+             device="cpu", progress=False, compile="aot_eager", callback=callback)
+    assert [b - a for a, b in zip(marks, marks[1:])] == [1, 1, 1, 1]
+    assert set(reads) == {"tolist"}

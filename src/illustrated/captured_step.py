@@ -46,7 +46,7 @@ from ._args import ArgumentTypeError, describe
 from .data.vocab import Vocab
 from .masks import padding_mask
 
-__all__ = ["COMPILE_CHOICES", "bucket", "padded_batch", "hooked_modules", "check_compile",
+__all__ = ["COMPILE_CHOICES", "bucket", "PaddedPairs", "padded_batch", "hooked_modules", "check_compile",
            "CapturedStep", "captured_step"]
 
 #: What ``train(compile=...)`` takes besides the name of a ``torch.compile`` backend.
@@ -68,6 +68,62 @@ def bucket(n: int, cap: int | None = None) -> int:
     return max(n, min(size, cap)) if cap is not None else size
 
 
+class PaddedPairs:
+    """The training pairs as padded id tables, so that a batch is a gather, not a Python loop.
+
+    encoded: (source ids, target ids) pairs of :func:`~illustrated.data.encode_pairs`, trusted
+    (the training loop checked them). Built once a run: three tables of one row a pair, as wide
+    as the corpus's longest source and target + 1, in the smallest integer type that holds the
+    vocabulary (int16 for fewer than 32,768 words): ``src`` (ids, then padding), ``tgt_in``
+    (<bos>, ids, padding) and ``tgt_out`` (ids, <eos>, padding), with each pair's lengths.
+    A base-size batch of 768 pairs took about 3 ms of Python a step when padded pair by pair, on
+    a GPU time that the GPU waits (issue 34); a gather takes a few microseconds.
+    """
+
+    def __init__(self, encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Vocab,
+                 tgt_vocab: Vocab) -> None:
+        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.src_len = np.fromiter((len(s) for s, _ in encoded), np.int64, len(encoded))
+        self.tgt_len = np.fromiter((len(t) + 1 for _, t in encoded), np.int64, len(encoded))
+        dtype = np.min_scalar_type(-max(len(src_vocab), len(tgt_vocab)))  # a signed type
+        self.src = np.full((len(encoded), self.src_len.max()), src_vocab.pad_id, dtype)
+        self.tgt_in = np.full((len(encoded), self.tgt_len.max()), tgt_vocab.pad_id, dtype)
+        self.tgt_out = self.tgt_in.copy()
+        for i, (s, t) in enumerate(encoded):
+            self.src[i, :len(s)] = s
+            self.tgt_in[i, 0] = tgt_vocab.bos_id
+            self.tgt_in[i, 1:len(t) + 1] = t
+            self.tgt_out[i, :len(t)] = t
+            self.tgt_out[i, len(t)] = tgt_vocab.eos_id
+
+    def batch(self, rows: Sequence[int], *, max_len: int | None = None,
+              device: torch.device | str | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """src, tgt_in, tgt_out (int64, on ``device``) of the pairs ``rows``, padded to their
+        bucket: (bucket(len(rows)), bucket(longest source)) and (bucket(len(rows)),
+        bucket(longest target + 1)), each length at most ``max_len`` when that holds it. Rows
+        past the batch repeat the first pair's src and tgt_in, with tgt_out all padding (no
+        loss, no gradient): a sentence of padding only would leave its queries no key."""
+        rows = np.asarray(rows, dtype=np.int64)
+        src_len = bucket(int(self.src_len[rows].max()), max_len)
+        tgt_len = bucket(int(self.tgt_len[rows].max()), max_len)
+        filled = np.concatenate([rows, np.full(bucket(len(rows)) - len(rows), rows[0])])
+        src = _widened(self.src[filled], src_len, self.src_vocab.pad_id)
+        tgt_in = _widened(self.tgt_in[filled], tgt_len, self.tgt_vocab.pad_id)
+        tgt_out = _widened(self.tgt_out[filled], tgt_len, self.tgt_vocab.pad_id)
+        tgt_out[len(rows):] = self.tgt_vocab.pad_id  # the filler rows' targets are ignored
+        return tuple(torch.from_numpy(a).to(device, non_blocking=True)
+                     for a in (src, tgt_in, tgt_out))
+
+
+def _widened(table: np.ndarray, width: int, pad_id: int) -> np.ndarray:
+    """The rows of ``table`` as int64, cut or padded with ``pad_id`` to ``width`` columns."""
+    out = np.full((len(table), width), pad_id, dtype=np.int64)
+    keep = min(width, table.shape[1])
+    out[:, :keep] = table[:, :keep]
+    return out
+
+
 def padded_batch(encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Vocab,
                  tgt_vocab: Vocab, *, max_len: int | None = None,
                  device: torch.device | str | None = None
@@ -78,25 +134,12 @@ def padded_batch(encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Voca
     (the training loop checked them). Returns three int64 tensors on ``device``: src
     (bucket(batch), bucket(longest source)), tgt_in and tgt_out (bucket(batch), bucket(longest
     target + 1)); lengths at most ``max_len``. Rows past the batch copy the first pair's src and
-    tgt_in, with tgt_out all padding (ignored by the loss). Paper §5.1 (batches of sentence
-    pairs of similar length); post "Recap Of Training".
+    tgt_in, with tgt_out all padding (ignored by the loss). :class:`PaddedPairs` does the same
+    for a run's pairs, built once. Paper §5.1 (batches of sentence pairs of similar length);
+    post "Recap Of Training".
     """
-    rows = bucket(len(encoded))
-    src_len = bucket(max(len(s) for s, _ in encoded), max_len)
-    tgt_len = bucket(max(len(t) for _, t in encoded) + 1, max_len)
-    src = np.full((rows, src_len), src_vocab.pad_id, dtype=np.int64)
-    tgt_in = np.full((rows, tgt_len), tgt_vocab.pad_id, dtype=np.int64)
-    tgt_out = np.full((rows, tgt_len), tgt_vocab.pad_id, dtype=np.int64)
-    for i, (s, t) in enumerate(encoded):
-        src[i, :len(s)] = s
-        tgt_in[i, 0] = tgt_vocab.bos_id
-        tgt_in[i, 1:len(t) + 1] = t
-        tgt_out[i, :len(t)] = t
-        tgt_out[i, len(t)] = tgt_vocab.eos_id
-    src[len(encoded):] = src[0]  # sentences of padding only would leave a query no key
-    tgt_in[len(encoded):] = tgt_in[0]  # their targets stay padding: no loss, no gradient
-    return tuple(torch.from_numpy(a).to(device, non_blocking=True)
-                 for a in (src, tgt_in, tgt_out))
+    return PaddedPairs(encoded, src_vocab, tgt_vocab).batch(range(len(encoded)),
+                                                            max_len=max_len, device=device)
 
 
 def hooked_modules(model: torch.nn.Module, parts: tuple[list, list] | None = None) -> list[str]:
@@ -133,11 +176,11 @@ def check_compile(value: object) -> bool | str:
 class CapturedStep:
     """The forward pass, the loss and the token accuracy of one micro-batch, compiled.
 
-    ``step(micro)`` takes (source ids, target ids) pairs and returns (loss, correct): the mean
-    cross-entropy per target token of the micro-batch (label smoothing included, under
-    bf16 autocast when asked), a tensor with its graph for ``backward``; and the number of
-    target tokens whose logits' argmax is right. The batch is padded to its bucket
-    (:func:`padded_batch`) first. It returns None, and warns once, when the model has hooks
+    ``step(rows)`` takes the indices of a micro-batch's pairs in ``encoded`` (the run's
+    (source ids, target ids) pairs) and returns (loss, correct): the mean cross-entropy per
+    target token of the micro-batch (label smoothing included, under bf16 autocast when asked),
+    a tensor with its graph for ``backward``; and the number of target tokens whose logits'
+    argmax is right. The batch is padded to its bucket (:class:`PaddedPairs`) first. It returns None, and warns once, when the model has hooks
     (:func:`hooked_modules`): the caller runs its eager step then; and from the first time
     ``torch.compile`` fails on a new bucket (no C compiler, no Triton: "auto" must never stop a
     run that eager would finish), also with one warning.
@@ -146,9 +189,11 @@ class CapturedStep:
     """
 
     def __init__(self, model: torch.nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, *,
-                 device: torch.device, label_smoothing: float = 0.0, bf16: bool = False,
-                 backend: str = "inductor", mode: str | None = None) -> None:
+                 device: torch.device, encoded: Sequence[tuple[list[int], list[int]]] = (),
+                 label_smoothing: float = 0.0, bf16: bool = False, backend: str = "inductor",
+                 mode: str | None = None) -> None:
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
+        self.pairs = PaddedPairs(encoded, src_vocab, tgt_vocab) if encoded else None
         self.device, self.backend, self.mode = device, backend, mode
         self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
         self._warned = False
@@ -170,8 +215,7 @@ class CapturedStep:
         self.forward_loss = forward_loss  # the uncompiled function, for tests
         self.compiled = torch.compile(forward_loss, backend=backend, mode=mode, dynamic=False)
 
-    def __call__(self, micro: Sequence[tuple[list[int], list[int]]]
-                 ) -> tuple[torch.Tensor, torch.Tensor] | None:
+    def __call__(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
         hooked = hooked_modules(self.model, self._parts)
         if hooked:
             if not self._warned:
@@ -182,8 +226,7 @@ class CapturedStep:
             return None
         if self.failed:
             return None
-        batch = padded_batch(micro, self.src_vocab, self.tgt_vocab,
-                             max_len=self.model.cfg.max_len, device=self.device)
+        batch = self.pairs.batch(rows, max_len=self.model.cfg.max_len, device=self.device)
         shape = tuple(batch[0].shape) + tuple(batch[1].shape)
         try:
             with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
@@ -208,12 +251,13 @@ def _takes_check(part) -> bool:
 
 
 def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
-                  tgt_vocab: Vocab, *, device: torch.device, processes: int = 1,
+                  tgt_vocab: Vocab, *, device: torch.device,
+                  encoded: Sequence[tuple[list[int], list[int]]] = (), processes: int = 1,
                   grad_accum_steps: int = 1, precision: str = "fp32",
                   label_smoothing: float = 0.0) -> CapturedStep | None:
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
-    step). "auto" captures on CUDA only; True compiles on any device (CUDA graphs on CUDA);
-    a backend's name compiles with it. One process and no gradient accumulation only: with
+    step), over the run's pairs ``encoded``. "auto" captures on CUDA only; True compiles on
+    any device (CUDA graphs on CUDA); a backend's name compiles with it. One process and no gradient accumulation only: with
     several processes (DDP) or micro-batches, or a model whose ``encode``, ``decode`` and
     ``generator`` take no ``check`` keyword, the eager step runs, with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
@@ -230,7 +274,7 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
         return None
     backend = "inductor" if compile in ("auto", True) else compile
     mode = "reduce-overhead" if device.type == "cuda" and backend == "inductor" else None
-    return CapturedStep(model, src_vocab, tgt_vocab, device=device,
+    return CapturedStep(model, src_vocab, tgt_vocab, device=device, encoded=encoded,
                         label_smoothing=label_smoothing, bf16=precision == "bf16",
                         backend=backend, mode=mode)
 

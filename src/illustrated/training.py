@@ -315,11 +315,14 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                                readout=readout) if resumed is not None else (1, [])
         net = ddp.wrap(model, run.device, run.several)
         captured = captured_step(model, compile, src_vocab, tgt_vocab, device=run.device,
-                                 processes=run.world, grad_accum_steps=recipe.grad_accum_steps,
+                                 encoded=run.encoded, processes=run.world,
+                                 grad_accum_steps=recipe.grad_accum_steps,
                                  precision=recipe.precision,
                                  label_smoothing=recipe.label_smoothing)
         params = list(model.parameters())
-        before = [p.detach().clone() for p in params]  # the weights before the latest step
+        # The weights from before the latest step and from before the one before it: the
+        # divergence check reads the step's loss only after the step (see _read_step).
+        kept = [[p.detach().clone() for p in params] for _ in range(2)]
         start = time.perf_counter() - (history.seconds[-1] if history.seconds else 0.0)
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
@@ -328,18 +331,22 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
                 optimizer.zero_grad(set_to_none=True)
-                loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
-                                                    captured)
+                loss, correct = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
+                                                   captured)
                 grad_norm = torch.nn.utils.clip_grad_norm_(
                     params, clip_grad if clip_grad > 0 else math.inf)
-                _stop_if_diverged(loss, grad_norm, params, before, step, recipe.lr, history)
                 rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps)
                 for group in optimizer.param_groups:
                     group["lr"] = rate
+                with torch.no_grad():
+                    torch._foreach_copy_(kept[1], params)  # one launch for every weight
                 optimizer.step()
-                history.record(loss.item(), rate, accuracy, time.perf_counter() - start)
+                loss_value, accuracy = _read_step(loss, grad_norm, correct, params, kept[0],
+                                                  step, recipe.lr, history)
+                kept.reverse()  # the weights before this step are now the latest kept
+                history.record(loss_value, rate, accuracy, time.perf_counter() - start)
                 if run.progress:
-                    bar.set_postfix(loss=f"{history.loss[-1]:.3f}", acc=f"{accuracy:.2f}")
+                    bar.set_postfix(loss=f"{loss_value:.3f}", acc=f"{accuracy:.2f}")
                 if checkpoint_every and run.rank == 0 and (step % checkpoint_every == 0
                                                            or step == steps):
                     save_training_state(checkpoint_path, model, (src_vocab, tgt_vocab),
@@ -353,9 +360,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
 
 
 def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vocab: Vocab,
-                       tgt_vocab: Vocab, captured=None) -> tuple[torch.Tensor, float]:
+                       tgt_vocab: Vocab, captured=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward and backward of this process's share of the batch ``idx``, in micro-batches:
-    (the global batch's mean loss per target token, its token accuracy).
+    (the global batch's mean loss per target token, its token accuracy), two float64 scalar
+    tensors left on the device (the loop reads them once a step, with the gradients' norm).
 
     Each micro-batch's mean cross-entropy is weighted by its share of the global batch's target
     tokens times the number of processes: the gradients add up, and DDP's average over the
@@ -377,7 +385,7 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
-            step = captured(micro) if captured is not None else None  # None: the eager step
+            step = captured(rows) if captured is not None else None  # None: the eager step
             if step is None:
                 batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
                 with _autocast(run.device, run.recipe.precision == "bf16"):
@@ -400,22 +408,28 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     if labelled:  # the read-out is not in DDP: its gradients are averaged here
         ddp.average_gradients(run.referent.readout.parameters(), run.several)
     ddp.sum_over_processes(totals, run.several)
-    return totals[0] / tokens, float(totals[1]) / tokens
+    return totals[0] / tokens, totals[1] / tokens
 
 
-def _stop_if_diverged(loss: torch.Tensor, grad_norm: torch.Tensor, params: list, before: list,
-                      step: int, lr: float, history: History) -> None:
-    """Raise TrainingDiverged, the weights put back as they were before the latest step, if the
-    loss or the gradients are no longer finite; else remember the weights of this step."""
-    with torch.no_grad():
-        if not (torch.isfinite(loss) and torch.isfinite(grad_norm)):
-            for p, old in zip(params, before):
-                p.copy_(old)
-            raise TrainingDiverged(
-                f"lr: the loss became {loss.item():.3g} at step {step} with lr={lr:g}; "
-                f"training stopped and the model was restored to its weights before step "
-                f"{max(step - 1, 1)}. Try a smaller lr.", history)
-        torch._foreach_copy_(before, params)  # one launch for every weight, not one each
+def _read_step(loss: torch.Tensor, grad_norm: torch.Tensor, accuracy: torch.Tensor,
+               params: list, before: list, step: int, lr: float, history: History
+               ) -> tuple[float, float]:
+    """(loss, accuracy) of the step just taken, read from the device in one transfer, the one
+    wait for the GPU a step (issue 34: four reads a step left the GPU idle between them).
+
+    Raise TrainingDiverged, the weights put back to ``before`` (those before the previous
+    step), if the loss or the gradients were not finite: the previous step's update broke the
+    model, and the update just taken, from those gradients, is discarded with it."""
+    values = torch.stack([loss.detach().double(), grad_norm.detach().double(),
+                          accuracy.detach().double()]).tolist()
+    if not (math.isfinite(values[0]) and math.isfinite(values[1])):
+        with torch.no_grad():
+            torch._foreach_copy_(params, before)
+        raise TrainingDiverged(
+            f"lr: the loss became {values[0]:.3g} at step {step} with lr={lr:g}; "
+            f"training stopped and the model was restored to its weights before step "
+            f"{max(step - 1, 1)}. Try a smaller lr.", history)
+    return values[0], values[2]
 
 
 def _autocast(device: torch.device, bf16: bool):
