@@ -226,9 +226,10 @@ _area("training", [
     ("clipping: never clips", "training.py",
      "params, clip_grad if clip_grad > 0 else math.inf)", "params, math.inf)"),
     ("divergence: the weights not restored", "training.py",
-     "            for p, old in zip(params, before):\n                p.copy_(old)\n"
-     "            raise TrainingDiverged(",
-     "            raise TrainingDiverged("),
+     "            torch._foreach_copy_(params, before)\n",
+     "            pass\n"),
+    ("divergence: the newer weights restored", "training.py",
+     "params, kept[0],", "params, kept[1],"),
     ("checkpoint_every: no checkpoint after the last step", "training.py",
      "(step % checkpoint_every == 0\n                                                           "
      "or step == steps)",

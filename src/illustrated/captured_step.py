@@ -180,10 +180,11 @@ class CapturedStep:
     (source ids, target ids) pairs) and returns (loss, correct): the mean cross-entropy per
     target token of the micro-batch (label smoothing included, under bf16 autocast when asked),
     a tensor with its graph for ``backward``; and the number of target tokens whose logits'
-    argmax is right. The batch is padded to its bucket (:class:`PaddedPairs`) first. It returns None, and warns once, when the model has hooks
-    (:func:`hooked_modules`): the caller runs its eager step then; and from the first time
-    ``torch.compile`` fails on a new bucket (no C compiler, no Triton: "auto" must never stop a
-    run that eager would finish), also with one warning.
+    argmax is right. The batch is padded to its bucket (:class:`PaddedPairs`) first. It
+    returns None, and warns once, when the model has hooks (:func:`hooked_modules`): the
+    caller runs its eager step then; and from the first time ``torch.compile`` fails on a new
+    bucket (no C compiler, no Triton: "auto" must never stop a run that eager would finish),
+    also with one warning.
     backend, mode: ``torch.compile``'s (on CUDA "inductor" with "reduce-overhead": CUDA graphs).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
     """
@@ -257,9 +258,10 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
                   label_smoothing: float = 0.0) -> CapturedStep | None:
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
     step), over the run's pairs ``encoded``. "auto" captures on CUDA only; True compiles on
-    any device (CUDA graphs on CUDA); a backend's name compiles with it. One process and no gradient accumulation only: with
-    several processes (DDP) or micro-batches, or a model whose ``encode``, ``decode`` and
-    ``generator`` take no ``check`` keyword, the eager step runs, with one warning."""
+    any device (CUDA graphs on CUDA); a backend's name compiles with it. One process and no
+    gradient accumulation only: with several processes (DDP) or micro-batches, or a model whose
+    ``encode``, ``decode`` and ``generator`` take no ``check`` keyword, the eager step runs,
+    with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
         return None
     if not all(_takes_check(getattr(model, part)) for part in ("encode", "decode", "generator")):
