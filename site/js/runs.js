@@ -6,6 +6,7 @@
 // run said so in both. book/runs.py is its twin in a kernel.
 import { h, s } from "./dom.js";
 import { lossChart } from "./loss_chart.js";
+import { itLoss } from "./referent_switch.js";
 
 const COLORS = ["#4c319e", "#d95f02", "#1b9e77", "#e7298a", "#66a61e", "#a6761d", "#1f78b4", "#666666"];
 const SAID = { corpus: "{}", steps: "{} steps", lr: "lr {}", warmup: "warm-up {}", schedule: "{}",
@@ -31,10 +32,19 @@ const percent = (x) => `${(100 * x).toFixed(1)} %`;
 /** One run read back: "your pre-LN run reached a loss of 0.125 nats and 73.0 % exact match in 48.2 s", or
  * "your copy run stopped at step 40 of 400: a loss of 3.064 nats and ...". */
 const spoken = (r) => `your ${r.name} run ${r.stopped ? `${stoppedAt(r)}: a` : "reached a"} loss of ` +
-  `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""} and ` +
+  `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""}` +
+  `${r.itLoss === undefined ? "" : `, an “it” loss of ${r.itLoss.toFixed(3)}`} and ` +
   `${percent(r.exactMatch)} exact match${r.heldOut ? "" : " on its training pairs"} in ${r.seconds.toFixed(1)} s`;
 const floorSaid = (r) => `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`;
 const stoppedAt = (r) => `stopped at step ${r.losses.length} of ${r.steps}`;
+/** The status line as a run goes: "fr-en, 60 steps: step 40 of 60 · loss 1.234 · 12 ms per step · about 1 s left",
+ * after the last step "… · exact match…" (the test pairs are being translated). */
+export const progressLine = (run, r) => `${run.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)}` +
+  `${itLoss(r)} · ${r.msPerStep.toFixed(0)} ms per step · ` +
+  `${r.step < r.steps ? `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left` : "exact match…"}`;
+/** The status line once a run has ended: "fr-en, 60 steps: step 60 of 60 · loss 0.123 · done" (or "stopped"). */
+export const endLine = (run) => `${run.name}: step ${run.losses.length} of ${run.steps} · loss ` +
+  `${run.losses.at(-1).toFixed(3)}${itLoss({ referentLoss: run.itLoss })} · ${run.stopped ? "stopped" : "done"}`;
 // A dashed swatch: a run's label-smoothing floor in the legend.
 const dashed = (color) => s("svg", { width: 22, height: 8, class: "il-swatch-dashed", "aria-hidden": "true" },
   s("line", { x1: 0, x2: 22, y1: 4, y2: 4, stroke: color, "stroke-width": 2, "stroke-dasharray": "6 4" }));
@@ -60,13 +70,16 @@ export function bench() {
       URL.revokeObjectURL(r.url);
       draw();
     } });
+  // data-label: a cell's heading, which a phone's column writes before it (the table is a list of runs there)
   const row = (r) => h("tr", { "data-role": "run-row", "data-name": r.name },
     h("td", {}, h("span", { class: "il-swatch", style: `background: ${r.color}` }), r.name),
     h("td", { text: r.settings }),
-    h("td", { text: `${r.seconds.toFixed(1)} s${r.stopped ? `, ${stoppedAt(r)}` : ""}`, "data-role": "run-time" }),
-    h("td", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss" }),
-    h("td", { text: percent(r.exactMatch), "data-role": "run-exact-match" }),
-    h("td", {}, h("a", { href: r.url, download: r.file, "data-role": "run-download", text: r.file })),
+    h("td", { text: `${r.seconds.toFixed(1)} s${r.stopped ? `, ${stoppedAt(r)}` : ""}`, "data-role": "run-time",
+      "data-label": "time" }),
+    h("td", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss", "data-label": "final loss" }),
+    h("td", { text: percent(r.exactMatch), "data-role": "run-exact-match", "data-label": "exact match" }),
+    h("td", { "data-label": "model" }, h("a", { href: r.url, download: r.file, "data-role": "run-download",
+      text: r.file })),
     h("td", {}, remove(r)));
   const box = h("div", { class: "il-bench", "data-role": "bench", hidden: true }, plot, legend,
     h("div", { class: "il-controls" }, logSwitch, clear), readback,

@@ -6,8 +6,8 @@
 import { h, select } from "./dom.js";
 import { fields, problems } from "./fields.js";
 import { limitsText, loadRecipe } from "./recipe.js";
-import { itLoss, referentSwitch } from "./referent_switch.js";
-import { bench, runName, say } from "./runs.js";
+import { referentSwitch } from "./referent_switch.js";
+import { bench, endLine, progressLine, runName, say } from "./runs.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
@@ -123,21 +123,23 @@ export async function mount(element, api) {
     const [o, v] = [options(), values()];
     const eps = Math.round(100 * o.labelSmoothing);  // the floors' grid: 0, 0.01, ..., 0.5
     const floor = Math.abs(eps - 100 * o.labelSmoothing) < 1e-9 ? p.floors?.[o.corpus]?.[eps] ?? 0 : 0;
-    const always = [...(p.compare ? [p.compare.option] : []), ...("referentWeight" in v ? ["referentWeight"] : [])];
+    // A run is named by its corpus where the widget offers several (their curves share the chart).
+    const always = [...(p.corpora.length > 1 ? ["corpus"] : []), ...(p.compare ? [p.compare.option] : []),
+      ...("referentWeight" in v ? ["referentWeight"] : [])];
     const name = runName(v, { ...p.settings[v.corpus], corpus: p.corpus }, always);
     const current = runs.start(v, name, floor, o.steps);
     status.textContent = "loading the runtime and compiling the model…";
     try {
       const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
         current.losses.push(r.loss);
+        current.itLoss = r.referentLoss;
         runs.draw();
-        const left = Math.ceil((r.steps - r.step) * r.msPerStep / 1000);
-        status.textContent = `${current.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)}${itLoss(r)}` +
-          ` · ${r.msPerStep.toFixed(0)} ms per step · about ${left} s left`;
+        status.textContent = progressLine(current, r);
         const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
         if (r.samples) samples.replaceChildren(...r.samples.map(said));
       });
       runs.finish(current, out);
+      status.textContent = endLine(current);
       result.replaceChildren(...trained(out, current));
       element.dataset.state = "done";
     } catch (error) {

@@ -101,6 +101,6 @@ def test_the_kernel_twins_it_switch(tmp_path, monkeypatch):
     switch.value = False
     train.click()
     assert weights == [settings["coreference"]["referentWeight"], 0.0] and weights[0] > 0
-    assert list(pick.options) == ["the recipe", "no “it” objective"]
+    assert list(pick.options) == ["coreference, “it” objective", "coreference, no “it” objective"]
     choice.value = "post"
     assert switch.disabled and not switch.value

@@ -61,7 +61,9 @@ def test_train_post_in_the_page_and_load_the_file_in_python(browser, server, tmp
     widget = browser.find_element("css selector", WIDGET)
     assert float(widget.find_element("css selector", "[data-role=exact-match]")
                  .get_attribute("data-exact-match")) == 1.0
-    assert "step 100 of 100" in widget.find_element("css selector", "[data-role=status]").text
+    status = widget.find_element("css selector", "[data-role=status]").text
+    assert status.startswith("post, ") and "step 100 of 100" in status, status
+    assert status.endswith(" · done"), status  # not "about 0 s left"
     assert len(widget.find_elements("css selector", "[data-role=curve] polyline")) == 1
     corpora = browser.execute_script(
         "return [...document.querySelectorAll('[data-il-widget=translate] "
@@ -221,14 +223,14 @@ def test_chapter_06_races_post_ln_against_pre_ln_on_one_chart(browser, server, s
             "Train post-LN, then pre-LN"
         _compare(browser)
         got = _bench(browser)
-        names = ["40 steps, post-LN", "40 steps, pre-LN"]
+        names = ["reverse, 40 steps, post-LN", "reverse, 40 steps, pre-LN"]  # two corpora offered
         assert [n for n, _ in got["curves"]] == names and got["legend"] == names, got
         assert all(points == 40 for _, points in got["curves"]), got
         assert got["x"] == "step" and got["y"] == "loss (nats)", got
         assert [n for n, _ in got["rows"]] == names, got
         post, pre = (loss for _, loss in got["rows"])
-        assert f"Your 40 steps, post-LN run reached a loss of {post:.3f} nats" in got["readback"]
-        assert f"your 40 steps, pre-LN run reached a loss of {pre:.3f} nats" in got["readback"]
+        assert f"Your {names[0]} run reached a loss of {post:.3f} nats" in got["readback"]
+        assert f"your {names[1]} run reached a loss of {pre:.3f} nats" in got["readback"]
         assert "on the test split" in got["result"] and "other widgets" not in got["result"], got
         browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
                                ".scrollIntoView()", WIDGET)
@@ -411,6 +413,9 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     readback = browser.find_element("css selector", f"{WIDGET} [data-role=readback]").text
     assert readback.endswith("Choose “trained” in the self-attention view below to see where each "
                              "encoder head sends “it”."), readback  # where the head is looked for
+    assert re.search(r"nats, an “it” loss of \d\.\d{3} and", readback), readback
+    status = browser.find_element("css selector", f"{WIDGET} [data-role=status]").text
+    assert re.search(r"“it” loss \d\.\d{3} · done$", status), status
     click(f"{WIDGET} [data-control=referent]")  # off
     click(f"{WIDGET} button")
     WebDriverWait(browser, 240, poll_frequency=1).until(lambda d: len(_bench(d)["rows"]) == 2)

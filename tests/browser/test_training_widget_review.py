@@ -7,6 +7,8 @@ with a made-up loss curve at once): what is tested is the widget, not the engine
 (test_training_widget.py trains for real)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_training_widget import CH08, WIDGET, _bench, _open, _page, _set, _wait
 
@@ -84,8 +86,9 @@ def test_a_stopped_run_says_where_it_stopped(browser, server):
     _click(browser, f"{WIDGET} button:nth-of-type(2)")  # Stop (chapter 10 has no comparison button)
     _wait(browser, "done", 10)
     readback, loss = _bench(browser)["readback"], _bench(browser)["rows"][0][1]
-    said = f"Your 300 steps run stopped at step 40 of 300: a loss of {loss:.3f} nats"
+    said = f"Your fr-en, 300 steps run stopped at step 40 of 300: a loss of {loss:.3f} nats"
     assert readback.startswith(said), readback
+    assert _text(browser, "status").endswith("step 40 of 300 · loss " f"{loss:.3f} · stopped")
     time_cell = browser.find_element("css selector", f"{WIDGET} [data-role=run-time]").text
     assert time_cell == "2.5 s, stopped at step 40 of 300", time_cell
     assert _text(browser, "exact-match").startswith("Stopped after 40 steps")
@@ -223,3 +226,57 @@ def test_every_tick_label_is_inside_the_chart(browser, server, width, steps):
     outside = [(t, b) for t, b in got["texts"]
                if b[0] < left - 0.5 or b[1] < top - 0.5 or b[2] > right + 0.5 or b[3] > bottom + 0.5]
     assert not outside, (got["svg"], outside)
+
+
+#: The runs table as the reader sees it: whether its box scrolls sideways, each row's text, the
+#: right edge of every link and button against the column's, and the headings' display.
+TABLE = """
+const w = document.querySelector(arguments[0]);
+const box = w.querySelector('[data-role=runs]').parentNode;
+const column = w.getBoundingClientRect().right;
+// what CSS writes before or after a cell (its data-label), as the reader sees it
+const said = (td, where) => {
+  const c = getComputedStyle(td, where).content;
+  if (c === 'none' || c === 'normal') return '';
+  return c.replace(/attr\\(data-label\\)/, JSON.stringify(td.dataset.label)).replace(/"([^"]*)"\\s*/g, '$1');
+};
+return {scrolls: box.scrollWidth > box.clientWidth + 1,
+        rows: [...w.querySelectorAll('[data-role=run-row]')].map((r) => [...r.cells]
+          .filter((td) => getComputedStyle(td).display !== 'none')
+          .map((td) => said(td, '::before') + td.innerText + said(td, '::after')).join(' ')
+          .replace(/\\s+/g, ' ').trim()),
+        outside: [...w.querySelectorAll('[data-role=run-row] a, [data-role=run-row] button')]
+          .filter((e) => e.getBoundingClientRect().right > column + 0.5).map((e) => e.textContent),
+        headings: getComputedStyle(w.querySelector('[data-role=runs] thead')).display};
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_runs_table_fits_the_column(browser, server, width, screenshots):
+    """A reader's finding: on a phone the runs table scrolled sideways in its box, its links and
+    "remove" buttons at the edge. At 390 px each run is now a block of lines, every cell named
+    ("final loss: 0.031"); at 1280 px a table under its headings. Runs of a page that offers
+    several corpora are named by theirs."""
+    _open(browser, server, width)
+    browser.execute_script(STUB, 0.7, 0)
+    _set(browser, "steps", "30")
+    _click(browser, f"{WIDGET} button")
+    _wait(browser, "done", 10)
+    _set(browser, "corpus", "copy")
+    _set(browser, "steps", "20")
+    _click(browser, f"{WIDGET} button")
+    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 10).until(lambda d: len(_bench(d)["rows"]) == 2)
+    assert [n for n, _ in _bench(browser)["rows"]] == ["fr-en, 30 steps", "copy, 20 steps"]
+    _show_bench(browser)
+    browser.save_screenshot(str(screenshots / f"train-runs-table-{width}.png"))
+    got = browser.execute_script(TABLE, WIDGET)
+    assert not got["scrolls"] and not got["outside"], got
+    if width == 390:
+        assert got["headings"] == "none", got
+        for row in got["rows"]:
+            assert re.fullmatch(r"(fr-en, 30|copy, 20) steps time: 2\.5 s · final loss: \d\.\d{3} · "
+                                r"exact match: 25\.0 % · model: (fr-en|copy)-\d\.safetensors remove",
+                                row), row
+    else:
+        assert got["headings"] != "none", got

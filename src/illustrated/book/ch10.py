@@ -288,8 +288,11 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         values = {"corpus": c, **v}
         if "referentWeight" not in settings[c]:  # no "it" labels: the switch is not a setting
             del values["referentWeight"]
-        name = _unique_name(runs.run_name(values, {**settings[c], "corpus": corpus},
-                                          [compare["option"]] if compare else ()), kept)
+        # As the page names a run: by its corpus where the widget offers several, by the compared
+        # option, and by the "it" objective where it is offered (on or off).
+        always = (["corpus"] if len(choice.options) > 1 else []) + (
+            [compare["option"]] if compare else []) + [k for k in ("referentWeight",) if k in values]
+        name = _unique_name(runs.run_name(values, {**settings[c], "corpus": corpus}, always), kept)
         file = f"run{len(kept) + 1}-{c}.pt"
         save_checkpoint(file, model, (src_vocab, tgt_vocab), cfg)
         eps = round(100 * v["labelSmoothing"])
