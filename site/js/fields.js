@@ -1,6 +1,7 @@
 // The training widget's number fields (train.js): their inputs within the page's recipe's limits (recipe.js,
 // from recipe.json), a slot beside each for its problem, and every problem of the settings at once, each
-// message naming the fields by their labels (an empty or unreadable field refused as "got nothing").
+// message naming the fields by their labels (an empty field refused as "got nothing", text that is no number
+// as "got text that is not a number").
 import { h } from "./dom.js";
 import { checkRange } from "./options.js";
 import { trainOptions } from "./recipe.js";
@@ -34,8 +35,8 @@ export function problems(o, recipe) {
   return Object.fromEntries(Object.entries(bad).map(([key, message]) => [key, labelled(message)]));
 }
 
-/** {FIELDS, inputs, errors (the slots beside them), read() (each field's number; undefined where it is empty or
- * unreadable, as a number input's value then is ""), show(bad) (problems' messages in their slots)} within
+/** {FIELDS, inputs, errors (the slots beside them), read() (each field's number; undefined where it is empty, NaN
+ * where its text is no number), show(bad) (problems' messages in their slots)} within
  * ``recipe.limits``; onInput as a field is typed, onChange when it is left. */
 export function fields(recipe, onInput, onChange) {
   const [inputs, errors] = [{}, {}];
@@ -45,10 +46,12 @@ export function fields(recipe, onInput, onChange) {
       onchange: onChange });
     errors[key] = h("span", { class: "il-field-error", "data-role": "field-error", "data-field": key });
   }
-  const read = () => Object.fromEntries(FIELDS.map(([k]) => [k, inputs[k].value === "" ? undefined
-    : Number(inputs[k].value)]));
+  // A number input's value is "" both when it is empty and when its text is no number ("1e", validity.badInput).
+  const read = () => Object.fromEntries(FIELDS.map(([k]) => [k, inputs[k].validity.badInput ? NaN
+    : inputs[k].value === "" ? undefined : Number(inputs[k].value)]));
   const show = (bad) => FIELDS.forEach(([key, label]) => {
-    errors[key].textContent = bad[key]?.slice(label.length + 2) ?? "";  // the label is beside it
+    const said = bad[key]?.slice(label.length + 2).replace(/got NaN$/, "got text that is not a number");
+    errors[key].textContent = said ?? "";  // the label is beside it
     inputs[key].setAttribute("aria-invalid", String(Boolean(bad[key])));
   });
   return { FIELDS, inputs, errors, read, show };
