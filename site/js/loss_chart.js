@@ -1,7 +1,8 @@
 // The run bench's loss chart (runs.js): every run's loss curve on one SVG drawn `w` px wide, for the
 // width it is shown at (runs.js redraws it when that changes, so its text stays 12 px: .il-bench text);
 // step on x, loss in nats on y (linear from 0 or log over whole decades), each run's label-smoothing floor
-// dashed in its colour (named in the legend, where no curve passes), every tick label inside the drawing.
+// dashed in its colour (named in the legend, where no curve passes), a run's "it" loss dotted in its colour,
+// every tick label inside the drawing.
 import { measure, s } from "./dom.js";
 
 const [LEFT, TOP, BOTTOM, FONT] = [52, 12, 38, 12];  // margins, px; the text's size (.il-bench text)
@@ -28,11 +29,12 @@ function lossAxis(values, log, height) {
   return [(v) => TOP + height * (1 - (Math.log10(Math.max(v, 1e-6)) - a) / span), marks];
 }
 
-/** The chart of `runs` ({name, color, losses, steps, floor}) `w` px wide, the losses on a log scale if `log`. */
+/** The chart of `runs` ({name, color, losses, itLosses?, steps, floor}) `w` px wide, on a log scale if `log`. */
 export function lossChart(runs, log, w) {
   const height = w < 500 ? 170 : 200;
   const steps = Math.max(...runs.map((r) => r.steps));
-  const [y, yMarks] = lossAxis(runs.flatMap((r) => [...r.losses, ...(r.floor ? [r.floor] : [])]), log, height);
+  const [y, yMarks] = lossAxis(runs.flatMap((r) => [...r.losses, ...(r.itLosses ?? []),
+    ...(r.floor ? [r.floor] : [])]), log, height);
   const xMarks = ticks(steps, w < 500 ? 3 : 6);
   const right = Math.max(12, measure(String(xMarks.at(-1)), FONT) / 2 + 2);  // the last tick label inside
   const x = (step) => LEFT + ((w - LEFT - right) * step) / steps;
@@ -45,11 +47,16 @@ export function lossChart(runs, log, w) {
   const curves = runs.map((r) => s("polyline", { fill: "none", stroke: r.color, "stroke-width": 2,
     "data-role": "curve-line", "data-name": r.name, points: r.losses.map((l, i) => `${x(i + 1)},${y(l)}`).join(" ") },
   s("title", { text: r.name })));
+  // a run's "it" loss (the auxiliary objective's, chapter 03), dotted in its colour
+  const dotted = runs.filter((r) => r.itLosses?.length).map((r) => s("polyline", { fill: "none", stroke: r.color,
+    "stroke-width": 2.5, "stroke-dasharray": "0.5 4", "stroke-linecap": "round", "data-role": "it-curve",
+    "data-name": r.name, points: r.itLosses.map((l, i) => `${x(i + 1)},${y(l)}`).join(" ") },
+  s("title", { text: `${r.name}: the “it” loss` })));
   const last = runs.at(-1);
   return s("svg", { viewBox: `0 0 ${w} ${TOP + height + BOTTOM}`, width: "100%", role: "img", "data-role": "curve",
     "data-width": w, "aria-label": `loss curves of ${runs.length} runs; the latest, ${last.name}: loss ` +
       `${last.losses.at(-1)?.toFixed(3)} after ${last.losses.length} of ${last.steps} steps` },
-  grid.flat(), floors, curves,
+  grid.flat(), floors, curves, dotted,
   xMarks.map((v) => text({ x: x(v), y: TOP + height + 16, "text-anchor": "middle" }, String(v))),
   s("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: TOP + height, stroke: "#888" }),
   across(TOP + height, { stroke: "#888" }),

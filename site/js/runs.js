@@ -33,7 +33,7 @@ const percent = (x) => `${(100 * x).toFixed(1)} %`;
  * "your copy run stopped at step 40 of 400: a loss of 3.064 nats and ...". */
 const spoken = (r) => `your ${r.name} run ${r.stopped ? `${stoppedAt(r)}: a` : "reached a"} loss of ` +
   `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""}` +
-  `${r.itLoss === undefined ? "" : `, an “it” loss of ${r.itLoss.toFixed(3)}`} and ` +
+  `${r.itLosses.length ? `, an “it” loss of ${r.itLosses.at(-1).toFixed(3)}` : ""} and ` +
   `${percent(r.exactMatch)} exact match${r.heldOut ? "" : " on its training pairs"} in ${r.seconds.toFixed(1)} s`;
 const floorSaid = (r) => `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`;
 const stoppedAt = (r) => `stopped at step ${r.losses.length} of ${r.steps}`;
@@ -44,10 +44,12 @@ export const progressLine = (run, r) => `${run.name}: step ${r.step} of ${r.step
   `${r.step < r.steps ? `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left` : "exact match…"}`;
 /** The status line once a run has ended: "fr-en, 60 steps: step 60 of 60 · loss 0.123 · done" (or "stopped"). */
 export const endLine = (run) => `${run.name}: step ${run.losses.length} of ${run.steps} · loss ` +
-  `${run.losses.at(-1).toFixed(3)}${itLoss({ referentLoss: run.itLoss })} · ${run.stopped ? "stopped" : "done"}`;
+  `${run.losses.at(-1).toFixed(3)}${itLoss({ referentLoss: run.itLosses.at(-1) })} · ` +
+  `${run.stopped ? "stopped" : "done"}`;
 // A dashed swatch: a run's label-smoothing floor in the legend.
-const dashed = (color) => s("svg", { width: 22, height: 8, class: "il-swatch-dashed", "aria-hidden": "true" },
-  s("line", { x1: 0, x2: 22, y1: 4, y2: 4, stroke: color, "stroke-width": 2, "stroke-dasharray": "6 4" }));
+const dashed = (color, dashes = "6 4") => s("svg", { width: 22, height: 8, class: "il-swatch-dashed",
+  "aria-hidden": "true" }, s("line", { x1: 0, x2: 22, y1: 4, y2: 4, stroke: color, "stroke-width": 2,
+  "stroke-dasharray": dashes, "stroke-linecap": "round" }));
 
 /** The bench: {element, start(values, name, floor, steps), draw(), finish(run, out), drop(run), runs}. */
 export function bench() {
@@ -78,8 +80,8 @@ export function bench() {
       "data-label": "time" }),
     h("td", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss", "data-label": "final loss" }),
     h("td", { text: percent(r.exactMatch), "data-role": "run-exact-match", "data-label": "exact match" }),
-    h("td", { "data-label": "model" }, h("a", { href: r.url, download: r.file, "data-role": "run-download",
-      text: r.file })),
+    h("td", { "data-label": "model" }, h("a", { href: r.url, download: r.file, "data-role": "run-download" },
+      r.file.replace(/\.safetensors$/, ""), h("wbr"), ".safetensors")),  // a narrow column breaks it there
     h("td", {}, remove(r)));
   const box = h("div", { class: "il-bench", "data-role": "bench", hidden: true }, plot, legend,
     h("div", { class: "il-controls" }, logSwitch, clear), readback,
@@ -95,11 +97,14 @@ export function bench() {
     legend.replaceChildren(...shown.map((r) => h("li", { "data-name": r.name },
       h("span", { class: "il-swatch", style: `background: ${r.color}` }), r.name)),
     ...[...new Set(shown.filter((r) => r.floor).map(floorSaid))].map((said) => h("li", { "data-role": "floor-label" },
-      dashed(shown.find((r) => r.floor && floorSaid(r) === said).color), said)));  // a floor once, however many runs
+      dashed(shown.find((r) => r.floor && floorSaid(r) === said).color), said)),  // a floor once, however many runs
+    ...shown.filter((r) => r.itLosses.length).slice(-1).map((r) => h("li", { "data-role": "it-label" },
+      dashed(r.color, "0.5 4"), "dotted: the “it” loss (which noun “it” means)")));
     const done = runs.filter((r) => r.done);
     table.replaceChildren(...done.map(row));
     const said = done.slice(-4).map(spoken).join("; ");
-    readback.textContent = said ? `${said[0].toUpperCase()}${said.slice(1)}.${done.some((r) => r.values.referentWeight)
+    // where to look for the "it" head, when the model trained last (the other widgets' "trained") has "it" labels
+    readback.textContent = said ? `${said[0].toUpperCase()}${said.slice(1)}.${"referentWeight" in done.at(-1).values
       ? " Choose “trained” in the self-attention view below to see where each encoder head sends “it”." : ""}` : "";
   }
   // A new column width (a window resized, a phone turned): the chart drawn again for it.
@@ -108,6 +113,7 @@ export function bench() {
   function start(values, name, floor, steps) {
     const taken = runs.filter((r) => r.name === name || r.name.startsWith(`${name} (`)).length;
     const run = { id: count + 1, values, name: taken ? `${name} (${taken + 1})` : name, floor, steps, losses: [],
+      itLosses: [],  // the "it" objective's loss a step, when it is on
       done: false, color: COLORS[count % COLORS.length],
       settings: Object.entries(values).map(([k, v]) => say(k, v)).join(", ") };
     count += 1;
@@ -117,7 +123,8 @@ export function bench() {
   function finish(run, out) {
     const url = URL.createObjectURL(new Blob([out.weights], { type: "application/octet-stream" }));
     Object.assign(run, { done: true, stopped: out.stopped, seconds: out.seconds, exactMatch: out.exactMatch,
-      heldOut: out.heldOut, url, file: `${run.values.corpus}-${run.id}.safetensors`, losses: out.losses });
+      heldOut: out.heldOut, url, file: `${run.values.corpus}-${run.id}.safetensors`, losses: out.losses,
+      itLosses: out.referentLosses ?? run.itLosses });
     draw();
   }
   const drop = (run) => runs.includes(run) && runs.splice(runs.indexOf(run), 1) && draw();

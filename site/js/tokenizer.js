@@ -38,3 +38,15 @@ export function tokenize(sentence) {
   const text = sentence.replaceAll("\u2019", "'").toLowerCase().normalize("NFC");
   return text.match(TOKEN) ?? [];
 }
+
+/** Tokens joined back into a sentence, as tokenizer.detokenize joins them: single spaces, an elided word
+ * (l', qu') glued to the next token and punctuation to the previous one ("n' a" -> "n'a", "tard ." -> "tard."). */
+export function detokenize(tokens) {
+  let [out, glue] = ["", true];  // glue: nothing to separate from at the start
+  for (const token of tokens) {
+    if (!(glue || (token.length === 1 && PUNCTUATION.includes(token)))) out += " ";
+    out += token;
+    glue = token.endsWith("'") && token.length > 1;
+  }
+  return out;
+}

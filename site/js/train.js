@@ -132,7 +132,7 @@ export async function mount(element, api) {
     try {
       const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
         current.losses.push(r.loss);
-        current.itLoss = r.referentLoss;
+        if (r.referentLoss !== undefined) current.itLosses.push(r.referentLoss);
         runs.draw();
         status.textContent = progressLine(current, r);
         const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });

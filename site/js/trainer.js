@@ -9,9 +9,10 @@ import { initialWeights, loadRecipe, trainOptions, uniform } from "./recipe.js";
 import { isReadout, readoutFor, withoutReadout } from "./referent.js";
 import { writeModel } from "./safetensors.js";
 import { beamSearch } from "./search_beam.js";
+import { detokenize } from "./tokenizer.js";
 import { SPECIALS, Vocab } from "./vocab.js";
 
-/** Greedy translations (decoding.greedy_decode) of sentences given as source ids, as words. */
+/** Greedy translations (decoding.greedy_decode) of sentences given as source ids, each as its tokens. */
 async function greedy(model, sources) {
   const out = [];
   for (const src of sources) {
@@ -19,7 +20,7 @@ async function greedy(model, sources) {
     const settings = { beamSize: 1, topBeams: 1, alpha: 0, maxLen: model.config.maxLen };
     const { best } = await beamSearch(model, memory, settings);
     memory.dispose();
-    out.push(model.tgtVocab.spell(best[0][0]).filter((w) => !SPECIALS.includes(w)).join(" "));
+    out.push(model.tgtVocab.spell(best[0][0]).filter((w) => !SPECIALS.includes(w)));
   }
   return out;
 }
@@ -56,7 +57,7 @@ async function run(options) {
   const { data, o, jax, cfg, t, model, next, ...run } = await setup(options);
   const evaluate = (sources) => greedy(Object.assign(model, { params: withoutReadout(run.state.p) }), sources);
   const sampled = async () => (await evaluate(data.test.slice(0, 3).map(([src]) => src)))
-    .map((translation, i) => ({ source: data.test[i][2], translation }));
+    .map((tokens, i) => ({ source: data.test[i][2], translation: detokenize(tokens) }));
   const [losses, referentLosses] = [[], []];  // the translation loss (il.train's History.loss); the "it" loss
   const start = performance.now();
   let [step, afterFirst, paused] = [0, 0, 0];  // paused: ms spent hidden, left out of the times
@@ -84,7 +85,8 @@ async function run(options) {
   }
   const seconds = (performance.now() - start - paused) / 1000;
   const predictions = o.measure ? [] : await evaluate(data.test.map(([src]) => src));
-  const exactMatch = predictions.filter((words, i) => words === data.test[i][1]).length / data.test.length;
+  const exactMatch = predictions.filter((tokens, i) => tokens.join(" ") === data.test[i][1]).length /
+    data.test.length;
   const tensors = Object.fromEntries(Object.entries(withoutReadout(run.state.p)).map(
     ([k, a]) => [k, { shape: a.shape, data: a.dataSync() }]));  // the read-out is dropped, as il.train drops it
   jax.tree.dispose([run.state.m, run.state.v, Object.keys(run.state.p).filter(isReadout).map((k) => run.state.p[k])]);

@@ -424,6 +424,11 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     got = _bench(browser)
     names = ["coreference, 20 steps, “it” objective", "coreference, 20 steps, no “it” objective"]
     assert [n for n, _ in got["rows"]] == names, got
+    dotted = browser.execute_script(  # the "it" loss on the chart: the run with the objective only
+        "return [...document.querySelectorAll(arguments[0] + ' [data-role=it-curve]')]"
+        ".map((e) => [e.dataset.name, e.getAttribute('points').split(' ').length])", WIDGET)
+    assert dotted == [[names[0], 20]], dotted
+    assert "dotted: the “it” loss (which noun “it” means)" in got["legend"], got["legend"]
     browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
                            ".scrollIntoView()", WIDGET)
     browser.save_screenshot(str(screenshots / "it-switch-runs-1280.png"))

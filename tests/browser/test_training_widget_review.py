@@ -256,21 +256,25 @@ return {scrolls: box.scrollWidth > box.clientWidth + 1,
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_the_runs_table_fits_the_column(browser, server, width, screenshots):
-    """A reader's finding: on a phone the runs table scrolled sideways in its box, its links and
-    "remove" buttons at the edge. At 390 px each run is now a block of lines, every cell named
-    ("final loss: 0.031"); at 1280 px a table under its headings. Runs of a page that offers
-    several corpora are named by theirs."""
+    """Readers' findings: on a phone the runs table scrolled sideways in its box, its links and
+    "remove" buttons at the edge; at 1280 px a stopped run's time pushed "remove" out of sight.
+    At 390 px each run is now a block of lines, every cell named ("final loss: 0.031"); at 1280
+    px a table under its headings, within the column. Runs of a page that offers several corpora
+    are named by theirs."""
+    from selenium.webdriver.support.ui import WebDriverWait
     _open(browser, server, width)
     browser.execute_script(STUB, 0.7, 0)
     _set(browser, "steps", "30")
     _click(browser, f"{WIDGET} button")
     _wait(browser, "done", 10)
-    _set(browser, "corpus", "copy")
-    _set(browser, "steps", "20")
+    browser.execute_script(STUB, 0.7, 40)  # the next run stops at step 40: the longest time cell
+    _set(browser, "corpus", "coreference")
     _click(browser, f"{WIDGET} button")
-    from selenium.webdriver.support.ui import WebDriverWait
+    WebDriverWait(browser, 10).until(lambda d: "step 40 of 300" in _text(d, "status"))
+    _click(browser, f"{WIDGET} button:nth-of-type(2)")  # Stop
     WebDriverWait(browser, 10).until(lambda d: len(_bench(d)["rows"]) == 2)
-    assert [n for n, _ in _bench(browser)["rows"]] == ["fr-en, 30 steps", "copy, 20 steps"]
+    assert [n for n, _ in _bench(browser)["rows"]] == ["fr-en, 30 steps",
+                                                       "coreference, “it” objective"]
     _show_bench(browser)
     browser.save_screenshot(str(screenshots / f"train-runs-table-{width}.png"))
     got = browser.execute_script(TABLE, WIDGET)
@@ -278,8 +282,8 @@ def test_the_runs_table_fits_the_column(browser, server, width, screenshots):
     if width == 390:
         assert got["headings"] == "none", got
         for row in got["rows"]:
-            assert re.fullmatch(r"(fr-en, 30|copy, 20) steps time: 2\.5 s · final loss: \d\.\d{3} · "
-                                r"exact match: 25\.0 % · model: (fr-en|copy)-\d\.safetensors remove",
-                                row), row
+            assert re.fullmatch(r"(fr-en, 30 steps|coreference, “it” objective) time: 2\.5 s"
+                                r"(, stopped at step 40 of 300)? · final loss: \d\.\d{3} · exact match: "
+                                r"25\.0 % · model: (fr-en|coreference)-\d\.safetensors remove", row), row
     else:
         assert got["headings"] != "none", got

@@ -76,6 +76,25 @@ def test_tokenizer_matches_python_on_edge_cases():
     assert not wrong, wrong
 
 
+DETOKENIZE = """
+import { detokenize } from "./js/tokenizer.js";
+import { readFileSync } from "node:fs";
+console.log(JSON.stringify(JSON.parse(readFileSync(0, "utf8")).map(detokenize)));
+"""
+
+
+def test_detokenize_matches_python_on_every_corpus_sentence():
+    """The page writes a translation as the package does: "n' a" as "n'a", "tard ." as "tard.";
+    every corpus sentence and edge case tokenized, then joined back by each, the same text."""
+    from illustrated.data.tokenizer import detokenize
+    token_lists = [["il", "n'", "a", "pas", "dit", "qu'", "elle", "est", "là", "."]] + [
+        tokenize(s) for s in _sentences() + EDGE_CASES]
+    got = _node(DETOKENIZE, token_lists)
+    assert got[0] == "il n'a pas dit qu'elle est là.", got[0]
+    wrong = [(t, g, detokenize(t)) for t, g in zip(token_lists, got) if g != detokenize(t)]
+    assert not wrong, f"{len(wrong)} of {len(token_lists)} differ, e.g. {wrong[:3]}"
+
+
 def test_tokenizer_spaces_are_pythons():
     """Every character Python's tokenizer splits on (str.isspace) and no other, and the same
     lowercase letters: all of U+0000-U+30FF that Python's Unicode database knows (Node's is
