@@ -1,6 +1,7 @@
 // The training widget's run bench (issue 33): every run of the page is kept, in memory for the page's life;
 // their loss curves share one chart (loss_chart.js, redrawn for the width it is shown at; a log-scale switch), each
-// named by what differs from the recipe, with the label-smoothing floor dashed where it applies (params.floors,
+// named by what differs from the recipe (and by its corpus where the widget offers several), an "it" objective's
+// loss dotted beside its run's, with the label-smoothing floor dashed where it applies (params.floors,
 // book/runs.py computes it from the package's entropy) and named in the legend; a table of runs (settings, time,
 // final loss, exact match, a download each) with remove and clear; and the runs read back in words, a stopped
 // run said so in both. book/runs.py is its twin in a kernel.
