@@ -1,5 +1,7 @@
 // The sinusoidal positional encoding of modules/positional.py for the page's engine, both layouts,
 // and the check that refuses a config the engine cannot run as PyTorch does (issue 32).
+import { evenDivisible } from "./recipe.js";
+
 /** The sinusoidal positions as a Float32Array (n, d): `layout` "interleaved" (sin on even, cos on
  * odd dimensions; paper §3.5) or "concatenated" (all sines, then all cosines, timescales geometric
  * from 1 to 10^4 over d/2 - 1 steps: tensor2tensor's, the post's figures); modules/positional.py's. */
@@ -23,7 +25,7 @@ export function checkConfig(cfg) {
     throw new Error(`pe_layout: expected one of ${LAYOUTS.join(", ")}, got ${JSON.stringify(cfg.pe_layout)}`);
   }
   if (!(cfg.d_model > 0 && cfg.d_model % 2 === 0 && cfg.d_model % cfg.n_heads === 0)) {
-    throw new Error(`d_model: expected an even number divisible by n_heads (${cfg.n_heads}), got ${cfg.d_model}`);
+    throw new Error(`d_model: expected ${evenDivisible(`n_heads (${cfg.n_heads})`).join("")}, got ${cfg.d_model}`);
   }
   return layout;
 }

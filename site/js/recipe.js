@@ -22,7 +22,7 @@ export function recipeFrom(schema) {
 }
 
 /** d_model's rule in words, n_heads said as `heads`: the heads split it, the sines and cosines pair its dimensions. */
-const evenDivisible = (heads) => ["an even number divisible by ", heads];
+export const evenDivisible = (heads) => ["an even number divisible by ", heads];
 
 /** The limits in words (the widget states them): strings, and {code} for names. */
 export function limitsText({ limits: l, dFfPerDModel }) {
