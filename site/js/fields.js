@@ -14,6 +14,9 @@ const NAMES = new RegExp(`\\b(${FIELDS.map(([k]) => k).join("|")})\\b`, "g");
 /** A message with the options it names said by their labels: "d_model: expected ... n_heads (4), got 30". */
 export const labelled = (message) => message.replace(NAMES, (k) => LABELS[k]);
 
+/** The status line when Train is refused: "Not trained: fix steps, d_model (marked beside each)." (`bad`: labels). */
+export const refusal = (bad) => `Not trained: fix ${bad.join(", ")} (marked beside ${bad.length > 1 ? "each" : "it"}).`;
+
 /** Every field's problem at once, {option: message (by the labels)}: its range (recipe.limits), then the rules
  * that join fields (trainOptions's, e.g. d_model even and divisible by n_heads; a field out of range taken at its
  * low limit there), under the field the message names. */

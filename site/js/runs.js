@@ -17,6 +17,8 @@ const SAID = { corpus: "{}", steps: "{} steps", lr: "lr {}", warmup: "warm-up {}
 /** One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1", "“it” objective". */
 export function say(key, value) {
   if (key === "normFirst") return `${value}-LN`;
+  const one = value === 1 && ["nLayers", "nHeads", "steps"].includes(key);  // "1 layer", not "1 layers"
+  if (one) return SAID[key].slice(0, -1).replace("{}", "1");
   if (key === "referentWeight") return value > 0 ? `“it” objective${value === 1 ? "" : ` x${value}`}`
     : "no “it” objective";
   return SAID[key].replace("{}", String(value));
@@ -39,10 +41,14 @@ const spoken = (r) => `your ${r.name} run ${r.stopped ? `${stoppedAt(r)}: a` : "
 const floorSaid = (r) => `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`;
 const stoppedAt = (r) => `stopped at step ${r.losses.length} of ${r.steps}`;
 /** The status line as a run goes: "fr-en, 60 steps: step 40 of 60 · loss 1.234 · 12 ms per step · about 1 s left",
- * after the last step "… · exact match…" (the test pairs are being translated). */
-export const progressLine = (run, r) => `${run.name}: step ${r.step} of ${r.steps} · loss ${r.loss.toFixed(3)}` +
-  `${itLoss(r)} · ${r.msPerStep.toFixed(0)} ms per step · ` +
-  `${r.step < r.steps ? `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left` : "exact match…"}`;
+ * after the last step "… · exact match…" (the test pairs are being translated), "… · stopping · exact match…"
+ * once Stop is pressed (`stopping`). */
+export const progressLine = (run, r, stopping) => `${run.name}: step ${r.step} of ${r.steps} · loss ` +
+  `${r.loss.toFixed(3)}${itLoss(r)} · ${r.msPerStep.toFixed(0)} ms per step · ${stopping ? "stopping · exact match…"
+    : r.step < r.steps ? `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left` : "exact match…"}`;
+/** Sample translations as list items: "je suis étudiant → i am a student (step 50)". */
+export const sampleItems = (samples = [], step) => samples.map((x) => h("li",
+  { text: `${x.source} → ${x.translation} (step ${step})` }));
 /** The status line once a run has ended: "fr-en, 60 steps: step 60 of 60 · loss 0.123 · done" (or "stopped"). */
 export const endLine = (run) => `${run.name}: step ${run.losses.length} of ${run.steps} · loss ` +
   `${run.losses.at(-1).toFixed(3)}${itLoss({ referentLoss: run.itLosses.at(-1) })} · ` +
@@ -51,6 +57,23 @@ export const endLine = (run) => `${run.name}: step ${run.losses.length} of ${run
 const dashed = (color, dashes = "6 4") => s("svg", { width: 22, height: 8, class: "il-swatch-dashed",
   "aria-hidden": "true" }, s("line", { x1: 0, x2: 22, y1: 4, y2: 4, stroke: color, "stroke-width": 2,
   "stroke-dasharray": dashes, "stroke-linecap": "round" }));
+
+// The widgets whose corpus menus offer "trained" (trainer.js adds it): those of the page but the trainers.
+const OTHERS = "[data-il-widget]:not([data-il-widget=train]) select[data-control=corpus]";
+
+/** What a run resolved (train.js): how it ended and how to load its model. */
+export function trained(out, run) {
+  const where = out.heldOut ? "on the test split" : "on its training pairs (this corpus has no held-out pairs: " +
+    "its test pairs are its training pairs, so this measures memory, not translation)";
+  const others = window.document.querySelector(OTHERS)
+    ? ` The corpus "trained" of this page's other widgets is now your ${out.corpus} model.` : "";
+  return [h("p", { "data-role": "exact-match", "data-exact-match": String(out.exactMatch),
+    text: `${out.stopped ? "Stopped" : "Trained"} after ${out.steps} steps in ${out.seconds.toFixed(1)} s: ` +
+      `exact match ${where} ${(100 * out.exactMatch).toFixed(1)} %.${others}` }),
+  h("p", {}, h("a", { href: run.url, download: run.file, "data-role": "download", text: "Download your model" }),
+    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: il.load_checkpoint("${run.file}") ` +
+    `or python -m illustrated translate --model ${run.file} "…"`)];
+}
 
 /** The bench: {element, start(values, name, floor, steps), draw(), finish(run, out), drop(run), runs}. */
 export function bench() {

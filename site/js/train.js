@@ -4,30 +4,13 @@
 // model downloaded for il.load_checkpoint. data-state: ready, training, done, error. Nothing above the buttons
 // changes when a field loses the focus (its check runs as it is typed), so a click on Train is never lost.
 import { h, select } from "./dom.js";
-import { fields, problems } from "./fields.js";
+import { fields, problems, refusal } from "./fields.js";
 import { limitsText, loadRecipe } from "./recipe.js";
 import { referentSwitch } from "./referent_switch.js";
-import { bench, endLine, progressLine, runName, say } from "./runs.js";
+import { bench, endLine, progressLine, runName, sampleItems, say, trained } from "./runs.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
-// The widgets whose corpus menus offer "trained" (trainer.js adds it): those of the page but the trainers.
-const OTHERS = "[data-il-widget]:not([data-il-widget=train]) select[data-control=corpus]";
-
-/** What a run resolved: how it ended and how to load its model. */
-function trained(out, run) {
-  const where = out.heldOut ? "on the test split" : "on its training pairs (this corpus has no held-out pairs: " +
-    "its test pairs are its training pairs, so this measures memory, not translation)";
-  const others = window.document.querySelector(OTHERS)
-    ? ` The corpus "trained" of this page's other widgets is now your ${out.corpus} model.` : "";
-  return [h("p", { "data-role": "exact-match", "data-exact-match": String(out.exactMatch),
-    text: `${out.stopped ? "Stopped" : "Trained"} after ${out.steps} steps in ${out.seconds.toFixed(1)} s: ` +
-      `exact match ${where} ${(100 * out.exactMatch).toFixed(1)} %.${others}` }),
-  h("p", {}, h("a", { href: run.url, download: run.file, "data-role": "download", text: "Download your model" }),
-    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: il.load_checkpoint("${run.file}") ` +
-    `or python -m illustrated translate --model ${run.file} "…"`)];
-}
-
 export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const recipe = await loadRecipe();  // limits, schedules, defaults: recipe.json
@@ -79,6 +62,8 @@ export async function mount(element, api) {
   const stop = Object.assign(button("Stop", () => {
     state.stopped = true;
     state.controller?.abort();
+    const current = runs.runs.at(-1);  // said at once, until the exact match is in
+    if (current?.last && !current.done) status.textContent = progressLine(current, current.last, true);
   }), { disabled: true });
   const reset = button("Reset", () => {
     fill(menus.corpus.value);
@@ -108,18 +93,27 @@ export async function mount(element, api) {
         `step on this device (measured), so ${o.steps} steps take about ${(o.steps * msPerStep / 1000).toFixed(0)} s.`;
     }, () => {});
   }
+  // A run's progress report: its curve, the status line and, every 50 steps, the sample translations.
+  const progress = (current) => (r) => {
+    current.losses.push(r.loss);
+    if (r.referentLoss !== undefined) current.itLosses.push(r.referentLoss);
+    current.last = r;
+    runs.draw();
+    status.textContent = progressLine(current, r, state.controller.signal.aborted);
+    if (r.samples) samples.replaceChildren(...sampleItems(r.samples, r.step));
+  };
   // One run: true once it has trained (or was stopped), false when refused or failed.
   async function run() {
     const bad = Object.values(check()).map((message) => message.split(":")[0]);  // by the fields' labels
     if (bad.length) {
-      status.textContent = `Not trained: fix ${bad.join(", ")} (marked beside each).`;
+      status.textContent = refusal(bad);
       element.dataset.state = "error";
       return false;
     }
     state.controller = new AbortController();
     [train.disabled, stop.disabled, element.dataset.state] = [true, false, "training"];
     if (compare) compare.disabled = true;
-    result.replaceChildren();
+    [result, samples].forEach((e) => e.replaceChildren());
     const [o, v] = [options(), values()];
     const eps = Math.round(100 * o.labelSmoothing);  // the floors' grid: 0, 0.01, ..., 0.5
     const floor = Math.abs(eps - 100 * o.labelSmoothing) < 1e-9 ? p.floors?.[o.corpus]?.[eps] ?? 0 : 0;
@@ -130,15 +124,9 @@ export async function mount(element, api) {
     const current = runs.start(v, name, floor, o.steps);
     status.textContent = "loading the runtime and compiling the model…";
     try {
-      const out = await api.train({ ...o, signal: state.controller.signal }, (r) => {
-        current.losses.push(r.loss);
-        if (r.referentLoss !== undefined) current.itLosses.push(r.referentLoss);
-        runs.draw();
-        status.textContent = progressLine(current, r);
-        const said = (x) => h("li", { text: `${x.source} → ${x.translation} (step ${r.step})` });
-        if (r.samples) samples.replaceChildren(...r.samples.map(said));
-      });
+      const out = await api.train({ ...o, signal: state.controller.signal }, progress(current));
       runs.finish(current, out);
+      samples.replaceChildren(...sampleItems(out.samples, out.steps));  // the model as it ended
       status.textContent = endLine(current);
       result.replaceChildren(...trained(out, current));
       element.dataset.state = "done";

@@ -96,7 +96,9 @@ async function run(options) {
   const lengths = data.train.map(([s]) => s.length);
   const seen = new Set(data.train.map(([src]) => src.join(" ")));
   const heldOut = data.test.some(([src]) => !seen.has(src.join(" ")));  // post: its test pairs are its training's
-  return { corpus: o.corpus, options: o, losses, referentLosses, exactMatch, heldOut, steps: step,
+  const samples = predictions.slice(0, 3)  // the three sample sentences as the model ended
+    .map((tokens, i) => ({ source: data.test[i][2], translation: detokenize(tokens) }));
+  return { corpus: o.corpus, options: o, losses, referentLosses, exactMatch, heldOut, steps: step, samples,
     stopped: step < o.steps,
     msPerStep: (seconds * 1000) / step, seconds, weights: writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
     trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };

@@ -104,3 +104,9 @@ def test_the_kernel_twins_it_switch(tmp_path, monkeypatch):
     assert list(pick.options) == ["coreference, “it” objective", "coreference, no “it” objective"]
     choice.value = "post"
     assert switch.disabled and not switch.value
+
+
+def test_one_layer_and_one_head_are_said_in_the_singular():
+    """A reader's finding: the runs table read "1 layers" (the page's runs.js says it the same way)."""
+    assert [runs.say(k, 1) for k in ("nLayers", "nHeads", "steps")] == ["1 layer", "1 head", "1 step"]
+    assert [runs.say(k, 2) for k in ("nLayers", "nHeads", "steps")] == ["2 layers", "2 heads", "2 steps"]

@@ -30,7 +30,7 @@ window.illustrated.train = (o, onProgress) => o.measure ? Promise.resolve({measu
       onProgress({step, steps: o.steps, loss: losses.at(-1), accuracy: 0, msPerStep: 1});
     }
     if (!stopAt) return end(false);
-    o.signal.addEventListener('abort', () => end(true));
+    o.signal.addEventListener('abort', () => setTimeout(() => end(true), 300));  // the exact match
   });
 """
 
@@ -69,7 +69,7 @@ def test_an_empty_or_unreadable_field_is_refused_by_its_label(browser, server, k
     _type(browser, "labelSmoothing", keys)
     _click(browser, f"{WIDGET} button")
     assert browser.execute_script("return window.__runs.length") == 0
-    assert _text(browser, "status") == "Not trained: fix label smoothing (marked beside each)."
+    assert _text(browser, "status") == "Not trained: fix label smoothing (marked beside it)."
     said = browser.find_element("css selector", f"{WIDGET} [data-field=labelSmoothing]").text
     # a number input takes no letters ("abc" leaves it empty); "1e" stays, as text that is no number
     got = "text that is not a number" if keys == ["1e"] else "nothing"
@@ -87,6 +87,9 @@ def test_a_stopped_run_says_where_it_stopped(browser, server):
     from selenium.webdriver.support.ui import WebDriverWait
     WebDriverWait(browser, 10).until(lambda d: "step 40 of 300" in _text(d, "status"))
     _click(browser, f"{WIDGET} button:nth-of-type(2)")  # Stop (chapter 10 has no comparison button)
+    status = _text(browser, "status")  # at once, while the exact match is computed
+    assert status.startswith("fr-en, 300 steps: step 40 of 300") and status.endswith(
+        " · stopping · exact match…"), status
     _wait(browser, "done", 10)
     readback, loss = _bench(browser)["readback"], _bench(browser)["rows"][0][1]
     said = f"Your fr-en, 300 steps run stopped at step 40 of 300: a loss of {loss:.3f} nats"

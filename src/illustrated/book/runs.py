@@ -24,6 +24,8 @@ def say(key: str, value) -> str:
     """One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1"."""
     if key == "normFirst":
         return f"{value}-LN"
+    if value == 1 and key in ("nLayers", "nHeads", "steps"):  # "1 layer", not "1 layers"
+        return SAID[key][:-1].format(1)
     if key == "referentWeight":  # the "it" objective's switch
         return (f"“it” objective{'' if value == 1 else f' x{value:g}'}" if value > 0
                 else "no “it” objective")
