@@ -331,8 +331,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
                 optimizer.zero_grad(set_to_none=True)
-                loss, correct = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
-                                                   captured)
+                loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
+                                                    captured)
                 grad_norm = torch.nn.utils.clip_grad_norm_(
                     params, clip_grad if clip_grad > 0 else math.inf)
                 rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps)
@@ -341,7 +341,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                 with torch.no_grad():
                     torch._foreach_copy_(kept[1], params)  # one launch for every weight
                 optimizer.step()
-                loss_value, accuracy = _read_step(loss, grad_norm, correct, params, kept[0],
+                loss_value, accuracy = _read_step(loss, grad_norm, accuracy, params, kept[0],
                                                   step, recipe.lr, history)
                 kept.reverse()  # the weights before this step are now the latest kept
                 history.record(loss_value, rate, accuracy, time.perf_counter() - start)
