@@ -1,6 +1,7 @@
 """The batched, key-first attention kernel and its mask bias against the book's step-by-step one."""
 import math
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,3 +43,17 @@ def test_attend_keys_first_is_softmax_of_q_k_over_sqrt_d_k_plus_bias_times_v(bat
     assert torch.allclose(z, expected, atol=1e-12, rtol=0)
     unmasked, _ = scaled_dot_product_attention(q, k, v)
     assert torch.allclose(attend_keys_first(q, k, v), unmasked, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("mask", [torch.tensor(True), torch.tensor([True])], ids=["0-d", "1-d"])
+@pytest.mark.parametrize("seq", [1, 3])
+def test_a_mask_of_fewer_than_two_dimensions_broadcasts_as_on_the_step_by_step_path(mask, seq):
+    """hypothesis found it: a one-word source with mask=True (0-d or 1-d, which broadcast to any
+    (batch, n_heads, seq_q, seq_k)) reached the fused kernel, which raised an IndexError from
+    inside torch for one query. Now every kernel gives the step-by-step path's output."""
+    torch.manual_seed(0)
+    mha = il.modules.MultiHeadAttention(8, 2).eval()
+    x = torch.randn(2, seq, 8)
+    expected, _ = mha(x, x, x, None, return_attention=True)
+    torch.testing.assert_close(mha(x, x, x, mask), expected)
+    torch.testing.assert_close(mha(x, x, x, mask, return_attention=True)[0], expected)

@@ -90,6 +90,8 @@ class MultiHeadAttention(nn.Module):
         if return_attention:  # step by step, keeping the weights (batch, n_heads, seq_q, seq_k)
             z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout, check=False)
         else:  # every head and sentence in one kernel; the mask was checked (True = may attend)
+            if mask is not None and mask.dim() < 2:  # the fused kernel takes (..., seq_q, seq_k)
+                mask = mask.view((1,) * (2 - mask.dim()) + tuple(mask.shape))  # (1, 1 or seq_k)
             kernel = batched_kernel(q.device)
             z = kernel(q, k, v, mask, self.dropout.p if self.training else 0.0)
         batch, _, seq_q, _ = z.shape
