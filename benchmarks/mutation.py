@@ -202,19 +202,19 @@ _area("training", [
      "rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps + 1)"),
     # the one loss-and-accuracy function
     ("loss: label smoothing dropped", "training.py",
-     'ignore_index=tgt_vocab.pad_id,\n                                           '
+     'ignore_index=tgt_vocab.pad_id,\n                                       '
      'label_smoothing=run.recipe.label_smoothing)',
      "ignore_index=tgt_vocab.pad_id)"),
     ("loss: <pad> positions counted", "training.py",
-     "batch.tgt_out.flatten(),\n                                           "
+     "batch.tgt_out.flatten(),\n                                       "
      "ignore_index=tgt_vocab.pad_id,",
      "batch.tgt_out.flatten(),"),
     ("accuracy: every target token counted right", "training.py",
      "totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])",
      "totals += torch.stack([loss.detach().double() * n_tokens, keep.sum().double()])"),
     ("accumulation: the batch's tokens counted without <eos>", "training.py",
-     "tokens = sum(len(run.encoded[i][1]) + 1 for i in idx)",
-     "tokens = sum(len(run.encoded[i][1]) for i in idx)"),
+     "return sum(len(self.encoded[i][1]) + 1 for i in idx)",
+     "return sum(len(self.encoded[i][1]) for i in idx)"),
     ("accumulation: a micro-batch's tokens counted without <eos>", "training.py",
      "n_tokens = sum(len(tgt) + 1 for _, tgt in micro)",
      "n_tokens = sum(len(tgt) for _, tgt in micro)"),

@@ -190,7 +190,7 @@ def test_when_the_step_is_captured(vocabs):
     assert captured_step(model, "auto", src_vocab, tgt_vocab, device=cpu) is None
     assert captured_step(model, False, src_vocab, tgt_vocab, device=cuda) is None
     on_cuda = captured_step(model, "auto", src_vocab, tgt_vocab, device=cuda)
-    assert (on_cuda.backend, on_cuda.mode) == ("inductor", "reduce-overhead")
+    assert (on_cuda.backend, on_cuda.mode) == ("inductor", None)  # graphed_step captures
     on_cpu = captured_step(model, True, src_vocab, tgt_vocab, device=cpu)
     assert (on_cpu.backend, on_cpu.mode) == ("inductor", None)
     for kwargs in ({"processes": 2}, {"grad_accum_steps": 2}):
@@ -254,19 +254,56 @@ def test_a_failing_compiler_falls_back_to_the_eager_step(vocabs):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("precision, rel", [("fp32", 1e-4), ("bf16", 2e-2)])
-def test_on_cuda_the_captured_step_is_cuda_graphs_with_the_eager_losses(vocabs, precision, rel):
-    """On a GPU: compile="auto" records CUDA graphs (inductor skipped none) and trains to the
-    eager losses (fp32 to 1e-4; bf16 to its own rounding, 2e-2), the accuracy too in fp32."""
+def test_on_cuda_the_whole_step_is_one_cuda_graph_with_the_eager_losses(vocabs, precision, rel,
+                                                                         monkeypatch):
+    """On a GPU: compile="auto" takes the first step of the run's one bucket uncaptured, then
+    records the whole step (forward to Adam) and replays it for the 7 others, with no warning,
+    and trains to the eager losses (fp32 to 1e-4; bf16 to its own rounding, 2e-2), the accuracy
+    too in fp32; the schedule's rate reaches the graph's Adam (warm-up 4 of 8 steps)."""
     src_vocab, tgt_vocab = vocabs
-    skips = counters["inductor"]["cudagraph_skips"]
+    replays = []
+    replay = torch.cuda.CUDAGraph.replay
+    monkeypatch.setattr(torch.cuda.CUDAGraph, "replay",
+                        lambda self: replays.append(1) or replay(self))
     runs = {}
     for compile in (False, "auto"):
-        runs[compile] = il.train(tiny_model(vocabs), PAIRS, src_vocab, tgt_vocab, steps=8,
-                                 batch_size=4, device="cuda", precision=precision,
-                                 progress=False, compile=compile)
-    assert runs["auto"].loss == pytest.approx(runs[False].loss, rel=rel)
-    assert precision == "bf16" or runs["auto"].accuracy == runs[False].accuracy
-    assert counters["inductor"]["cudagraph_skips"] == skips
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model = tiny_model(vocabs)
+            runs[compile] = (il.train(model, PAIRS, src_vocab, tgt_vocab, steps=8, batch_size=4,
+                                      warmup=4, device="cuda", precision=precision,
+                                      progress=False, compile=compile), model)
+    assert len(replays) == 7
+    (eager, eager_model), (graphed, graphed_model) = runs[False], runs["auto"]
+    assert graphed.loss == pytest.approx(eager.loss, rel=rel)
+    assert graphed.lr == eager.lr
+    assert precision == "bf16" or graphed.accuracy == eager.accuracy
+    if precision == "fp32":
+        for (name, a), b in zip(eager_model.state_dict().items(),
+                                graphed_model.state_dict().values()):
+            if not name.endswith("w_k.bias"):  # see test_compiled_training_gives_the_eager_losses
+                torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-4, msg=name)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_cuda_a_diverging_graphed_run_comes_back_to_its_weights(vocabs):
+    """lr=1e30: the loss stops being finite at a replayed step, and the model comes back with
+    exactly the weights it had before the step that broke it (as tests/test_training.py's
+    eager run)."""
+    src_vocab, tgt_vocab = vocabs
+    model = tiny_model(vocabs)
+    snapshots = {0: {k: v.clone() for k, v in model.state_dict().items()}}
+
+    def keep(step, history):
+        snapshots[step] = {k: v.clone() for k, v in model.state_dict().items()}
+
+    with pytest.raises(il.TrainingDiverged) as info:
+        il.train(model, PAIRS, src_vocab, tgt_vocab, steps=50, batch_size=4, lr=1e30, warmup=0,
+                 device="cuda", progress=False, compile="auto", callback=keep)
+    done = info.value.history.steps
+    assert done >= 1
+    for name, weight in model.state_dict().items():
+        assert torch.equal(weight, snapshots[done - 1][name]), name
 
 
 def test_the_command_line_passes_compile_to_train(capsys):

@@ -216,7 +216,9 @@ class CapturedStep:
         self.forward_loss = forward_loss  # the uncompiled function, for tests
         self.compiled = torch.compile(forward_loss, backend=backend, mode=mode, dynamic=False)
 
-    def __call__(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
+    def declines(self) -> bool:
+        """True when the eager step must run: the model has hooks (warned once) or compiling
+        failed once."""
         hooked = hooked_modules(self.model, self._parts)
         if hooked:
             if not self._warned:
@@ -224,10 +226,17 @@ class CapturedStep:
                               f"{', ...' if len(hooked) > 4 else ''}), so training runs the "
                               "eager step, where every hook sees its call", stacklevel=4)
                 self._warned = True
-            return None
-        if self.failed:
-            return None
-        batch = self.pairs.batch(rows, max_len=self.model.cfg.max_len, device=self.device)
+            return True
+        return self.failed
+
+    def batch(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The micro-batch ``rows`` padded to its bucket, on the step's device."""
+        return self.pairs.batch(rows, max_len=self.model.cfg.max_len, device=self.device)
+
+    def forward(self, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+                ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(loss, correct) of a padded batch, compiled; None (with one warning) from the first
+        time ``torch.compile`` fails on a new shape."""
         shape = tuple(batch[0].shape) + tuple(batch[1].shape)
         try:
             with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
@@ -239,10 +248,15 @@ class CapturedStep:
             warnings.warn(f"compile: torch.compile ({self.backend}) failed on the first batch "
                           f"of shape {shape}, so training runs the eager step: "
                           f"{type(err).__name__}: {' '.join(str(err).split())[:300]}",
-                          stacklevel=4)
+                          stacklevel=5)
             return None
         self.shapes.add(shape)
         return out
+
+    def __call__(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
+        if self.declines():
+            return None
+        return self.forward(self.batch(rows))
 
 
 def _takes_check(part) -> bool:
@@ -275,8 +289,7 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
                       f"{grad_accum_steps} training runs the eager step", stacklevel=3)
         return None
     backend = "inductor" if compile in ("auto", True) else compile
-    mode = "reduce-overhead" if device.type == "cuda" and backend == "inductor" else None
     return CapturedStep(model, src_vocab, tgt_vocab, device=device, encoded=encoded,
                         label_smoothing=label_smoothing, bf16=precision == "bf16",
-                        backend=backend, mode=mode)
+                        backend=backend)
 

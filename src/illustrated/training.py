@@ -30,6 +30,7 @@ from . import distributed as ddp
 from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
                     describe)
 from .captured_step import captured_step, check_compile
+from .graphed_step import GraphedStep
 from .files.atomic import check_writable
 from .files.checkpoint import estimate_bytes
 from .config import TransformerConfig
@@ -320,6 +321,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                                  precision=recipe.precision,
                                  label_smoothing=recipe.label_smoothing)
         params = list(model.parameters())
+        graphed = GraphedStep(captured, optimizer, params, clip_grad if clip_grad > 0
+                              else math.inf) if captured is not None else None
         # The weights from before the latest step and from before the one before it: the
         # divergence check reads the step's loss only after the step (see _read_step).
         kept = [[p.detach().clone() for p in params] for _ in range(2)]
@@ -327,20 +330,25 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
                   leave=False, initial=first - 1, total=steps) as bar, (
-                run.referent.watching(model) if run.referent else contextlib.nullcontext()):
+                run.referent.watching(model) if run.referent else contextlib.nullcontext()), (
+                _released(graphed)):
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
-                optimizer.zero_grad(set_to_none=True)
-                loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab,
-                                                    captured)
-                grad_norm = torch.nn.utils.clip_grad_norm_(
-                    params, clip_grad if clip_grad > 0 else math.inf)
                 rate = learning_rate(step, recipe.lr, recipe.warmup, recipe.schedule, steps)
                 for group in optimizer.param_groups:
                     group["lr"] = rate
                 with torch.no_grad():
                     torch._foreach_copy_(kept[1], params)  # one launch for every weight
-                optimizer.step()
+                taken = graphed(idx, rate) if graphed is not None else None
+                if taken is None:  # the eager step
+                    optimizer.zero_grad(set_to_none=True)
+                    loss, accuracy = _loss_and_accuracy(net, run, idx, src_vocab, tgt_vocab)
+                    grad_norm = torch.nn.utils.clip_grad_norm_(
+                        params, clip_grad if clip_grad > 0 else math.inf)
+                    optimizer.step()
+                else:  # one process, one micro-batch: the batch's mean loss as it is
+                    loss, grad_norm, correct = taken
+                    accuracy = correct.double() / run.tokens(idx)
                 loss_value, accuracy = _read_step(loss, grad_norm, accuracy, params, kept[0],
                                                   step, recipe.lr, history)
                 kept.reverse()  # the weights before this step are now the latest kept
@@ -360,7 +368,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
 
 
 def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vocab: Vocab,
-                       tgt_vocab: Vocab, captured=None) -> tuple[torch.Tensor, torch.Tensor]:
+                       tgt_vocab: Vocab) -> tuple[torch.Tensor, torch.Tensor]:
     """Forward and backward of this process's share of the batch ``idx``, in micro-batches:
     (the global batch's mean loss per target token, its token accuracy), two float64 scalar
     tensors left on the device (the loop reads them once a step, with the gradients' norm).
@@ -371,10 +379,8 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
     process. Alone and without accumulation the weight is exactly 1 (the plain loop's mean).
     The "it" objective's mean over a micro-batch's labelled pairs is weighted likewise by their
     share of the batch's labelled pairs, and its read-out's gradients averaged over processes.
-    ``captured`` (a :class:`~illustrated.captured_step.CapturedStep`) computes the forward pass
-    and the loss when given, unless it declines (a hooked model).
     """
-    tokens = sum(len(run.encoded[i][1]) + 1 for i in idx)  # target words + <eos>, whole batch
+    tokens = run.tokens(idx)
     labelled = run.referent.count(idx) if run.referent else 0  # pairs the "it" objective reads
     shard = idx[run.rank::run.world]  # this process's pairs (a DistributedSampler-style split)
     accum = run.recipe.grad_accum_steps
@@ -385,19 +391,15 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
         n_tokens = sum(len(tgt) + 1 for _, tgt in micro)
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
-            step = captured(rows) if captured is not None else None  # None: the eager step
-            if step is None:
-                batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
-                with _autocast(run.device, run.recipe.precision == "bf16"):
-                    logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
-                    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                                           ignore_index=tgt_vocab.pad_id,
-                                           label_smoothing=run.recipe.label_smoothing)
-                with torch.no_grad():
-                    keep = batch.tgt_out != tgt_vocab.pad_id
-                    correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
-            else:
-                loss, correct = step
+            batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
+            with _autocast(run.device, run.recipe.precision == "bf16"):
+                logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
+                loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                                       ignore_index=tgt_vocab.pad_id,
+                                       label_smoothing=run.recipe.label_smoothing)
+            with torch.no_grad():
+                keep = batch.tgt_out != tgt_vocab.pad_id
+                correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
             objective = loss * (n_tokens * run.world / tokens)
             if labelled:  # its mean over the labelled pairs here, weighted by their share
                 objective = objective + run.referent.loss(rows) * (
@@ -432,6 +434,16 @@ def _read_step(loss: torch.Tensor, grad_norm: torch.Tensor, accuracy: torch.Tens
     return values[0], values[2]
 
 
+@contextlib.contextmanager
+def _released(graphed: GraphedStep | None) -> Iterator[None]:
+    """Drop a run's CUDA graphs, and the gradients in their memory, however training ends."""
+    try:
+        yield
+    finally:
+        if graphed is not None:
+            graphed.release()
+
+
 def _autocast(device: torch.device, bf16: bool):
     """``torch.autocast`` to bfloat16 when asked, else nothing at all (fp32 as it always was)."""
     return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
@@ -463,6 +475,10 @@ class _Run:
         """Where training runs, for History.device."""
         return f"{self.device} x {self.world} process{'es' if self.world > 1 else ''}" \
             if self.several else str(self.device)
+
+    def tokens(self, idx: list[int]) -> int:
+        """The target tokens (words + <eos>) of the pairs ``idx``."""
+        return sum(len(self.encoded[i][1]) + 1 for i in idx)
 
     @functools.cached_property
     def widths(self) -> list[tuple[int, int]]:
