@@ -41,7 +41,9 @@ class MultiHeadAttention(nn.Module):
     (a self-attention's cache grows by them) or are read once (a cross-attention's cache is
     filled at the first call and reused); seq_k counts every key kept. Paper §3.1, §3.2.3.
 
-    ``forward`` calls w_q, w_k, w_v and w_o as modules (their hooks run) and picks the kernel
+    ``forward`` calls w_q, w_k, w_v and w_o as modules (their hooks run; inside ``torch.compile``,
+    where a hooked model never goes (:mod:`illustrated.captured_step`), the projections of one
+    input are one product of the stacked weights) and picks the kernel
     between them, here only: with ``return_attention=True`` the book's step-by-step
     :func:`~illustrated.modules.self_attention.scaled_dot_product_attention`, which hands the
     weights back; otherwise every head and sentence in one batched kernel
@@ -72,6 +74,25 @@ class MultiHeadAttention(nn.Module):
         batch, seq, _ = x.shape
         return x.view(batch, seq, self.n_heads, self.d_k).transpose(1, 2)  # (batch, n_heads, seq, d_k)
 
+    def _stacked_projections(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
+        """(q, k, v) split into heads, the projections of one input as one matrix product with
+        W_Q, W_K, W_V stacked (self-attention) or W_K, W_V (cross-attention): in a compiled
+        training step (no hooks there) fewer, larger kernels, the same numbers to rounding."""
+        named = {"q": (query, self.w_q), "k": (key, self.w_k), "v": (value, self.w_v)}
+        groups: list[list[str]] = []  # the projections that share an input, in order
+        for name, (x, _) in named.items():
+            same = next((g for g in groups if named[g[0]][0] is x), None)
+            same.append(name) if same is not None else groups.append([name])
+        out = {}
+        for group in groups:
+            layers = [named[name][1] for name in group]
+            weight = torch.cat([layer.weight for layer in layers])  # (len(group) * d_model, d_model)
+            bias = torch.cat([layer.bias for layer in layers]) if layers[0].bias is not None else None
+            projected = F.linear(named[group[0]][0], weight, bias)  # (batch, seq, len(group) * d_model)
+            for name, part in zip(group, projected.split(self.d_model, dim=-1)):
+                out[name] = self.split_heads(part)  # (batch, n_heads, seq, d_k)
+        return out["q"], out["k"], out["v"]
+
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False, *,
                 check: bool = True, cache: AttentionCache | None = None):
@@ -79,10 +100,13 @@ class MultiHeadAttention(nn.Module):
             check_attention_inputs(self, query, key, value, None if cache is not None else mask)
             if cache is not None:
                 check_cached_mask(mask, cache, query, key, self.n_heads)
-        q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
+        if cache is None and torch.compiler.is_compiling():  # a compiled training step
+            q, k, v = self._stacked_projections(query, key, value)
+        else:
+            q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
         if cache is not None and cache.ready:  # cross-attention: the source's, computed once
             k, v = cache.k, cache.v  # (batch, n_heads, src_len, d_k) each
-        else:
+        elif cache is not None or not torch.compiler.is_compiling():
             k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
             v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
             if cache is not None:  # self-attention: after the earlier positions' keys and values
