@@ -188,6 +188,8 @@ def main() -> None:
                         help="skip settings that would end past this many seconds (default 420)")
     parser.add_argument("--repeats", type=int, default=2,
                         help="runs of each setting, ours and torch's in turn (default 2)")
+    parser.add_argument("--only", nargs="*", metavar="SIZE:PRECISION:MODE",
+                        help="measure only these settings, e.g. tiny:fp32:captured (default all)")
     parser.add_argument("--device", default="auto", help="auto (CUDA if there is one), cuda, cpu")
     parser.add_argument("--out", help="JSON file (default benchmarks/results/gpu.json on a GPU, "
                                       "gpu_cpu_smoke.json otherwise)")
@@ -211,6 +213,8 @@ def main() -> None:
     # nothing. A later round's compile reuses inductor's cache of the first.
     groups = [(size, p, m) for size, p in (("tiny", "fp32"), ("base", "bf16"), ("tiny", "bf16"),
                                            ("base", "fp32")) for m in ("eager", "captured")]
+    if args.only:
+        groups = [g for g in groups if ":".join(g) in args.only]
     if args.quick:  # the tiny size, and one compile per model on a CPU: captured fp32 only
         groups = [g for g in groups if g[0] == "tiny" and g[1:] != ("bf16", "captured")]
     plan = [(size, precision, mode, impl) for size, precision, mode in groups
