@@ -24,6 +24,12 @@ def batched_kernel(device: torch.device):
     return attend_keys_first if device.type == "cpu" else F.scaled_dot_product_attention
 
 
+def _stacked(*layers: nn.Linear) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The layers' weights one above the other, (n * d_out, d_in), and their biases (n * d_out,)."""
+    bias = torch.cat([layer.bias for layer in layers]) if layers[0].bias is not None else None
+    return torch.cat([layer.weight for layer in layers]), bias
+
+
 class MultiHeadAttention(nn.Module):
     """Project queries, keys and values once per head, attend in each head, concatenate, apply W_O.
 
@@ -41,9 +47,10 @@ class MultiHeadAttention(nn.Module):
     (a self-attention's cache grows by them) or are read once (a cross-attention's cache is
     filled at the first call and reused); seq_k counts every key kept. Paper §3.1, §3.2.3.
 
-    ``forward`` calls w_q, w_k, w_v and w_o as modules (their hooks run; inside ``torch.compile``,
-    where a hooked model never goes (:mod:`illustrated.captured_step`), the projections of one
-    input are one product of the stacked weights) and picks the kernel
+    ``forward`` calls w_q, w_k, w_v and w_o as modules, so that their hooks run; inside
+    ``torch.compile``, where a hooked model never goes (:mod:`illustrated.captured_step`), the
+    projections of one input are one product of the stacked weights (fewer, larger kernels; the
+    same numbers to rounding). It picks the kernel
     between them, here only: with ``return_attention=True`` the book's step-by-step
     :func:`~illustrated.modules.self_attention.scaled_dot_product_attention`, which hands the
     weights back; otherwise every head and sentence in one batched kernel
@@ -76,8 +83,8 @@ class MultiHeadAttention(nn.Module):
 
     def _stacked_projections(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor):
         """(q, k, v) split into heads, the projections of one input as one matrix product with
-        W_Q, W_K, W_V stacked (self-attention) or W_K, W_V (cross-attention): in a compiled
-        training step (no hooks there) fewer, larger kernels, the same numbers to rounding."""
+        W_Q, W_K, W_V stacked (self-attention) or W_K, W_V (cross-attention): fewer, larger
+        kernels, the same numbers to rounding (a compiled training step, where no hook runs)."""
         named = {"q": (query, self.w_q), "k": (key, self.w_k), "v": (value, self.w_v)}
         groups: list[list[str]] = []  # the projections that share an input, in order
         for name, (x, _) in named.items():
@@ -85,9 +92,7 @@ class MultiHeadAttention(nn.Module):
             same.append(name) if same is not None else groups.append([name])
         out = {}
         for group in groups:
-            layers = [named[name][1] for name in group]
-            weight = torch.cat([layer.weight for layer in layers])  # (len(group) * d_model, d_model)
-            bias = torch.cat([layer.bias for layer in layers]) if layers[0].bias is not None else None
+            weight, bias = _stacked(*(named[name][1] for name in group))
             projected = F.linear(named[group[0]][0], weight, bias)  # (batch, seq, len(group) * d_model)
             for name, part in zip(group, projected.split(self.d_model, dim=-1)):
                 out[name] = self.split_heads(part)  # (batch, n_heads, seq, d_k)
@@ -104,13 +109,13 @@ class MultiHeadAttention(nn.Module):
             q, k, v = self._stacked_projections(query, key, value)
         else:
             q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
-        if cache is not None and cache.ready:  # cross-attention: the source's, computed once
-            k, v = cache.k, cache.v  # (batch, n_heads, src_len, d_k) each
-        elif cache is not None or not torch.compiler.is_compiling():
-            k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
-            v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
-            if cache is not None:  # self-attention: after the earlier positions' keys and values
-                k, v = cache.append(k, v)  # (batch, n_heads, past + seq_k, d_k) each
+            if cache is not None and cache.ready:  # cross-attention: the source's, computed once
+                k, v = cache.k, cache.v  # (batch, n_heads, src_len, d_k) each
+            else:
+                k = self.split_heads(self.w_k(key))  # (batch, n_heads, seq_k, d_k)
+                v = self.split_heads(self.w_v(value))  # (batch, n_heads, seq_k, d_k)
+                if cache is not None:  # self-attention: after the earlier positions' keys and values
+                    k, v = cache.append(k, v)  # (batch, n_heads, past + seq_k, d_k) each
         if return_attention:  # step by step, keeping the weights (batch, n_heads, seq_q, seq_k)
             z, weights = scaled_dot_product_attention(q, k, v, mask, self.dropout, check=False)
         else:  # every head and sentence in one kernel; the mask was checked (True = may attend)
