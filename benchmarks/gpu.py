@@ -10,9 +10,10 @@ Issue 34, items 1 and 5. Two sizes:
   and 24,576 target tokens, the paper's "approximately 25000" of §5.1.
 
 Each setting trains with ``il.train`` itself (fused Adam, clipping, the divergence check, one
-``loss.item()`` a step: the product's loop, not a bare step) on random sentences of those
-lengths, ``compile=False`` (eager) or ``compile=True`` (captured: ``torch.compile`` with CUDA
-graphs over batches padded to their bucket, ``illustrated.captured_step``), in fp32 (full fp32
+one read of the device a step: the product's loop, not a bare step) on random sentences of those
+lengths, ``compile=False`` (eager) or ``compile=True`` (captured: the forward compiled by
+inductor, the whole step one CUDA graph over batches padded to their bucket,
+``illustrated.captured_step`` and ``illustrated.graphed_step``), in fp32 (full fp32
 matmuls, TF32 off as torch's default) and bf16 (autocast); ours (``il.modules.Transformer``)
 and torch's (``torch.nn.Transformer`` with our embeddings and final linear,
 ``torch_reference.TorchTransformer``). A step's time is the median of the differences of

@@ -1,14 +1,16 @@
-"""A training step the GPU runs as one piece: the forward pass and the loss, compiled and captured.
+"""A training step the GPU runs as one piece: the forward pass and the loss, compiled, over
+batches padded to a few shapes.
 
 A tiny model's eager step is a few hundred kernels of microseconds each; on a GPU the time goes
 to Python and to launching them, not to the work (issue 34: 14.3 ms a step on an H100, what one
 CPU thread takes). Here the forward pass, the loss and the token accuracy of one batch are
-handed to ``torch.compile``; on CUDA with ``mode="reduce-overhead"``, which records the
-compiled forward and its backward as CUDA graphs (PyTorch's "CUDA graph trees") and replays
-each as one launch. A CUDA graph replays fixed shapes, so each batch is padded to one of a few
-bucket shapes (:func:`bucket`: source length, target length and number of sentences, each
-rounded up to the ladder 8, 10, 12, 14, 16, 20, 24, ...): one graph per bucket, recorded the first
-time the bucket comes, replayed after.
+handed to ``torch.compile`` (inductor: a few fused kernels); on CUDA
+:class:`~illustrated.graphed_step.GraphedStep` then records the whole step, this forward, its
+backward, the clipping and Adam's update, as one CUDA graph and replays it with one launch. A
+CUDA graph replays fixed shapes, so each batch is padded to one of a few bucket shapes
+(:func:`bucket`: source length, target length and number of sentences, each rounded up to the
+ladder 8, 10, 12, 14, 16, 20, 24, ...): one graph per bucket, recorded the second time the
+bucket comes, replayed after.
 
 Padding changes no number the step computes, up to float rounding: padded source positions are
 hidden keys (the padding mask), padded target positions are ``ignore_index`` in the
@@ -24,11 +26,12 @@ the GPU in the middle of the graph. A model with hooks (forward or backward, on 
 parameter, or global ones) runs the eager step instead, with one warning, so that every hook
 sees its call as the model's code makes it.
 
-Why ``torch.compile`` and not ``torch.cuda.graph`` directly: the same function is compiled on
-the CPU by a CPU backend (``"aot_eager"`` in the tests), so the path a GPU takes is tested
-without one; torch's graph trees copy each batch into the graph's inputs, keep one memory pool
-for every bucket, and re-record when the model changes. Sources: PyTorch 2.13, ``torch.compile``
-(``mode="reduce-overhead"``) and "CUDA Graphs" in the CUDA semantics notes; Nguyen et al. 2021,
+The same function is compiled on the CPU by a CPU backend (``"aot_eager"`` in the tests), so
+the path a GPU takes is tested without one, up to the capture. Why not
+``torch.compile(mode="reduce-overhead")``'s CUDA graph trees: they record the forward and the
+backward only, and left the autograd engine's gradient accumulations, the clipping and Adam to
+the CPU, 4 of a 5 ms step on an H200 (``benchmarks/results/gpu_profile.json``). Sources: PyTorch
+2.13, ``torch.compile`` and "CUDA Graphs" in the CUDA semantics notes; Nguyen et al. 2021,
 "Accelerating PyTorch with CUDA Graphs".
 """
 from __future__ import annotations
@@ -185,7 +188,8 @@ class CapturedStep:
     caller runs its eager step then; and from the first time ``torch.compile`` fails on a new
     bucket (no C compiler, no Triton: "auto" must never stop a run that eager would finish),
     also with one warning.
-    backend, mode: ``torch.compile``'s (on CUDA "inductor" with "reduce-overhead": CUDA graphs).
+    backend, mode: ``torch.compile``'s ("inductor" and no mode on CUDA, where
+    :class:`~illustrated.graphed_step.GraphedStep` captures the whole step).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
     """
 
@@ -271,8 +275,9 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
                   grad_accum_steps: int = 1, precision: str = "fp32",
                   label_smoothing: float = 0.0) -> CapturedStep | None:
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
-    step), over the run's pairs ``encoded``. "auto" captures on CUDA only; True compiles on
-    any device (CUDA graphs on CUDA); a backend's name compiles with it. One process and no
+    step), over the run's pairs ``encoded``. "auto" compiles on CUDA only; True compiles on
+    any device with inductor; a backend's name compiles with it (on CUDA the training loop
+    captures the whole step as a CUDA graph either way: :mod:`illustrated.graphed_step`). One process and no
     gradient accumulation only: with several processes (DDP) or micro-batches, or a model whose
     ``encode``, ``decode`` and ``generator`` take no ``check`` keyword, the eager step runs,
     with one warning."""

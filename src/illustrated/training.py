@@ -79,14 +79,14 @@ def preload_optimizer() -> float:
 def pick_device(device: str | torch.device = "auto") -> torch.device:
     """Choose where to run: "auto" picks CUDA, then Apple's MPS, then the CPU.
 
-    "auto" is never slower than the CPU, but the GPU only pays for models far bigger than the
-    book's. Measured with eager PyTorch (issue 34): the book's tiny sizes (d_model 64, 2+2
-    layers, 64 pairs of 10 tokens) take 14.3 ms a training step on an H100, and 14.6 ms on one
-    CPU thread (``benchmarks/results/throughput.json``): a few hundred kernel launches of
-    microseconds each, so the GPU waits on Python and gains nothing. The paper's base size
-    (d_model 512, 6+6 layers, vocabulary 8,000, 64 pairs of 32 tokens) takes 38.2 ms on the H100
-    in fp32 (41.0 ms in bf16), where a CPU takes seconds. For the book's models "cpu" is as fast
-    and frees the GPU; for the base preset pick "cuda".
+    On a GPU "auto" is the faster choice for every model of the book, because ``train``
+    captures the whole step as one CUDA graph there (``compile="auto"``). Measured on an H200
+    (issue 34, ``benchmarks/results/gpu.json``): the book's tiny size (d_model 64, 2+2 layers,
+    64 pairs of 10 tokens) takes 1.20 ms a training step captured, against 35.7 ms on one CPU
+    thread of that machine (eager on the GPU, 13.5 ms: a few hundred kernel launches of
+    microseconds each, where the GPU waits on Python). The paper's base size (d_model 512, 6+6
+    layers, vocabulary 8,000, 768 pairs of 32 tokens) takes 39.2 ms in bf16 and 177 ms in fp32,
+    where a CPU takes seconds.
 
     Raises
     ------
@@ -251,9 +251,10 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         ``referent_weight`` too: a checkpoint written with the objective off cannot go on with
         it on, nor the reverse.
     compile : "auto" (default: on CUDA only), True, False, or a ``torch.compile`` backend's
-        name: run each step's forward pass and loss compiled, on CUDA as CUDA graphs over
-        batches padded to a few bucket shapes (:mod:`illustrated.captured_step`); the same
-        losses as the eager step up to float rounding. One process without gradient
+        name: run each step's forward pass and loss compiled over batches padded to a few
+        bucket shapes (:mod:`illustrated.captured_step`), and on CUDA the whole step (forward,
+        backward, clipping, Adam) as one CUDA graph per bucket (:mod:`illustrated.graphed_step`);
+        the same losses as the eager step up to float rounding. One process without gradient
         accumulation, and a model without hooks; otherwise the eager step runs, with a warning.
         A way to run, like ``device``, not a training choice: not in the Recipe.
 
