@@ -29,12 +29,12 @@ function lossAxis(values, log, height) {
   return [(v) => TOP + height * (1 - (Math.log10(Math.max(v, 1e-6)) - a) / span), marks];
 }
 
-/** The chart of `runs` ({name, color, losses, itLosses?, steps, floor}) `w` px wide, on a log scale if `log`. */
+/** The chart of `runs` ({name, color, losses, itLosses?, steps, floor, baseline}) `w` px wide, log scale if `log`. */
 export function lossChart(runs, log, w) {
   const height = w < 500 ? 170 : 200;
   const steps = Math.max(...runs.map((r) => r.steps));
   const [y, yMarks] = lossAxis(runs.flatMap((r) => [...r.losses, ...(r.itLosses ?? []),
-    ...(r.floor ? [r.floor] : [])]), log, height);
+    ...(r.floor ? [r.floor] : []), ...(r.baseline ? [r.baseline] : [])]), log, height);
   const xMarks = ticks(steps, w < 500 ? 3 : 6);
   const right = Math.max(12, measure(String(xMarks.at(-1)), FONT) / 2 + 2);  // the last tick label inside
   const x = (step) => LEFT + ((w - LEFT - right) * step) / steps;
@@ -44,6 +44,9 @@ export function lossChart(runs, log, w) {
     text({ x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, String(v))]);
   const floors = runs.filter((r) => r.floor).map((r) => across(y(r.floor), { stroke: r.color,
     "stroke-dasharray": "6 4", "data-role": "floor" }));
+  // the loss of knowing only how often each token occurs, once for each corpus on the chart
+  const baselines = [...new Set(runs.map((r) => r.baseline).filter(Boolean))].map((b) => across(y(b),
+    { stroke: "#78909c", "stroke-dasharray": "2 3", "data-role": "baseline" }));
   const curves = runs.map((r) => s("polyline", { fill: "none", stroke: r.color, "stroke-width": 2,
     "data-role": "curve-line", "data-name": r.name, points: r.losses.map((l, i) => `${x(i + 1)},${y(l)}`).join(" ") },
   s("title", { text: r.name })));
@@ -56,7 +59,7 @@ export function lossChart(runs, log, w) {
   return s("svg", { viewBox: `0 0 ${w} ${TOP + height + BOTTOM}`, width: "100%", role: "img", "data-role": "curve",
     "data-width": w, "aria-label": `loss curves of ${runs.length} runs; the latest, ${last.name}: loss ` +
       `${last.losses.at(-1)?.toFixed(3)} after ${last.losses.length} of ${last.steps} steps` },
-  grid.flat(), floors, curves, dotted,
+  grid.flat(), baselines, floors, curves, dotted,
   xMarks.map((v) => text({ x: x(v), y: TOP + height + 16, "text-anchor": "middle" }, String(v))),
   s("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: TOP + height, stroke: "#888" }),
   across(TOP + height, { stroke: "#888" }),

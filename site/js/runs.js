@@ -2,9 +2,10 @@
 // their loss curves share one chart (loss_chart.js, redrawn for the width it is shown at; a log-scale switch), each
 // named by what differs from the recipe (and by its corpus where the widget offers several), an "it" objective's
 // loss dotted beside its run's, with the label-smoothing floor dashed where it applies (params.floors,
-// book/runs.py computes it from the package's entropy) and named in the legend; a table of runs (settings, time,
-// final loss, exact match, a download each) with remove and clear; and the runs read back in words, a stopped
-// run said so in both. book/runs.py is its twin in a kernel.
+// book/runs.py computes it from the package's entropy) and named in the legend, and the loss of knowing
+// only how often each token occurs dashed grey (params.baselines, book/runs.py's frequency_loss); a table of
+// runs (settings, time, final loss, exact match, a download each) with remove and clear; and the runs read back
+// in words, a stopped run said so in both. book/runs.py is its twin in a kernel.
 import { h, s } from "./dom.js";
 import { lossChart } from "./loss_chart.js";
 import { itLoss } from "./referent_switch.js";
@@ -35,9 +36,13 @@ const percent = (x) => `${(100 * x).toFixed(1)} %`;
 /** One run read back: "your pre-LN run reached a loss of 0.125 nats and 73.0 % exact match in 48.2 s", or
  * "your copy run stopped at step 40 of 400: a loss of 3.064 nats and ...". */
 const spoken = (r) => `your ${r.name} run ${r.stopped ? `${stoppedAt(r)}: a` : "reached a"} loss of ` +
-  `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""}` +
+  `${r.losses.at(-1).toFixed(3)} nats${r.floor ? ` (its floor: ${r.floor.toFixed(3)})` : ""}${stalled(r)}` +
   `${r.itLosses.length ? `, an “it” loss of ${r.itLosses.at(-1).toFixed(3)}` : ""} and ` +
   `${percent(r.exactMatch)} exact match${r.heldOut ? "" : " on its training pairs"} in ${r.seconds.toFixed(1)} s`;
+/** ", no lower than knowing only how often each token occurs (2.079)" for a run whose loss stayed near that. */
+const stalled = (r) => (r.baseline && r.losses.at(-1) > 0.9 * r.baseline
+  ? `, no lower than knowing only how often each token occurs (${r.baseline.toFixed(3)})` : "");
+const BASELINE = { color: "#78909c", dashes: "2 3" };  // loss_chart.js draws it so
 const floorSaid = (r) => `floor ${r.floor.toFixed(3)} (${say("labelSmoothing", r.values.labelSmoothing)})`;
 const stoppedAt = (r) => `stopped at step ${r.losses.length} of ${r.steps}`;
 /** The status line as a run goes: "fr-en, 60 steps: step 40 of 60 · loss 1.234 · 12 ms per step · about 1 s left",
@@ -99,7 +104,7 @@ export function bench() {
   // data-label: a cell's heading, which a phone's column writes before it (the table is a list of runs there)
   const row = (r) => h("tr", { "data-role": "run-row", "data-name": r.name },
     h("td", {}, h("span", { class: "il-swatch", style: `background: ${r.color}` }), r.name),
-    h("td", { text: r.settings }),
+    h("td", { text: r.settings, "data-label": "settings" }),
     h("td", { text: `${r.seconds.toFixed(1)} s${r.stopped ? `, ${stoppedAt(r)}` : ""}`, "data-role": "run-time",
       "data-label": "time" }),
     h("td", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss", "data-label": "final loss" }),
@@ -122,6 +127,8 @@ export function bench() {
       h("span", { class: "il-swatch", style: `background: ${r.color}` }), r.name)),
     ...[...new Set(shown.filter((r) => r.floor).map(floorSaid))].map((said) => h("li", { "data-role": "floor-label" },
       dashed(shown.find((r) => r.floor && floorSaid(r) === said).color), said)),  // a floor once, however many runs
+    ...[...new Set(shown.map((r) => r.baseline).filter(Boolean))].map((b) => h("li", { "data-role": "baseline-label" },
+      dashed(BASELINE.color, BASELINE.dashes), `knows only how often each token occurs: ${b.toFixed(3)}`)),
     ...shown.filter((r) => r.itLosses.length).slice(-1).map((r) => h("li", { "data-role": "it-label" },
       dashed(r.color, "0.5 4"), "dotted: the “it” loss (which noun “it” means)")));
     const done = runs.filter((r) => r.done);
@@ -134,9 +141,10 @@ export function bench() {
   // A new column width (a window resized, a phone turned): the chart drawn again for it.
   const resized = () => plot.clientWidth && plot.clientWidth !== drawn && draw();
   new window.ResizeObserver(resized).observe(plot);
-  function start(values, name, floor, steps) {
+  function start(values, name, floor, steps, baseline = 0) {
     const taken = runs.filter((r) => r.name === name || r.name.startsWith(`${name} (`)).length;
-    const run = { id: count + 1, values, name: taken ? `${name} (${taken + 1})` : name, floor, steps, losses: [],
+    const run = { id: count + 1, values, name: taken ? `${name} (${taken + 1})` : name, floor, baseline, steps,
+      losses: [],
       itLosses: [],  // the "it" objective's loss a step, when it is on
       done: false, color: COLORS[count % COLORS.length],
       settings: Object.entries(values).map(([k, v]) => say(k, v)).join(", ") };

@@ -13,6 +13,7 @@ const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
 export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
+  const baselines = p.baselines ?? {};  // the loss of knowing only each token's frequency, by corpus
   const recipe = await loadRecipe();  // limits, schedules, defaults: recipe.json
   // engaged: the reader's pointer, focus or an edit reached the widget; only then is a step measured (the
   // worker and its modules load on first use, not with the page). Capture: a change need not bubble.
@@ -121,7 +122,7 @@ export async function mount(element, api) {
     const always = [...(p.corpora.length > 1 ? ["corpus"] : []), ...(p.compare ? [p.compare.option] : []),
       ...("referentWeight" in v ? ["referentWeight"] : [])];
     const name = runName(v, { ...p.settings[v.corpus], corpus: p.corpus }, always);
-    const current = runs.start(v, name, floor, o.steps);
+    const current = runs.start(v, name, floor, o.steps, baselines[o.corpus]);
     status.textContent = "loading the runtime and compiling the model…";
     try {
       const out = await api.train({ ...o, signal: state.controller.signal }, progress(current));

@@ -22,6 +22,15 @@ def test_the_floor_is_the_entropy_of_the_smoothed_target(corpus):
     assert runs.floors(corpus)[0] == 0.0
 
 
+def test_the_frequency_only_loss_is_the_entropy_of_the_target_tokens():
+    """The post's two targets, "i am a student" and "thanks", are 7 tokens with their <eos>:
+    <eos> twice, five words once each."""
+    want = -(2 / 7) * math.log(2 / 7) - 5 * (1 / 7) * math.log(1 / 7)
+    assert runs.frequency_loss("post") == pytest.approx(want, abs=1e-4)
+    # a corpus of more distinct words is harder to guess by frequency alone
+    assert runs.frequency_loss("fr-en") > runs.frequency_loss("post")
+
+
 def test_a_run_is_named_by_what_differs_from_the_recipe():
     recipe = {"corpus": "reverse", "steps": 200, "lr": 0.01, "schedule": "cosine",
               "labelSmoothing": 0.0, "normFirst": "post"}
@@ -40,16 +49,21 @@ def test_the_widget_carries_floors_and_the_comparison():
     params = json.loads(page.split('data-params="')[1].split('"')[0].replace("&quot;", '"'))
     assert params["compare"] == {"option": "labelSmoothing", "values": [0.0, 0.1]}
     assert params["floors"]["post"] == runs.floors("post") and len(params["floors"]["copy"]) == 51
+    assert params["baselines"] == {"post": runs.frequency_loss("post"),
+                                   "copy": runs.frequency_loss("copy")}
 
 
 def test_every_run_on_one_chart_and_in_a_table(legible, width):
     kept = [{"name": "post-LN", "losses": [3.0, 2.0, 1.9], "floor": 0, "seconds": 1.5,
-             "settings": "reverse", "exact_match": 0.0, "file": "run1.pt"},
+             "settings": "reverse", "exact_match": 0.0, "file": "run1.pt", "baseline": 2.5574},
             {"name": "pre-LN", "losses": [3.0, 1.0, 0.1], "floor": 0.7, "seconds": 1.6,
-             "settings": "reverse, pre-LN", "exact_match": 0.73, "file": "run2.pt"}]
+             "settings": "reverse, pre-LN", "exact_match": 0.73, "file": "run2.pt",
+             "baseline": 2.5574}]
     fig = runs.draw_runs(kept, log=True, width=width)
     ax = fig.axes[0]
-    assert [line.get_label() for line in ax.lines] == ["post-LN", "pre-LN", "floor of pre-LN: 0.700"]
+    assert [line.get_label() for line in ax.lines] == [
+        "post-LN", "pre-LN", "floor of pre-LN: 0.700",
+        "knows only how often each token occurs: 2.557"]  # once for the two runs' corpus
     assert ax.get_xlabel() == "step" and ax.get_ylabel() == "loss (nats)" and ax.get_yscale() == "log"
     legible(fig, width)
     table = runs.table_html(kept)

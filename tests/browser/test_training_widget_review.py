@@ -261,7 +261,8 @@ return {scrolls: box.scrollWidth > box.clientWidth + 1,
 def test_the_runs_table_fits_the_column(browser, server, width, screenshots):
     """Readers' findings: on a phone the runs table scrolled sideways in its box, its links and
     "remove" buttons at the edge; at 1280 px a stopped run's time pushed "remove" out of sight.
-    At 390 px each run is now a block of lines, every cell named ("final loss: 0.031"); at 1280
+    At 390 px each run is now a block of lines, every cell named ("final loss: 0.031"), its
+    settings on a line of their own (a reader found them left out); at 1280
     px a table under its headings, within the column. Runs of a page that offers several corpora
     are named by theirs."""
     from selenium.webdriver.support.ui import WebDriverWait
@@ -285,8 +286,20 @@ def test_the_runs_table_fits_the_column(browser, server, width, screenshots):
     if width == 390:
         assert got["headings"] == "none", got
         for row in got["rows"]:
-            assert re.fullmatch(r"(fr-en, 30 steps|coreference, “it” objective) time: 2\.5 s"
+            assert re.fullmatch(r"(fr-en, 30 steps|coreference, “it” objective) settings: "
+                                r"(fr-en|coreference), \d+ steps, lr [^·]+ time: 2\.5 s"
                                 r"(, stopped at step 40 of 300)? · final loss: \d\.\d{3} · exact match: "
                                 r"25\.0 % · model: (fr-en|coreference)-\d\.safetensors remove", row), row
     else:
         assert got["headings"] != "none", got
+
+
+def test_the_corpus_menu_lines_up_with_the_fields(browser, server):
+    """A reader's finding at 1280 px: the corpus menu sat about 15 px lower than the number
+    fields beside it (it was centred on a field and the slot for its problem under it)."""
+    _open(browser, server, 1280)
+    tops = browser.execute_script("""
+        const w = document.querySelector(arguments[0]);
+        const top = (css) => w.querySelector(css).getBoundingClientRect().top;
+        return [top('[data-control=corpus]'), top('[data-control=steps]')];""", WIDGET)
+    assert abs(tops[0] - tops[1]) <= 3, tops

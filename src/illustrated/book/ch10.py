@@ -180,7 +180,8 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **chan
     ``("normFirst", ["post", "pre"])``. In Jupyter and Colab the same controls train with PyTorch."""
     settings = {c: {**recipe(c), **(changes if c == corpus else {})} for c in corpora}
     params = {"corpus": corpus, "corpora": list(corpora), "settings": settings,
-              "floors": {c: runs.floors(c) for c in corpora}}
+              "floors": {c: runs.floors(c) for c in corpora},
+              "baselines": {c: runs.frequency_loss(c) for c in corpora}}
     if compare:
         params["compare"] = {"option": compare[0], "values": list(compare[1])}
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
@@ -299,7 +300,8 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         kept.append({"name": name, "losses": history.loss, "seconds": history.seconds[-1],
                      "settings": ", ".join(runs.say(k, x) for k, x in values.items()),
                      "exact_match": exact_match(model, test, src_vocab, tgt_vocab), "file": file,
-                     "floor": params["floors"][c][eps] if abs(eps - 100 * v["labelSmoothing"]) < 1e-9 else 0})
+                     "floor": params["floors"][c][eps] if abs(eps - 100 * v["labelSmoothing"]) < 1e-9 else 0,
+                     "baseline": params.get("baselines", {}).get(c, 0)})
         show()
 
     def run_both(_=None):

@@ -4,8 +4,10 @@ listed in a table. The floors the page draws come from here too (train_widget's 
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from ..data import load_corpus
 from ..reference import smooth_labels
@@ -47,9 +49,24 @@ def floors(corpus: str) -> list[float]:
             for i in range(FLOOR_STEPS + 1)]
 
 
+#: How the chart names the loss of knowing only how often each token occurs (chapter 06's words).
+FREQUENCY_SAID = "knows only how often each token occurs"
+
+
+def frequency_loss(corpus: str) -> float:
+    """The loss of a model that knows only how often each target token occurs (<eos> included)
+    in the corpus's training pairs: the entropy of that unigram distribution, nats. A model
+    whose loss stays there has learned nothing about the source."""
+    pairs = load_corpus(corpus, "train")[0]
+    counts = Counter(w for _, target in pairs for w in target.split() + ["<eos>"])
+    p = np.array(list(counts.values()), dtype=np.float64) / sum(counts.values())
+    return round(float(-(p * np.log(p)).sum()), 4)
+
+
 def draw_runs(runs: list[dict], *, log: bool = False, width: float = kit.DESKTOP_WIDTH_IN):
-    """Every run's loss per step on one chart (``runs``: dicts with name, losses, floor), each
-    named in the legend; a run with label smoothing has its floor dashed in its colour."""
+    """Every run's loss per step on one chart (``runs``: dicts with name, losses, floor and
+    baseline), each named in the legend; a run with label smoothing has its floor dashed in its
+    colour, and each corpus's frequency-only loss (:func:`frequency_loss`) is dashed grey."""
     phone = kit.narrow(width)
     fig, ax = plt.subplots(figsize=(width, 3.6 if phone else 3.2), dpi=kit.DPI,
                            layout="constrained")
@@ -60,10 +77,15 @@ def draw_runs(runs: list[dict], *, log: bool = False, width: float = kit.DESKTOP
         if run.get("floor"):
             ax.axhline(run["floor"], color=color, lw=1, ls="--",
                        label=f"floor of {run['name']}: {run['floor']:.3f}")
+    for baseline in sorted({run["baseline"] for run in runs if run.get("baseline")}):
+        ax.axhline(baseline, color=kit.COLORS["muted"], lw=1, ls=(0, (2, 3)),
+                   label=f"{FREQUENCY_SAID}: {baseline:.3f}")
     ax.set(xlabel="step", ylabel="loss (nats)", yscale="log" if log else "linear")
     ax.tick_params(labelsize=9)
     ax.spines[["top", "right"]].set_visible(False)
-    if runs:
+    if runs and phone:  # under the plot, where it hides no curve
+        ax.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    elif runs:
         ax.legend(fontsize=9, frameon=False, loc="upper right")
     return fig
 
