@@ -147,7 +147,7 @@ export async function mount(element, api) {
       schedule, norm, referent.element),
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
-    h("div", { class: "il-controls" }, train, compare, stop, reset),
+    h("div", { class: "il-controls il-buttons" }, train, compare, stop, reset),
     h("div", { class: "il-train-lines" }, warning, status), runs.element, samples, result));
   for (const control of element.querySelectorAll("input, select, button")) control.style = TALL;
   fill(p.corpus);

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import illustrated as il
+from illustrated.book.runs import frequency_loss
 
 PAGE = "chapters/10_playground.html"
 WIDGET = "[data-il-widget=train]"
@@ -198,7 +199,10 @@ def _bench(browser):
       const all = (sel, f) => [...w.querySelectorAll(sel)].map(f);
       return {curves: all('[data-role=curve-line]', (e) => [e.dataset.name,
                                                               e.getAttribute('points').split(' ').length]),
-              legend: all('[data-role=legend] li', (e) => e.textContent),
+              legend: all('[data-role=legend] li[data-name]', (e) => e.textContent),  // the runs
+              legendAll: all('[data-role=legend] li', (e) => e.textContent),
+              baselines: all('[data-role=baseline-label]', (e) => e.textContent),
+              baselineLines: w.querySelectorAll('[data-role=curve] [data-role=baseline]').length,
               x: w.querySelector('[data-role=x-label]')?.textContent,
               y: w.querySelector('[data-role=y-label]')?.textContent,
               rows: all('[data-role=run-row]', (e) => [e.dataset.name,
@@ -233,6 +237,12 @@ def test_chapter_06_races_post_ln_against_pre_ln_on_one_chart(browser, server, s
         post, pre = (loss for _, loss in got["rows"])
         assert f"Your {names[0]} run reached a loss of {post:.3f} nats" in got["readback"]
         assert f"your {names[1]} run reached a loss of {pre:.3f} nats" in got["readback"]
+        # the loss of knowing only how often each token occurs, the static figure's dashed line
+        baseline = frequency_loss("reverse")
+        assert got["baselines"] == [f"knows only how often each token occurs: {baseline:.3f}"], got
+        assert got["baselineLines"] == 1, got
+        stalled = f"no lower than knowing only how often each token occurs ({baseline:.3f})"
+        assert got["readback"].count(stalled) == (post > 0.9 * baseline) + (pre > 0.9 * baseline), got
         assert "on the test split" in got["result"] and "other widgets" not in got["result"], got
         browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
                                ".scrollIntoView()", WIDGET)
@@ -430,7 +440,7 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
         "return [...document.querySelectorAll(arguments[0] + ' [data-role=it-curve]')]"
         ".map((e) => [e.dataset.name, e.getAttribute('points').split(' ').length])", WIDGET)
     assert dotted == [[names[0], 20]], dotted
-    assert "dotted: the “it” loss (which noun “it” means)" in got["legend"], got["legend"]
+    assert "dotted: the “it” loss (which noun “it” means)" in got["legendAll"], got["legendAll"]
     browser.execute_script("document.querySelector(arguments[0] + ' [data-role=bench]')"
                            ".scrollIntoView()", WIDGET)
     browser.save_screenshot(str(screenshots / "it-switch-runs-1280.png"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_training_widget import CH08, WIDGET, _bench, _open, _page, _set, _wait
+from test_training_widget import CH06, CH08, WIDGET, _bench, _open, _page, _set, _wait
 
 #: Stands in for illustrated.train: a loss curve falling from 3.3 to just above the run's floor
 #: (arguments[0], label smoothing on) or to 0.01 (off), every step reported at once; with
@@ -303,3 +303,17 @@ def test_the_corpus_menu_lines_up_with_the_fields(browser, server):
         const top = (css) => w.querySelector(css).getBoundingClientRect().top;
         return [top('[data-control=corpus]'), top('[data-control=steps]')];""", WIDGET)
     assert abs(tops[0] - tops[1]) <= 3, tops
+
+
+def test_on_a_phone_the_buttons_sit_two_to_a_row(browser, server):
+    """A reader's finding at 390 px: chapter 06's Reset wrapped onto a line of its own, under
+    "Train", "Train post-LN, then pre-LN" and "Stop"; now the buttons fill two rows of two."""
+    _page(browser, server, CH06, 390)
+    rows = browser.execute_script("""
+        const tops = {};
+        for (const b of document.querySelectorAll(arguments[0] + ' .il-buttons button')) {
+          const top = Math.round(b.getBoundingClientRect().top);
+          (tops[top] = tops[top] || []).push(b.textContent);
+        }
+        return Object.values(tops);""", WIDGET)
+    assert rows == [["Train", "Train post-LN, then pre-LN"], ["Stop", "Reset"]], rows
