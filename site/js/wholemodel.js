@@ -8,10 +8,12 @@ import { liveWidget } from "./sentence.js";
 
 // Boxes COL wide, LH high, GAP apart; the encoder at x = ENC, the decoder at DEC, the memory's bus at
 // BUS, far enough left of the decoder for "K, V" (10 units high, about 24 wide) between them; the
-// drawing WIDTH units wide. A phone's column (PHONE, book/interactive.py's PHONE_MEDIA) gets a
-// narrower drawing, so that the same units are larger there (11-unit text at 12.5 px in 342 px),
-// its long lines (title, memory, the decoder's input) broken or anchored inside it.
-const DESKTOP = { WIDTH: 360, COL: 148, ENC: 4, DEC: 208, BUS: 166, WORD: 9.5, phone: false };
+// drawing WIDTH units wide, on the desktop with room right of the decoder for the word written
+// coming back as its next input (the frames' "fed back in", which a phone's frames leave out too).
+// A phone's column (PHONE, book/interactive.py's PHONE_MEDIA) gets a narrower drawing, so that the
+// same units are larger there (11-unit text at 12.5 px in 342 px), its long lines (title, memory,
+// the decoder's input) broken or anchored inside it.
+const DESKTOP = { WIDTH: 378, COL: 148, ENC: 4, DEC: 208, BUS: 166, WORD: 9.5, phone: false };
 const NARROW = { WIDTH: 300, COL: 124, ENC: 4, DEC: 172, BUS: 140, WORD: 10, phone: true };
 const PHONE = "(max-width: 680px)";
 const [LH, GAP, TOP, GREY, ROW] = [26, 34, 120, "#eceff1", 22];  // ROW: from one row of words to the next
@@ -94,6 +96,20 @@ function lines(g, step, read, out, memory, base) {
   return [[...heads, ...notes, ...items], rows];
 }
 
+/** The word written (its label `said`, centred at x over the decoder) coming back, dashed, round the
+ * decoder's right side into its input line at `y` (`read`: that line's words), "fed back in" beside. */
+function fedBack(g, x, said, read, y) {
+  if (g.phone || said.startsWith("<eos>")) return [];  // no room on a phone; <eos> ends the sentence
+  const loop = g.DEC + g.COL + 7, top = TOP - 68;
+  const width = measure(read.join(" "), 11);
+  const end = width <= g.COL ? x + width / 2 + 3 : g.DEC + g.COL + 1;  // a longer input wraps in the column
+  return [s("polyline", { points: [[x + measure(said, 11, "bold") / 2 + 3, top], [loop, top], [loop, y - 4],
+    [end + 5, y - 4]].join(" "), fill: "none", stroke: "#78909c", "stroke-dasharray": "4 3" }),
+  line(end + 6, y - 4, end, y - 4, "#78909c"),
+  text(loop + 3, (top + y) / 2, "fed back in at the next step", { fill: "#607d8b", "font-size": 10,
+    transform: `rotate(90 ${loop + 3} ${(top + y) / 2})` })];
+}
+
 /** Frame `step` (-1: the encoder reads the sentence; t: the decoder writes word t), drawn for the
  * geometry `g` (DESKTOP or NARROW). */
 function picture(g, r, c, step) {
@@ -116,9 +132,10 @@ function picture(g, r, c, step) {
     ...words];
   if (on) {
     // the word written and its probability, worded as the frames (book/whole_model.py) word it
-    items.push(text(x, TOP - 64, `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`,
-      { "font-weight": "bold", style: "white-space: pre" }),
-    note(BUS + 3, y(0) + LH + 14, `each ${dims(c.n_heads, src, c.d_model / c.n_heads)}`));
+    const said = `${out[step]}   p = ${r.topK[step][0].prob.toFixed(2)}`;
+    items.push(text(x, TOP - 64, said, { "font-weight": "bold", style: "white-space: pre" }),
+      note(BUS + 3, y(0) + LH + 14, `each ${dims(c.n_heads, src, c.d_model / c.n_heads)}`),
+      ...fedBack(g, x, said, read, base + 30));
   }
   for (let l = 0; l < c.n_layers; l += 1) {
     const [middle, below] = [y(l) + LH / 2, y(l) + LH];

@@ -129,3 +129,41 @@ def test_the_live_drawing_keeps_every_word_of_a_long_sentence_inside(browser, se
         assert len(heights) == 1, heights
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+#: Where the "fed back in" loop goes: its dashed line's right edge, the drawing's, and whether
+#: its arrow ends at the decoder's input line, at ``step``.
+LOOP = """
+const [widget, step] = arguments;
+const range = widget.querySelector('input[data-control=step]');
+range.value = String(step + 1);
+range.dispatchEvent(new Event('input'));
+const svg = widget.querySelector('svg[data-role=whole-model]'), box = svg.getBoundingClientRect();
+const said = [...svg.querySelectorAll('text')].find((t) => t.textContent.startsWith('fed back in'));
+const loop = [...svg.querySelectorAll('polyline')].find((p) => p.getAttribute('stroke-dasharray'));
+return {said: said ? said.textContent : null, inside: said ? (() => { const r = said.getBoundingClientRect();
+          return r.left >= box.left - 1 && r.right <= box.right + 1; })() : null,
+        loop: Boolean(loop)};
+"""
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["1280px", "390px"])
+def test_the_word_written_is_drawn_fed_back_in_on_the_desktop(browser, server, phone, screenshots):
+    """As the frames: at 1280 px the word each step writes goes round the decoder, dashed, into
+    its input line, "fed back in at the next step" beside it, inside the drawing; not after
+    <eos>, and not on a phone, where the column has no room (the phone's frames leave it out)."""
+    try:
+        widget = _drawn(browser, server, phone, SENTENCE)
+        last = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
+                   .get_attribute("max")) - 1
+        first = browser.execute_script(LOOP, widget, 0)
+        browser.execute_script("arguments[0].scrollIntoView()", widget)
+        browser.save_screenshot(str(screenshots / f"whole-model-fed-back-{390 if phone else 1280}.png"))
+        end = browser.execute_script(LOOP, widget, last)  # the step that writes <eos>
+        if phone:
+            assert first == {"said": None, "inside": None, "loop": False}, first
+        else:
+            assert first == {"said": "fed back in at the next step", "inside": True, "loop": True}, first
+        assert end["said"] is None and not end["loop"], end
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
