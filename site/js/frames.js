@@ -59,7 +59,7 @@ export function player(control, input) {
   button.addEventListener("click", () => {
     if (timer !== null) return stop();
     if (Number(input.value) >= control.labels.length - 1) set(0);
-    button.textContent = "⏸ pause";
+    button.textContent = "‖ pause";  // U+2016: in every common font (U+23F8 is not)
     timer = window.setInterval(step, 900);
   });
   return button;

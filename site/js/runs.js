@@ -53,7 +53,7 @@ export const progressLine = (run, r, stopping) => `${run.name}: step ${r.step} o
     : r.step < r.steps ? `about ${Math.ceil((r.steps - r.step) * r.msPerStep / 1000)} s left` : "exact match…"}`;
 /** Sample translations as list items: "je suis étudiant → i am a student (step 50)". */
 export const sampleItems = (samples = [], step) => samples.map((x) => h("li",
-  { text: `${x.source} → ${x.translation} (step ${step})` }));
+  { text: `${x.source} → ${x.translation || "(empty: <eos> came first)"} (step ${step})` }));
 /** The status line once a run has ended: "fr-en, 60 steps: step 60 of 60 · loss 0.123 · done" (or "stopped"). */
 export const endLine = (run) => `${run.name}: step ${run.losses.length} of ${run.steps} · loss ` +
   `${run.losses.at(-1).toFixed(3)}${itLoss({ referentLoss: run.itLosses.at(-1) })} · ` +
@@ -107,7 +107,8 @@ export function bench() {
     h("td", { text: r.settings, "data-label": "settings" }),
     h("td", { text: `${r.seconds.toFixed(1)} s${r.stopped ? `, ${stoppedAt(r)}` : ""}`, "data-role": "run-time",
       "data-label": "time" }),
-    h("td", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss", "data-label": "final loss" }),
+    h("td", { "data-label": "final loss" }, h("span", { text: r.losses.at(-1).toFixed(3), "data-role": "final-loss" }),
+      r.itLosses.length ? ` (“it” ${r.itLosses.at(-1).toFixed(3)})` : ""),
     h("td", { text: percent(r.exactMatch), "data-role": "run-exact-match", "data-label": "exact match" }),
     h("td", { "data-label": "model" }, h("a", { href: r.url, download: r.file, "data-role": "run-download" },
       r.file.replace(/\.safetensors$/, ""), h("wbr"), ".safetensors")),  // a narrow column breaks it there

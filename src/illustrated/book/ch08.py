@@ -153,6 +153,8 @@ def draw_label_smoothing(epsilon: float, V: int, *, tokens, target_id: int, size
         floor.text(grid[-1] + 0.01, label_y, f"V = {size}", va="center", fontsize=9)
     floor.plot([epsilon], [entropy(p)], "o", color=kit.COLORS["z"], markersize=8)
     floor.set(xlim=(0, 0.7 if phone else 0.66), ylim=(0, max(top, label_y + 0.05 * top)))
+    floor.set_xticks(np.arange(0, 0.51, 0.1))  # ε goes to 0.5; the room after it holds the labels
+    floor.spines["bottom"].set_bounds(0, 0.5)
     floor.set_xlabel("ε", fontsize=10)
     floor.set_title(kit.wrap("lowest possible loss (the target's entropy), nats", 40 if phone
                              else 60), fontsize=10)
