@@ -53,6 +53,8 @@ def _drawn(browser, server, phone: bool, sentence: str):
     """Chapter 07's live widget, at 390 px if ``phone``, once it has drawn ``sentence``."""
     if phone:
         browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    else:  # a desktop's window, whatever an earlier test left
+        browser.set_window_size(1280, 1000)
     browser.get(f"{server.base_url}/{pages_with('wholemodel')[0]}.html")
     widget = WebDriverWait(browser, 60).until(lambda d: d.find_element(
         By.CSS_SELECTOR, "[data-il-widget=wholemodel]"))
