@@ -90,14 +90,18 @@ def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-#: The drawing at ``step``: its height (units), its texts, those not inside it, and the smallest
-#: text's size (CSS px).
-TEXTS = """
+#: The slider moved to ``step`` (-1: the encoder), then the drawing as ``svg`` and its ``box``.
+AT_STEP = """
 const [widget, step] = arguments;
 const range = widget.querySelector('input[data-control=step]');
 range.value = String(step + 1);
 range.dispatchEvent(new Event('input'));
 const svg = widget.querySelector('svg[data-role=whole-model]'), box = svg.getBoundingClientRect();
+"""
+
+#: The drawing at ``step``: its height (units), its texts, those not inside it, and the smallest
+#: text's size (CSS px).
+TEXTS = AT_STEP + """
 const texts = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent.trim());
 const inside = (r) => r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1
   && r.bottom <= box.bottom + 1;
@@ -133,14 +137,9 @@ def test_the_live_drawing_keeps_every_word_of_a_long_sentence_inside(browser, se
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
-#: Where the "fed back in" loop goes: its dashed line's right edge, the drawing's, and whether
-#: its arrow ends at the decoder's input line, at ``step``.
-LOOP = """
-const [widget, step] = arguments;
-const range = widget.querySelector('input[data-control=step]');
-range.value = String(step + 1);
-range.dispatchEvent(new Event('input'));
-const svg = widget.querySelector('svg[data-role=whole-model]'), box = svg.getBoundingClientRect();
+#: At ``step``: the "fed back in" note (its text, whether it lies inside the drawing) and
+#: whether the dashed loop is drawn.
+LOOP = AT_STEP + """
 const said = [...svg.querySelectorAll('text')].find((t) => t.textContent.startsWith('fed back in'));
 const loop = [...svg.querySelectorAll('polyline')].find((p) => p.getAttribute('stroke-dasharray'));
 return {said: said ? said.textContent : null, inside: said ? (() => { const r = said.getBoundingClientRect();
