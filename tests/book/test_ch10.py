@@ -1,5 +1,6 @@
 """Chapter 10: training in the page learns, the corpora state their lengths, the CLI is shown."""
 import numpy as np
+import matplotlib.text
 import pytest
 
 import illustrated as il
@@ -32,6 +33,15 @@ def test_figures_are_legible_and_the_attention_rows_sum_to_one(legible, width):
     history = il.History(loss=[3.0, 1.0, 0.5], accuracy=[0, 0.5, 1])
     legible(ch10.draw_training(history, {0: ["a " * 20], 2: ["b"]}, ["x"], 2, width=width),
             width)
+    # an untrained model's long output, cut where it would pass the column (a reader's finding:
+    # "student student … st" ran off a phone's figure)
+    fig = ch10.draw_training(history, {0: ["student " * 20], 2: ["b"]}, ["je suis étudiant"], 0,
+                             width=width)
+    legible(fig, width)
+    said = [t for t in fig.findobj(matplotlib.text.Text) if "student" in t.get_text()]
+    assert said and said[0].get_text().endswith("student …")
+    box = said[0].get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.x1, (box, fig.bbox)
 
 
 @pytest.mark.parametrize("corpus", ["fr-en", "copy"])

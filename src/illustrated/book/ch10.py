@@ -8,6 +8,7 @@ import sys
 import ipywidgets as widgets
 from IPython.display import HTML, display
 import matplotlib.pyplot as plt
+from matplotlib.transforms import blended_transform_factory
 
 from ..data import CORPORA, load_corpus
 from ..modules import Transformer
@@ -66,12 +67,23 @@ def draw_training(history, snapshots, sentences, step: int, *,
     left.set_title(f"after {step} steps", fontsize=10)
     right.axis("off")
     right.set_title("its translations", fontsize=10)
+    # on a phone from the column's left edge, each output cut to what the column holds
+    at = blended_transform_factory(fig.transFigure, right.transAxes) if phone else right.transAxes
     for i, (source, output) in enumerate(zip(sentences, snapshots[step])):
-        words = output.split()
-        output = " ".join(words[:7]) + (" …" if len(words) > 7 else "") or "(nothing)"
-        right.text(0, 1 - (1 / len(sentences) if phone else 0.3) * i, f"{source}\n→ {output}",
-                   va="top", fontsize=9, transform=right.transAxes, in_layout=False)
+        right.text(0.02 if phone else 0, 1 - (1 / len(sentences) if phone else 0.3) * i,
+                   f"{source}\n→ {_cut(output, 40 if phone else 56)}", va="top", fontsize=9,
+                   transform=at, in_layout=False)
     return fig
+
+
+def _cut(output: str, chars: int) -> str:
+    """``output``'s first words, as many as fit ``chars`` characters, then "…"; "(nothing)" if empty."""
+    kept = []
+    for word in output.split():
+        if len(" ".join(kept + [word])) > chars - 2:
+            return " ".join(kept) + " …"
+        kept.append(word)
+    return " ".join(kept) or "(nothing)"
 
 
 def training_figure(history, snapshots, sentences):
