@@ -17,7 +17,7 @@ import time
 import warnings
 
 from ..recipe import COMMAND_PRESETS, PRESETS as _PRESETS, Recipe, recipe_fields
-from .interrupt import INTERRUPTED, end_of_start
+from .interrupt import INTERRUPTED, end_of_start, torch_start_up
 
 __all__ = ["main", "build_parser"]
 
@@ -265,7 +265,8 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
     main = is_main()
     if main:
         _check_out(args, cfg, recipe.get("steps", Recipe.steps), len(train_pairs))
-        import_seconds = preload_optimizer()
+        with torch_start_up():
+            import_seconds = preload_optimizer()
         print(f"{args.pairs}: {len(pairs)} pairs, {len(train_pairs)} to train on, "
               f"{len(test_pairs)} held out; vocabularies {len(src_vocab)} source and "
               f"{len(tgt_vocab)} target tokens (min count {args.min_count}); model d_model="
@@ -330,9 +331,11 @@ def _train(args: argparse.Namespace) -> None:
     # before training, not after: nothing trained is lost for want of a file or of disk space
     cfg = make_config(args.corpus, src_vocab, tgt_vocab, **model_overrides)
     _check_out(args, cfg, steps, len(train_pairs))
-    import_seconds = preload_optimizer()
-    _announce_long_run(cfg, train_pairs, src_vocab, tgt_vocab,
-                       {**SETTINGS[args.corpus]["train"], **train_overrides}, steps, args.device)
+    with torch_start_up():  # nothing is written yet
+        import_seconds = preload_optimizer()
+        _announce_long_run(cfg, train_pairs, src_vocab, tgt_vocab,
+                           {**SETTINGS[args.corpus]["train"], **train_overrides}, steps,
+                           args.device)
     print(f"training {args.corpus}; the checkpoint goes to {args.out} (Ctrl-C stops without "
           f"touching it)", flush=True)
     start = time.perf_counter()

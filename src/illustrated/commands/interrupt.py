@@ -10,11 +10,14 @@ shutdown changes nothing.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+from typing import Iterator
 
-__all__ = ["INTERRUPTED", "run_as_command", "guard_start", "end_of_start", "exit_with"]
+__all__ = ["INTERRUPTED", "run_as_command", "guard_start", "end_of_start", "torch_start_up",
+           "exit_with"]
 
 #: Exit code after Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2).
 INTERRUPTED = 130
@@ -43,6 +46,22 @@ def end_of_start() -> None:
     """Give Ctrl-C back to Python (a KeyboardInterrupt) if :func:`guard_start` took it."""
     if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@contextlib.contextmanager
+def torch_start_up() -> Iterator[None]:
+    """Inside, Ctrl-C exits 130 with one line, as during the imports: torch's one-time start-up
+    (torch.optim importing torch._dynamo, the first step's kernels) runs Python code called
+    from C++, where a KeyboardInterrupt ends the process with SIGABRT (exit code -6, seen once
+    under load). Nothing is written there yet. Python's handler is back after the block."""
+    taken = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if taken:
+        signal.signal(signal.SIGINT, _interrupted_while_starting)
+    try:
+        yield
+    finally:
+        if taken:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def exit_with(code: int) -> None:
