@@ -179,15 +179,16 @@ def check_compile(value: object) -> bool | str:
 class CapturedStep:
     """The forward pass, the loss and the token accuracy of one micro-batch, compiled.
 
-    ``step(rows)`` takes the indices of a micro-batch's pairs in ``encoded`` (the run's
-    (source ids, target ids) pairs) and returns (loss, correct): the mean cross-entropy per
-    target token of the micro-batch (label smoothing included, under bf16 autocast when asked),
-    a tensor with its graph for ``backward``; and the number of target tokens whose logits'
-    argmax is right. The batch is padded to its bucket (:class:`PaddedPairs`) first. It
-    returns None, and warns once, when the model has hooks (:func:`hooked_modules`): the
-    caller runs its eager step then; and from the first time ``torch.compile`` fails on a new
-    bucket (no C compiler, no Triton: "auto" must never stop a run that eager would finish),
-    also with one warning.
+    ``step.batch(rows)`` pads the pairs ``rows`` of ``encoded`` (the run's (source ids, target
+    ids) pairs) to their bucket (:class:`PaddedPairs`); ``step.forward(batch)`` returns (loss,
+    correct): the mean cross-entropy per target token of the micro-batch (label smoothing
+    included, under bf16 autocast when asked), a tensor with its graph for ``backward``; and
+    the number of target tokens whose logits' argmax is right. ``step.declines()`` is True,
+    with one warning, when the model has hooks (:func:`hooked_modules`): the caller runs its
+    eager step then; and from the first time ``torch.compile`` fails on a new bucket (no C
+    compiler, no Triton: "auto" must never stop a run that eager would finish), when
+    ``forward`` returns None, also with one warning. :class:`~illustrated.graphed_step.GraphedStep`
+    calls them.
     backend, mode: ``torch.compile``'s ("inductor" and no mode on CUDA, where
     :class:`~illustrated.graphed_step.GraphedStep` captures the whole step).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
@@ -252,15 +253,10 @@ class CapturedStep:
             warnings.warn(f"compile: torch.compile ({self.backend}) failed on the first batch "
                           f"of shape {shape}, so training runs the eager step: "
                           f"{type(err).__name__}: {' '.join(str(err).split())[:300]}",
-                          stacklevel=5)
+                          stacklevel=6)  # the caller of train()
             return None
         self.shapes.add(shape)
         return out
-
-    def __call__(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor] | None:
-        if self.declines():
-            return None
-        return self.forward(self.batch(rows))
 
 
 def _takes_check(part) -> bool:
