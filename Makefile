@@ -47,7 +47,7 @@ site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 # A pytest-xdist worker per core (TEST_WORKERS=0: one process), each on one thread, its notebooks'
 # kernels too; --dist loadfile keeps a file's tests, and a notebook's cells in order, in one worker.
 TEST_WORKERS ?= auto
-test: setup
+test: setup site-assets  # tests/site run the page's jax-js from site/node_modules
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/python tools/check_conventions.py
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
