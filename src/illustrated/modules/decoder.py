@@ -67,16 +67,16 @@ class DecoderLayer(nn.Module):
         self_cache, cross_cache = (None, None) if cache is None else cache
         if check:
             _check_inputs(self, x, memory, src_mask, tgt_mask, self_cache)
-        h = sublayer_input(x, self.norm1, self.norm_first)
+        h = sublayer_input(x, self.norm1, self.norm_first, check=False)
         z = self.self_attn(h, h, h, tgt_mask, check=False, cache=self_cache)
-        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, tgt_len, d_model)
-        h = sublayer_input(x, self.norm2, self.norm_first)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first, check=False)
+        h = sublayer_input(x, self.norm2, self.norm_first, check=False)
         z = self.cross_attn(h, memory, memory, src_mask, check=False, cache=cross_cache)
-        x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)  # (batch, tgt_len, d_model)
-        h = sublayer_input(x, self.norm3, self.norm_first)
+        x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first, check=False)
+        h = sublayer_input(x, self.norm3, self.norm_first, check=False)
         r = self.feed_forward(h, check=False)
-        x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)  # (batch, tgt_len, d_model)
-        return x
+        x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first, check=False)
+        return x  # (batch, tgt_len, d_model)
 
 
 class Decoder(nn.Module):

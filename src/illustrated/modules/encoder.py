@@ -46,13 +46,13 @@ class EncoderLayer(nn.Module):
                 check: bool = True) -> torch.Tensor:
         if check:
             check_encoder_inputs(self, x, mask)
-        h = sublayer_input(x, self.norm1, self.norm_first)
+        h = sublayer_input(x, self.norm1, self.norm_first, check=False)
         z = self.self_attn(h, h, h, mask, check=False)  # (batch, seq, d_model)
-        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)  # (batch, seq, d_model)
-        h = sublayer_input(x, self.norm2, self.norm_first)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first, check=False)
+        h = sublayer_input(x, self.norm2, self.norm_first, check=False)
         r = self.feed_forward(h, check=False)
-        x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)  # (batch, seq, d_model)
-        return x
+        x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first, check=False)
+        return x  # (batch, seq, d_model)
 
 
 class Encoder(nn.Module):
