@@ -189,18 +189,18 @@ class CapturedStep:
     compiler, no Triton: "auto" must never stop a run that eager would finish), when
     ``forward`` returns None, also with one warning. :class:`~illustrated.graphed_step.GraphedStep`
     calls them.
-    backend, mode: ``torch.compile``'s ("inductor" and no mode on CUDA, where
-    :class:`~illustrated.graphed_step.GraphedStep` captures the whole step).
+    backend: ``torch.compile``'s ("inductor"; no ``mode``: on CUDA
+    :class:`~illustrated.graphed_step.GraphedStep` captures the whole step itself).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
     """
 
     def __init__(self, model: torch.nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, *,
                  device: torch.device, encoded: Sequence[tuple[list[int], list[int]]] = (),
-                 label_smoothing: float = 0.0, bf16: bool = False, backend: str = "inductor",
-                 mode: str | None = None) -> None:
+                 label_smoothing: float = 0.0, bf16: bool = False,
+                 backend: str = "inductor") -> None:
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
         self.pairs = PaddedPairs(encoded, src_vocab, tgt_vocab) if encoded else None
-        self.device, self.backend, self.mode = device, backend, mode
+        self.device, self.backend = device, backend
         self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
         self._warned = False
         self.failed = False  # torch.compile failed once: the eager step from then on
@@ -219,7 +219,7 @@ class CapturedStep:
             return loss, correct
 
         self.forward_loss = forward_loss  # the uncompiled function, for tests
-        self.compiled = torch.compile(forward_loss, backend=backend, mode=mode, dynamic=False)
+        self.compiled = torch.compile(forward_loss, backend=backend, dynamic=False)
 
     def declines(self) -> bool:
         """True when the eager step must run: the model has hooks (warned once) or compiling
