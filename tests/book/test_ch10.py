@@ -13,6 +13,21 @@ def test_trained_lengths_are_the_training_split_s():
     assert ch10.trained_lengths("coreference") == (len(src_vocab.encode(pairs[0][0])),) * 2
 
 
+def test_corpus_summaries_fit_a_phone_and_name_the_first_pair():
+    for corpus in il.data.CORPORA:
+        text = ch10.corpus_summary(corpus)
+        assert max(map(len, text.splitlines())) <= 40, corpus
+        pairs, _, _ = il.data.load_corpus(corpus, "train")
+        source, target = pairs[0]
+        words = text.split()
+        arrow = words.index("→")  # the source's words before it, the target's after
+        assert words[arrow - len(source.split()):arrow] == source.split()
+        assert words[arrow + 1:] == target.split()
+        assert text.startswith(f"{corpus}: {len(pairs)} pairs, ")
+    assert "11 source words" in ch10.corpus_summary("coreference")  # one length, said once
+    assert "6-10 source words" in ch10.corpus_summary("copy")
+
+
 def test_snapshots_show_the_model_learning():
     model, history, snapshots = ch10.train_with_snapshots("post", ["je suis étudiant"],
                                                           at=(10, 100), steps=100)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
+import textwrap
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
@@ -29,6 +30,17 @@ def trained_lengths(corpus: str) -> tuple[int, int]:
     pairs, src_vocab, _ = load_corpus(corpus, "train")
     lengths = [len(src_vocab.encode(source)) for source, _ in pairs]
     return min(lengths), max(lengths)
+
+
+def corpus_summary(corpus: str, width: int = 40) -> str:
+    """A corpus's pairs, source lengths and first pair, in lines of at most ``width`` characters."""
+    pairs, _, _ = load_corpus(corpus, "train")
+    shortest, longest = trained_lengths(corpus)
+    lengths = f"{shortest}" if shortest == longest else f"{shortest}-{longest}"
+    source, target = pairs[0]
+    return "\n".join([f"{corpus}: {len(pairs)} pairs, {lengths} source words",
+                      textwrap.fill(source, width, initial_indent="  ", subsequent_indent="  "),
+                      textwrap.fill(target, width, initial_indent="  → ", subsequent_indent="    ")])
 
 
 def train_with_snapshots(corpus: str, sentences, *, at=(10, 20, 30, 40, 60, 100, 200, 400),
