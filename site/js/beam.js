@@ -106,8 +106,12 @@ export function mount(element, api) {
     draw(result) {
       const read = state.topBeams <= state.beamSize ? null
         : h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".");
+      const n = state.beamSize;
+      const caption = h("p", { "data-role": "tree-caption", text: `Each step of the tree ranks the best 2 \u00d7 ` +
+        `beam_size = ${2 * n} extensions: those ending with <eos> are finished, the best ${n} of the others ` +
+        "stay in the beam." });
       return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
-        tree(result.steps, result.hypotheses, element.clientWidth)];
+        caption, tree(result.steps, result.hypotheses, element.clientWidth)];
     },
   });
 }

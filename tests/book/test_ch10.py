@@ -4,7 +4,7 @@ import matplotlib.text
 import pytest
 
 import illustrated as il
-from illustrated.book import ch10
+from illustrated.book import ch10, kit
 
 
 def test_trained_lengths_are_the_training_split_s():
@@ -16,7 +16,7 @@ def test_trained_lengths_are_the_training_split_s():
 def test_corpus_summaries_fit_a_phone_and_name_the_first_pair():
     for corpus in il.data.CORPORA:
         text = ch10.corpus_summary(corpus)
-        assert max(map(len, text.splitlines())) <= 40, corpus
+        assert max(map(len, text.splitlines())) <= kit.PHONE_TEXT_CHARS, corpus
         pairs, _, _ = il.data.load_corpus(corpus, "train")
         source, target = pairs[0]
         words = text.split()
@@ -24,8 +24,8 @@ def test_corpus_summaries_fit_a_phone_and_name_the_first_pair():
         assert words[arrow - len(source.split()):arrow] == source.split()
         assert words[arrow + 1:] == target.split()
         assert text.startswith(f"{corpus}: {len(pairs)} pairs, ")
-    assert "11 source words" in ch10.corpus_summary("coreference")  # one length, said once
-    assert "6-10 source words" in ch10.corpus_summary("copy")
+    assert "pairs, 11 words" in ch10.corpus_summary("coreference")  # one length, said once
+    assert "pairs, 6-10 words" in ch10.corpus_summary("copy")
 
 
 def test_snapshots_show_the_model_learning():

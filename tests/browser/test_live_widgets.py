@@ -283,6 +283,10 @@ def check_beam(driver, widget, sentence, beam_size, top_beams, alpha) -> list[st
     if [m[:2] + m[3:] for m in mine] != [e[:2] + e[3:] for e in expected] or (
             np.abs(np.array([m[2] for m in mine]) - [e[2] for e in expected]).max() > TOL):
         problems.append(f"{where}: tree {mine}, Python {expected}")
+    caption = text_of(widget, "tree-caption")  # follows the slider, not the page's first value
+    if f"beam_size = {2 * beam_size} extensions" not in caption or \
+            f"the best {beam_size} of the others" not in caption:
+        problems.append(f"{where}: the tree's caption says {caption!r}")
     return problems
 
 

@@ -22,7 +22,8 @@ from ..inference import exact_match, translate
 from ..training import set_seed, train
 from . import interactive as ia
 from . import runs
-from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, colorbar, heatmap, narrow, wrap
+from .kit import (COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, PHONE_TEXT_CHARS, colorbar, heatmap,
+                  narrow, wrap)
 
 
 def trained_lengths(corpus: str) -> tuple[int, int]:
@@ -32,13 +33,13 @@ def trained_lengths(corpus: str) -> tuple[int, int]:
     return min(lengths), max(lengths)
 
 
-def corpus_summary(corpus: str, width: int = 40) -> str:
-    """A corpus's pairs, source lengths and first pair, in lines of at most ``width`` characters."""
+def corpus_summary(corpus: str, width: int = PHONE_TEXT_CHARS) -> str:
+    """A corpus's pairs, source lengths in words and first pair, in lines of at most ``width``."""
     pairs, _, _ = load_corpus(corpus, "train")
     shortest, longest = trained_lengths(corpus)
     lengths = f"{shortest}" if shortest == longest else f"{shortest}-{longest}"
     source, target = pairs[0]
-    return "\n".join([f"{corpus}: {len(pairs)} pairs, {lengths} source words",
+    return "\n".join([f"{corpus}: {len(pairs)} pairs, {lengths} words",
                       textwrap.fill(source, width, initial_indent="  ", subsequent_indent="  "),
                       textwrap.fill(target, width, initial_indent="  → ", subsequent_indent="    ")])
 
