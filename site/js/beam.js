@@ -108,8 +108,9 @@ export function mount(element, api) {
         : h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".");
       const n = state.beamSize;
       const caption = h("p", { "data-role": "tree-caption", text: `Each step of the tree ranks the best 2 \u00d7 ` +
-        `beam_size = ${2 * n} extensions: those ending with <eos> are finished, the best ${n} of the others ` +
-        "stay in the beam." });
+        `beam_size = ${2 * n} extensions: those among the first ${n} that end with <eos> are finished, the best ` +
+        `${n} of the others stay in the beam.` + (state.alpha > 0 ? " The boxes show summed log-probabilities; " +
+        "the table's scores are those divided by the length penalty." : "") });
       return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
         caption, tree(result.steps, result.hypotheses, element.clientWidth)];
     },

@@ -149,7 +149,8 @@ export async function mount(element, api) {
       " Every run stays on the chart and in the table below until you leave the page."),
     h("div", { class: "il-controls il-buttons" }, train, compare, stop, reset),
     h("div", { class: "il-train-lines" }, warning, status), runs.element, samples, result));
-  for (const control of element.querySelectorAll("input, select, button")) control.style = TALL;
+  // a checkbox keeps its size: its label is the target (44 px high on a phone, illustrated.css)
+  for (const control of element.querySelectorAll("input:not([type=checkbox]), select, button")) control.style = TALL;
   fill(p.corpus);
   element.dataset.state = "ready";
 }
