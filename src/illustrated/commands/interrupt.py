@@ -54,14 +54,13 @@ def torch_start_up() -> Iterator[None]:
     (torch.optim importing torch._dynamo, the first step's kernels) runs Python code called
     from C++, where a KeyboardInterrupt ends the process with SIGABRT (exit code -6, seen once
     under load). Nothing is written there yet. Python's handler is back after the block."""
-    taken = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if taken:
-        signal.signal(signal.SIGINT, _interrupted_while_starting)
+    already = signal.getsignal(signal.SIGINT) is _interrupted_while_starting  # the imports' guard
+    guard_start()
     try:
         yield
     finally:
-        if taken:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not already:
+            end_of_start()
 
 
 def exit_with(code: int) -> None:
