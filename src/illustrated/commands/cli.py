@@ -4,8 +4,8 @@ Before any work a command checks its files: no output is one of its inputs (``--
 ``--pairs``, nor a corpus file, nor ``--resume`` unless ``--checkpoint-every`` continues that run
 in place), and ``--out`` can be written with room for the model. A run that would take more than
 a few minutes here says so, with an estimate from one measured step, before it starts. The
-package is imported inside :func:`main` (torch takes a second), so Ctrl-C at any moment is one
-line and exit code 130 (:mod:`illustrated.commands.interrupt`).
+arguments are parsed before torch is imported (a second), and Ctrl-C at any moment is one line and
+exit code 130 (:mod:`illustrated.commands.interrupt`).
 """
 from __future__ import annotations
 
@@ -393,8 +393,10 @@ def main(argv: list[str] | None = None) -> int:
     once it was in place. Warnings are one line each (``warning: ...``).
     """
     try:
-        end_of_start()
         args = build_parser().parse_args(argv)
+        with torch_start_up():  # nothing is read or written yet
+            import torch  # noqa: F401 - its import runs Python code called from C++
+        end_of_start()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED

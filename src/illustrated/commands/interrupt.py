@@ -4,7 +4,8 @@
 ``illustrated.commands.onnx_export``) imports the package, NumPy and torch before its ``main`` can
 catch anything. While the package is imported as a command, a Ctrl-C prints ``interrupted`` and
 exits 130 at once (nothing is being written yet); each command's ``main`` hands Ctrl-C back to
-Python's own handler (a KeyboardInterrupt it catches) as its first step, and :func:`exit_with` ends
+Python's own handler (a KeyboardInterrupt it catches) once torch is imported (the command line's
+after parsing its arguments, the others as their first step), and :func:`exit_with` ends
 the process: once ``main`` has returned the work is done, and a Ctrl-C during the interpreter's
 shutdown changes nothing.
 """
@@ -51,9 +52,10 @@ def end_of_start() -> None:
 @contextlib.contextmanager
 def torch_start_up() -> Iterator[None]:
     """Inside, Ctrl-C exits 130 with one line, as during the imports: torch's one-time start-up
-    (torch.optim importing torch._dynamo, the first step's kernels) runs Python code called
-    from C++, where a KeyboardInterrupt ends the process with SIGABRT (exit code -6, seen once
-    under load). Nothing is written there yet. Python's handler is back after the block."""
+    (its import, torch.optim importing torch._dynamo, the first step's kernels) runs Python
+    code called from C++, where a KeyboardInterrupt ends the process with SIGABRT (exit code
+    -6, seen under load). Nothing is written there yet. Python's handler is back after the
+    block, unless the imports' guard was in place before it."""
     already = signal.getsignal(signal.SIGINT) is _interrupted_while_starting  # the imports' guard
     guard_start()
     try:
