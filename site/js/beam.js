@@ -73,9 +73,13 @@ function tree(steps, hypotheses, room) {
   const right = Math.max(...[...where.values()].map(([x]) => x)) + W + PAD;
   const [width, height] = down ? [right, PAD + (H + 6) * line - 6 + PAD]
     : [PAD + COL * steps.length + W + PAD, PAD + ROW * (rows - 1) + H + PAD];
+  const count = (fate) => [...status.values()].filter((v) => v.status === fate).length;
+  const label = `the beam search as a tree: ${steps.length} steps, ${status.size} candidates scored, ` +
+    `${count("kept")} kept in the beam, ${count("finished")} finished, ${count("dropped")} dropped; ` +
+    `returned: ${hypotheses.map((hyp) => hyp.tokens.join(" ")).join("; ")}`;
   return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
-    viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img",
-    "aria-label": "the beam search as a tree" }, edges, nodes));
+    viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img", "aria-label": label },
+  edges, nodes));
 }
 
 function table(hypotheses) {

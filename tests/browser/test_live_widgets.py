@@ -287,6 +287,13 @@ def check_beam(driver, widget, sentence, beam_size, top_beams, alpha) -> list[st
     if f"beam_size = {2 * beam_size} extensions" not in caption or \
             f"the best {beam_size} of the others" not in caption:
         problems.append(f"{where}: the tree's caption says {caption!r}")
+    fates = [e[1] for e in expected]  # a screen reader hears what the tree shows now
+    label = widget.find_element(By.CSS_SELECTOR, "[data-role=tree]").get_attribute("aria-label")
+    said = (f"{len(steps)} steps, {len(expected)} candidates scored, {fates.count('kept')} kept in "
+            f"the beam, {fates.count('finished')} finished, {fates.count('dropped')} dropped; "
+            f"returned: {'; '.join(' '.join(t) for t, _ in want)}")
+    if not label.endswith(said):
+        problems.append(f"{where}: the tree's label says {label!r}, not {said!r}")
     return problems
 
 
