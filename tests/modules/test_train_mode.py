@@ -165,3 +165,19 @@ def test_encoder_stack_train_mode_equals_its_layers(float64, norm_first, explici
         h = (h - mean) / torch.sqrt(var + 1e-5)
     assert torch.allclose(out, h, atol=1e-10)
     assert torch.allclose(out.mean(-1), torch.zeros(2, 5), atol=1e-10)  # normalised either way
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.5])
+@pytest.mark.parametrize("training", [False, True])
+def test_our_dropout_is_torchs_with_its_random_stream(p, training):
+    """il.modules.Dropout against nn.Dropout: the same output and the same draws from torch's
+    random stream (the next random number after each agrees), in train and eval mode; where
+    torch returns its input itself (eval, or p = 0), ours does too."""
+    ours, theirs = il.modules.Dropout(p).train(training), nn.Dropout(p).train(training)
+    x = torch.randn(3, 4, 8)
+    (a, after_a), (b, after_b) = same_draws(
+        3, lambda: (ours(x), torch.rand(1)), lambda: (theirs(x), torch.rand(1)))
+    assert torch.equal(a, b) and torch.equal(after_a, after_b)
+    assert (a is x) == (b is x) and (a is x) == (not training or p == 0)
+    if training and p > 0:
+        assert 0 < (a == 0).float().mean() < 1  # some zeroed, some kept

@@ -9,6 +9,7 @@ from torch import nn
 
 from ..config import TransformerConfig
 from ._checks import check_config, check_decoder_inputs
+from .dropout import Dropout
 from .feed_forward import FeedForward
 from .kv_cache import AttentionCache, check_cache, check_cached_mask
 from .multi_head import MultiHeadAttention
@@ -56,9 +57,9 @@ class DecoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
         self.norm3 = nn.LayerNorm(cfg.d_model)
-        self.dropout1 = nn.Dropout(cfg.dropout)
-        self.dropout2 = nn.Dropout(cfg.dropout)
-        self.dropout3 = nn.Dropout(cfg.dropout)
+        self.dropout1 = Dropout(cfg.dropout)
+        self.dropout2 = Dropout(cfg.dropout)
+        self.dropout3 = Dropout(cfg.dropout)
         self.norm_first = cfg.norm_first
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,

@@ -9,6 +9,7 @@ from torch import nn
 
 from ..config import TransformerConfig
 from ._checks import check_config, check_encoder_inputs
+from .dropout import Dropout
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, sublayer_input
@@ -38,8 +39,8 @@ class EncoderLayer(nn.Module):
         self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
-        self.dropout1 = nn.Dropout(cfg.dropout)
-        self.dropout2 = nn.Dropout(cfg.dropout)
+        self.dropout1 = Dropout(cfg.dropout)
+        self.dropout2 = Dropout(cfg.dropout)
         self.norm_first = cfg.norm_first
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,

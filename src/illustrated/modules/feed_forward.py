@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ._checks import check_features, check_sizes
+from .dropout import Dropout
 
 __all__ = ["FeedForward"]
 
@@ -28,7 +29,7 @@ class FeedForward(nn.Module):
         check_sizes(d_model=d_model, d_ff=d_ff, dropout=dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
         if check:  # a layer passes check=False: its input is the layer's own

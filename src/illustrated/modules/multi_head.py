@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from ._checks import check_attention_inputs, check_attention_sizes
 from .batched_attention import attend_keys_first
+from .dropout import Dropout
 from .kv_cache import AttentionCache, check_cached_mask
 from .self_attention import scaled_dot_product_attention
 
@@ -74,7 +75,7 @@ class MultiHeadAttention(nn.Module):
         self.w_k = nn.Linear(d_model, d_model, bias=bias)
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) -> (batch, n_heads, seq, d_k): head h is columns h*d_k:(h+1)*d_k."""

@@ -11,6 +11,7 @@ from torch import nn
 
 from .._args import check_int, check_size_limit
 from ._checks import check_layout, check_positional_sizes, check_positions, check_size
+from .dropout import Dropout
 
 __all__ = ["PositionalEncoding", "sinusoid_table"]
 
@@ -66,7 +67,7 @@ class PositionalEncoding(nn.Module):
         self.d_model, self.max_len, self.layout = d_model, max_len, layout
         # Not persistent: the table is a function of the sizes, so checkpoints need not carry it.
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor, *, check: bool = True, start: int = 0) -> torch.Tensor:
         if check:  # the Transformer passes check=False: it checked the ids' length
