@@ -1,7 +1,7 @@
 // The beam search widget (chapter 09; params {corpus, sentence, beamSize, topBeams, alpha,
 // maxBeam, maxLen}): the returned hypotheses with their scores and the beam as a tree, computed
 // by window.illustrated.translate (search_beam.js: il.beam_search line by line). As the Python
-// widget, a top_beams above beam_size is read as beam_size, and says so.
+// widget, a top_beams above beam_size is capped at beam_size, and says so.
 import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 
@@ -32,7 +32,9 @@ function node(x, y, tokens, logProb, status, returned) {
 function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
-  const down = PAD * 2 + COL * steps.length + W > room;
+  // the steps closer together, down to a gap of 10 px, before the tree turns into an outline
+  const col = Math.max(W + 10, Math.min(COL, (room - 2 * PAD - W) / steps.length));
+  const down = PAD * 2 + col * steps.length + W > room;
   const status = new Map();
   const children = new Map([[key([]), []]]);
   for (const st of steps) {
@@ -56,7 +58,7 @@ function tree(steps, hypotheses, room) {
   if (down) place(key([]), 0);
   else {
     where.set(key([]), [PAD, PAD]);
-    status.forEach(({ step, rank }, k) => where.set(k, [PAD + COL * step, PAD + ROW * rank]));
+    status.forEach(({ step, rank }, k) => where.set(k, [PAD + col * step, PAD + ROW * rank]));
   }
   const edges = [];
   const nodes = [node(PAD, PAD, [], null, "root", false)];
@@ -72,7 +74,7 @@ function tree(steps, hypotheses, room) {
   });
   const right = Math.max(...[...where.values()].map(([x]) => x)) + W + PAD;
   const [width, height] = down ? [right, PAD + (H + 6) * line - 6 + PAD]
-    : [PAD + COL * steps.length + W + PAD, PAD + ROW * (rows - 1) + H + PAD];
+    : [PAD + col * steps.length + W + PAD, PAD + ROW * (rows - 1) + H + PAD];
   const count = (fate) => [...status.values()].filter((v) => v.status === fate).length;
   const label = `the beam search as a tree: ${steps.length} steps, ${status.size} candidates scored, ` +
     `${count("kept")} kept in the beam, ${count("finished")} finished, ${count("dropped")} dropped; ` +
@@ -105,15 +107,20 @@ export function mount(element, api) {
       slider(code("top_beams"), sizes, state.topBeams - 1, (i) => set("topBeams", i + 1), "top_beams"),
       slider(code("alpha"), alphas, Math.round(state.alpha * 10), (i) => set("alpha", i / 10), "alpha")],
     settings: () => ({ ...state, topBeams: Math.min(state.topBeams, state.beamSize) }),
+    describe: (corpus, sentence, { beamSize, topBeams, alpha }) => `beam search of '${sentence}' ` +
+      `(the ${corpus} model) as a tree: beam_size=${beamSize}, top_beams=${topBeams}, alpha=${alpha}`,
     compute: (corpus, sentence, settings) =>
       api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true }),
     draw(result) {
       const read = state.topBeams <= state.beamSize ? null
-        : h("p", {}, code(`top_beams=${state.topBeams}`), " is read as ", code(`beam_size=${state.beamSize}`), ".");
+        : h("p", {}, code(`top_beams=${state.topBeams}`), " is capped at ", code(`beam_size=${state.beamSize}`),
+          `: a beam of ${state.beamSize} holds at most ${state.beamSize} translations.`);
       const n = state.beamSize;
       const caption = h("p", { "data-role": "tree-caption", text: `Each step of the tree ranks the best 2 \u00d7 ` +
         `beam_size = ${2 * n} extensions: those among the first ${n} that end with <eos> are finished, the best ` +
-        `${n} of the others stay in the beam.` + (state.alpha > 0 ? " The boxes show summed log-probabilities; " +
+        `${n} of the others stay in the beam. The search stops when no hypothesis in the beam can still ` +
+        `beat the returned ones, or after ${p.maxLen} tokens: the boxes kept at the last step are not ` +
+        "extended." + (state.alpha > 0 ? " The boxes show summed log-probabilities; " +
         "the table's scores are those divided by the length penalty." : "") });
       return [h("p", { text: "The returned translations, best first:" }), table(result.hypotheses), read,
         caption, tree(result.steps, result.hypotheses, element.clientWidth)];

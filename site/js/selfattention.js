@@ -76,6 +76,7 @@ export function mount(element, api) {
   const live = liveWidget(element, api, p, {
     ...layerHead("encoder", ["all", "all heads"], view, () => live.redraw()),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { maxLen: 1 }),
+    describe: (corpus, sentence) => `the encoder self-attention of the ${corpus} model for '${sentence}'`,
     draw(result) {
       const heads = result.encoderAttention[view.layer].map((weights, i) => [i, weights])
         .filter(([i]) => view.head === "all" || i === Number(view.head));

@@ -60,7 +60,8 @@ function whenVisible(element, fn) {
 /** Mounts the inputs and the result area into element (its default picture goes). p: params corpus, sentence,
  * corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values), compute(corpus,
  * sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy (compute only once the
- * sentence changes). Returns {run, redraw}: the input, or a view, changed. */
+ * sentence changes), describe(corpus, sentence, settings) (the widget's aria-label once it shows a result:
+ * what it shows now, not the page's first sentence). Returns {run, redraw}: the input, or a view, changed. */
 export function liveWidget(element, api, p, w) {
   const state = { corpus: p.corpus, words: null, result: null, serial: 0, timer: null };
   const list = h("datalist", { id: `il-words-${counter += 1}` });
@@ -111,6 +112,8 @@ export function liveWidget(element, api, p, w) {
       if (serial !== state.serial) return;
       state.result = out;
       redraw();
+      // the sentence as the model read it
+      if (w.describe) element.setAttribute("aria-label", w.describe(corpus, sentence, settings));
       element.dataset.shown = JSON.stringify({ corpus, sentence: input.value, ...settings });
       element.dataset.state = "ready";
     } catch (error) {

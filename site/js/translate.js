@@ -54,6 +54,8 @@ export function mount(element, api) {
   const live = liveWidget(element, api, p, {
     ...layerHead("decoder", ["mean", "mean of heads"], view, () => live.redraw()),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: p.topK }),
+    describe: (corpus, sentence) => `the ${corpus} model's translation of '${sentence}' and its ` +
+      "encoder-decoder attention",
     draw(result) {
       const best = result.hypotheses[0];
       const cross = result.crossAttention[view.layer];

@@ -200,6 +200,8 @@ def check_translation(driver, widget, corpus: str, sentence: str, layer: int, he
     which = "mean of heads" if head == "mean" else f"head {head}"
     if got["caption"] != f"encoder-decoder attention, decoder layer {layer}, {which}":
         problems.append(f"{where}: caption {got['caption']!r}")
+    if f"the {corpus} model's translation of '{sentence}'" not in widget.get_attribute("aria-label"):
+        problems.append(f"{where}: the widget's label says {widget.get_attribute('aria-label')!r}")
     if (got["source"] != want["source"] or got["outputs"] != want["tokens"]
             or shown.shape != weights.shape or np.abs(shown - weights).max() > TOL):
         problems.append(f"{where}: attention {shown.round(3)} over {got['source']}, "
@@ -294,6 +296,10 @@ def check_beam(driver, widget, sentence, beam_size, top_beams, alpha) -> list[st
             f"returned: {'; '.join(' '.join(t) for t, _ in want)}")
     if not label.endswith(said):
         problems.append(f"{where}: the tree's label says {label!r}, not {said!r}")
+    group = widget.get_attribute("aria-label")  # the widget's own name follows its state too
+    if f"'{sentence}'" not in group or f"beam_size={beam_size}, top_beams={min(top_beams, beam_size)}, " \
+            f"alpha={alpha:g}" not in group:
+        problems.append(f"{where}: the widget's label says {group!r}")
     return problems
 
 
@@ -321,7 +327,7 @@ def test_beam_widgets_match_the_package(browser, server):
                 wait_shown(browser, widget, _shown(state))
                 problems += check_beam(browser, widget, **_args(state))
                 if state["topBeams"] > state["beamSize"]:
-                    assert f"top_beams={state['topBeams']} is read as" in text_of(widget, "result")
+                    assert f"top_beams={state['topBeams']} is capped at" in text_of(widget, "result")
             for sentence in sentences_of(p["corpus"], 2):
                 type_sentence(widget, sentence)
                 state["sentence"] = sentence
@@ -331,7 +337,7 @@ def test_beam_widgets_match_the_package(browser, server):
 
 
 def _shown(state: dict) -> dict:
-    """data-shown for a beam state: top_beams above beam_size is read as beam_size."""
+    """data-shown for a beam state: top_beams above beam_size is capped at beam_size."""
     return {**state, "topBeams": min(state["topBeams"], state["beamSize"])}
 
 
@@ -369,6 +375,8 @@ def check_attention(driver, widget, corpus: str, sentence: str, layer: int, head
         problems.append(f"{where}: words {got['queries']}, Python {trace.source_tokens}")
     if got["caption"] != f"Encoder self-attention, layer {layer}, {which}:":
         problems.append(f"{where}: caption {got['caption']!r}")
+    if f"the {corpus} model for '{sentence}'" not in widget.get_attribute("aria-label"):
+        problems.append(f"{where}: the widget's label says {widget.get_attribute('aria-label')!r}")
     lines = np.array(got["lines"]).reshape(-1, 5)
     lines = lines[np.lexsort(lines[:, 2::-1].T)]  # drawn weakest first: compared in (head, q, k) order
     want = np.array([[h, q, k, weights[h, q, k]] for h in heads
