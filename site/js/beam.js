@@ -7,6 +7,7 @@ import { liveWidget } from "./sentence.js";
 
 const code = (text) => h("code", { text });
 const [COL, ROW, W, H, PAD, INDENT] = [104, 40, 76, 32, 6, 18];
+const MIN_SCALE = 0.75;  // the tree's 12 px text drawn at 9 px at the least
 const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
   dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
 // A log-probability with two decimals, or as many as its first digit needs (-0.002, not -0.00).
@@ -32,9 +33,10 @@ function node(x, y, tokens, logProb, status, returned) {
 function tree(steps, hypotheses, room) {
   const returned = new Set(hypotheses.map((hyp) => key(hyp.tokens)));
   const rows = Math.max(1, ...steps.map((st) => st.candidates.length));
-  // the steps closer together, down to a gap of 10 px, before the tree turns into an outline
+  // Across while it fits: the steps closer together, down to a gap of 10 px, then the whole tree
+  // drawn smaller, its 12 px words down to 9 px; an outline beyond that.
   const col = Math.max(W + 10, Math.min(COL, (room - 2 * PAD - W) / steps.length));
-  const down = PAD * 2 + col * steps.length + W > room;
+  const down = (PAD * 2 + col * steps.length + W) * MIN_SCALE > room;
   const status = new Map();
   const children = new Map([[key([]), []]]);
   for (const st of steps) {
@@ -79,7 +81,8 @@ function tree(steps, hypotheses, room) {
   const label = `the beam search as a tree: ${steps.length} steps, ${status.size} candidates scored, ` +
     `${count("kept")} kept in the beam, ${count("finished")} finished, ${count("dropped")} dropped; ` +
     `returned: ${hypotheses.map((hyp) => hyp.tokens.join(" ")).join("; ")}`;
-  return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width, height,
+  const scale = Math.min(1, room / width);  // 1 for an outline: it fits by construction
+  return h("div", { class: "il-scroll" }, s("svg", { class: "il-tree", width: width * scale, height: height * scale,
     viewBox: `0 0 ${width} ${height}`, "data-role": "tree", role: "img", "aria-label": label },
   edges, nodes));
 }

@@ -671,3 +671,29 @@ def test_a_page_with_live_widgets_stays_under_5_mb(site, kind):
         total = (len(html.encode("utf-8")) + sum((site / i).stat().st_size for i in images)
                  + sum(sum(index["models"][c]["bytes"].values()) for c in corpora))
         assert total < 5e6, f"{page}: {total / 1e6:.2f} MB"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_seven_step_beam_tree_is_drawn_for_the_column(browser, server, width):
+    """The test split's longest fr-en sentence at beam_size 4 (seven steps): on a desktop its steps
+    run across the column, drawn smaller if they must, the 12 px words no smaller than 9 px; in a
+    phone's column the tree is an outline, at full size. Neither is wider than the widget."""
+    browser.set_window_size(width, 1000)
+    try:
+        widget = first_widget(browser, server, "beam")
+        pairs, _, _ = il.data.load_corpus(params(widget)["corpus"], "test")
+        longest = max((s for s, _ in pairs), key=lambda s: len(s.split()))
+        type_sentence(widget, longest)
+        move(widget, "beam_size", 4 - params(widget)["beamSize"])
+        wait_shown(browser, widget, {"sentence": longest, "beamSize": 4})
+        tree = widget.find_element(By.CSS_SELECTOR, "[data-role=tree]")
+        drawn = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); const v = arguments[0].viewBox.baseVal;"
+            "return [r.width, r.height, v.width, arguments[1].clientWidth]", tree, widget)
+        width_px, height_px, natural, room = drawn
+        assert "7 steps" in tree.get_attribute("aria-label")
+        assert width_px <= room + 0.5, drawn
+        assert 12 * width_px / natural >= 9 - 1e-6, drawn  # its words no smaller than 9 px
+        assert (height_px < width_px) == (width == 1280), drawn  # across on a desktop only
+    finally:
+        browser.set_window_size(1280, 1000)
