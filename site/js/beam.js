@@ -117,7 +117,8 @@ export function mount(element, api) {
     draw(result) {
       const read = state.topBeams <= state.beamSize ? null
         : h("p", {}, code(`top_beams=${state.topBeams}`), " is capped at ", code(`beam_size=${state.beamSize}`),
-          `: a beam of ${state.beamSize} holds at most ${state.beamSize} translations.`);
+          `: a beam of ${state.beamSize} holds at most ${state.beamSize} ` +
+          `translation${state.beamSize === 1 ? "" : "s"}.`);
       const n = state.beamSize;
       const caption = h("p", { "data-role": "tree-caption", text: `Each step of the tree ranks the best 2 \u00d7 ` +
         `beam_size = ${2 * n} extensions: those among the first ${n} that end with <eos> are finished, the best ` +
