@@ -13,7 +13,7 @@ from .residual import add_and_norm, sublayer_input
 from .self_attention import scaled_dot_product_attention
 from .transformer import Transformer
 
-__all__ = ["Attention", "AttentionCache", "Decoder", "DecoderLayer", "Dropout", "Embeddings", "Encoder",
-           "EncoderLayer", "FeedForward", "Generator", "KVCache", "MultiHeadAttention",
+__all__ = ["Attention", "AttentionCache", "Decoder", "DecoderLayer", "Dropout", "Embeddings",
+           "Encoder", "EncoderLayer", "FeedForward", "Generator", "KVCache", "MultiHeadAttention",
            "PositionalEncoding", "Transformer", "add_and_norm", "recording_attention",
            "scaled_dot_product_attention", "sinusoid_table", "sublayer_input"]

@@ -5,7 +5,6 @@ Paper §5.4 ("Residual Dropout"); post "The Residuals".
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 __all__ = ["Dropout"]
@@ -24,4 +23,4 @@ class Dropout(nn.Dropout):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training or self.p == 0:
             return x
-        return F.dropout(x, self.p, True, self.inplace)
+        return super().forward(x)
