@@ -160,6 +160,8 @@ export function mount(element, api) {
     lazy: true,
     configured: (config) => Object.assign(seen, { config }),
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: 1 }),
+    describe: (corpus, sentence) => `the whole ${corpus} model translating '${sentence}', step by step: the ` +
+      "encoder reads it once, then the decoder writes one word a step",
     draw(result) {
       frames.hidden = true;
       const draw = (step) => picture(window.matchMedia(PHONE).matches ? NARROW : DESKTOP, result, seen.config,

@@ -398,6 +398,7 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     is named by it; off is the translation-only run (train() with referentWeight 0, the page's
     old training). On and off start from the same weights and batches: the same first loss."""
     from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support import expected_conditions
     browser.set_script_timeout(300)
     _open(browser, server)
     switch = f"{WIDGET} [data-role=referent]"
@@ -417,6 +418,8 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
     def click(css):  # where the reader clicks, below the page's sticky header
         element = browser.find_element("css selector", css)
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        # once laid out for the window just resized (a busy machine lays it out late)
+        WebDriverWait(browser, 10).until(expected_conditions.element_to_be_clickable(element))
         element.click()
     click(f"{WIDGET} button")
     WebDriverWait(browser, 120).until(lambda d: "“it” loss" in d.find_element(

@@ -72,6 +72,8 @@ def test_the_live_drawing_keeps_k_v_clear_of_the_boxes_and_words_p_as_the_frames
         browser, server, phone):
     try:
         widget = _drawn(browser, server, phone, SENTENCE)
+        label = widget.get_attribute("aria-label")  # what it shows now, not the page's sentence
+        assert label.startswith(f"the whole fr-en model translating '{SENTENCE}'"), label
         n_steps = int(widget.find_element(By.CSS_SELECTOR, "input[data-control=step]")
                       .get_attribute("max"))
         rows = set()
