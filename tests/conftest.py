@@ -70,21 +70,3 @@ def it_pairs():
     pairs = pairs[:12] + [(s.replace(" it ", " the cat "), t) for s, t in pairs[12:16]]
     return pairs, build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
 
-
-#: The files that take longest, slowest first (seconds of test time on this project's 2-core
-#: machine: 97, 50, 49, 32, 25, 25, 23, 21, 20). `make test` hands whole files to its workers
-#: (--dist loadfile) in the order collected; alphabetically the slowest, the page engine's parity
-#: with PyTorch in node, came near the end, and one worker ran it alone for a minute and a half.
-#: Longest first, the two workers finish together.
-SLOWEST_FIRST = ("test_engine_parity.py", "test_distributed.py", "test_onnx_export.py",
-                 "10_playground.ipynb", "test_packaging.py", "test_training_state.py",
-                 "test_file_set_race.py", "test_training.py", "test_cli.py")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of SLOWEST_FIRST first, in that order; the rest after them, as collected
-    (chapters included: this hook sees every item of the run)."""
-    def rank(item: pytest.Item) -> int:
-        name = item.path.name
-        return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
-    items.sort(key=rank)  # stable: a file's tests, and a notebook's cells, keep their order

@@ -1,0 +1,23 @@
+"""The order pytest runs files in, for `make test` (tests, chapters, closing) and for
+.ci/colab-versions (chapters alone); the browser tests order theirs in tests/browser/conftest.py."""
+from __future__ import annotations
+
+import pytest
+
+#: The files that take longest, slowest first (seconds of test time on this project's 2-core
+#: machine, one thread each: 97, 50, 49, 32, 25, 25, 23, 21, 20). Both runs hand whole files to
+#: two workers (--dist loadfile) in the order collected; alphabetically the slowest came late
+#: (the page engine's parity with PyTorch in node, chapter 10 last of the chapters), and one
+#: worker ran it alone after the other had finished. Longest first, the two finish together.
+SLOWEST_FIRST = ("test_engine_parity.py", "test_distributed.py", "test_onnx_export.py",
+                 "10_playground.ipynb", "test_packaging.py", "test_training_state.py",
+                 "test_file_set_race.py", "test_training.py", "test_cli.py",
+                 "07_decoder.ipynb", "06_residuals.ipynb")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of SLOWEST_FIRST first, in that order; the rest after them, as collected."""
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
+    items.sort(key=rank)  # stable: a file's tests, and a notebook's cells, keep their order
