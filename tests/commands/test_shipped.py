@@ -239,6 +239,16 @@ def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monke
     assert sorted(p.name for p in out.iterdir()) == [_file_set.LOCK, "post.pt"]
 
 
+def test_make_models_writes_where_pretrained_reads(monkeypatch):
+    """Without --out, the command writes the folder il.pretrained loads from (it once wrote a
+    commands/weights folder that nothing reads)."""
+    written = []
+    monkeypatch.setattr(shipped, "make_models", lambda out, corpora, **_: written.append(out))
+    assert shipped.main(["--corpora", "post"]) == 0
+    assert written == [il.shipped.weights_path("post").parent.resolve()]
+    assert (written[0] / "manifest.json").is_file()
+
+
 def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypatch, capsys):
     """--out whose manifest.json is a link to a corpus file training reads: refused before any
     work, naming both flags (the corpus would have become the manifest)."""

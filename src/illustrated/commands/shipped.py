@@ -56,6 +56,9 @@ TARGETS: dict[str, tuple[str, float]] = {
 
 #: The corpora whose default model ships with the package, in the order ``make models`` trains.
 SHIPPED = tuple(TARGETS)
+#: The package's weights folder, the one ``il.pretrained`` reads (``illustrated/weights``, beside
+#: this ``commands/`` folder): where ``make models`` writes unless ``--out`` says otherwise.
+PACKAGE_WEIGHTS = Path(__file__).resolve().parent.parent / "weights"
 
 
 def meets_target(corpus: str, metrics: dict[str, float]) -> bool:
@@ -154,8 +157,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description="Train the book's shipped models and write "
                                                  "their weights and manifest.")
     parser.add_argument("--corpora", nargs="+", default=list(SHIPPED), choices=SHIPPED)
-    parser.add_argument("--out", default=str(Path(__file__).parent / "weights"),
-                        help="folder for the weights and manifest.json (default: the package's)")
+    parser.add_argument("--out", default=str(PACKAGE_WEIGHTS),
+                        help="folder for the weights and manifest.json (default: the package's, "
+                             "which il.pretrained reads)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--wait", type=check_wait, default=0, metavar="SECONDS",
                         help="wait this long for another writer of --out (default 0: refuse)")
