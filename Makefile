@@ -45,12 +45,13 @@ $(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illust
 site-assets: $(SITE_ASSETS) $(WEB_MODELS)
 
 # A pytest-xdist worker per core (TEST_WORKERS=0: one process), each on one thread, its notebooks'
-# kernels too; --dist loadfile keeps a file's tests, and a notebook's cells in order, in one worker.
+# kernels too; --dist loadfile keeps a file's tests, and a notebook's cells in order, in one worker;
+# --no-loadscope-reorder: the files in the order conftest.py gives them, the slowest first.
 TEST_WORKERS ?= auto
 test: setup site-assets  # tests/site run the page's jax-js from site/node_modules
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/python tools/check_conventions.py
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
 
 book: setup site-assets
@@ -71,7 +72,7 @@ serve:
 
 # A Chromium per worker (its own profile, and its own server on a free port).
 browser-test: setup
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile \
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  --confcutdir=tests/browser tests/browser
 
 clean:

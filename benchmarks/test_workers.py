@@ -33,7 +33,7 @@ BROWSER = ["--confcutdir=tests/browser", "tests/browser"]
 def run(args: list[str], workers: str) -> dict:
     """One pytest run: wall seconds, the summary line, the load average before and after."""
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", workers,
-               "--dist", "loadfile", *args]
+               "--dist", "loadfile", "--no-loadscope-reorder", *args]
     load = os.getloadavg()[0]
     start = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}

@@ -130,6 +130,18 @@ window.addEventListener('unhandledrejection', function (e) {
 });
 """
 
+@pytest.fixture(autouse=True)
+def desktop_after(request):
+    """After each test that drove the browser: the desktop window it started with (1280 x 1000,
+    no device emulation), whatever the test left. A test that reads a page as it opens (a
+    page's report) must not inherit the phone an earlier test of its worker ended on."""
+    yield
+    if "browser" in request.fixturenames:
+        browser = request.getfixturevalue("browser")
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        browser.set_window_size(1280, 1000)
+
+
 @pytest.fixture(scope="session")
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -139,17 +151,17 @@ def screenshots() -> Path:
 # ---------------------------------------------------------------------------------------------
 # The order the files run in.
 
-#: The files that take longest, slowest first (seconds on CI's machine, summed over their tests:
-#: 185, 102, 100, 74, 70). `make browser-test` hands whole files to its workers (--dist
-#: loadfile) in the order collected; alphabetically the slowest came ninth, and one worker ran
-#: it alone for three minutes after the other had finished. Longest first, the two finish
-#: together.
+#: The files that take longest, slowest first (seconds on this project's 2-core machine, summed
+#: over their tests: 185, 102, 100, 74, 70). `make browser-test` hands whole files to two workers
+#: (--dist loadfile) and passes --no-loadscope-reorder, so that this order is the one they run
+#: in: pytest-xdist's own puts the files with the most tests first, and the training widget's
+#: file (14 tests, three minutes) then came ninth, and one worker ran it alone at the end.
 SLOWEST_FIRST = ("test_training_widget.py", "test_live_widgets.py", "test_frames_widgets.py",
                  "test_reading.py", "test_training_widget_review.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files of SLOWEST_FIRST first, in that order; the rest after them, as collected."""
+    """The files of SLOWEST_FIRST first, in that order; then the others, as collected."""
     def rank(item: pytest.Item) -> int:
         name = item.path.name
         return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
