@@ -1,5 +1,6 @@
-"""The order pytest runs files in, for `make test` (tests, chapters, closing) and for
-.ci/colab-versions (chapters alone); the browser tests order theirs in tests/browser/conftest.py."""
+"""The order `make test` runs its files in (tests, chapters, closing), with --no-loadscope-reorder;
+the browser tests order theirs in tests/browser/conftest.py. .ci/colab-versions keeps
+pytest-xdist's own order (see there)."""
 from __future__ import annotations
 
 import collections
@@ -7,11 +8,11 @@ import collections
 import pytest
 
 #: The files that take longest, slowest first (seconds of test time on this project's 2-core
-#: machine, one thread each: 97, 50, 49, 32, 25, 25, 23, 21, 20, 16, 14). Both runs hand whole
+#: machine, one thread each: 97, 50, 49, 32, 25, 25, 23, 21, 20, 16, 14). `make test` hands whole
 #: files to two workers (--dist loadfile). pytest-xdist's own order puts the files with the most
 #: tests first, so the slowest file of all, the page engine's parity with PyTorch in node (a few
-#: tests, 97 s), came last and one worker ran it alone after the other had finished. The runs
-#: pass --no-loadscope-reorder, and this order is theirs: these first, then the other files by
+#: tests, 97 s), came last and one worker ran it alone after the other had finished. `make test`
+#: passes --no-loadscope-reorder, and this order is its own: these first, then the other files by
 #: their number of tests, as xdist would.
 SLOWEST_FIRST = ("test_engine_parity.py", "test_distributed.py", "test_onnx_export.py",
                  "10_playground.ipynb", "test_packaging.py", "test_training_state.py",
