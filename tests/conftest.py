@@ -69,4 +69,3 @@ def it_pairs():
     pairs, _, _ = il.data.load_corpus("coreference")
     pairs = pairs[:12] + [(s.replace(" it ", " the cat "), t) for s, t in pairs[12:16]]
     return pairs, build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
-
