@@ -54,9 +54,15 @@ test: setup site-assets  # tests/site run the page's jax-js from site/node_modul
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  tests chapters closing --nbval-lax --nbval-current-env --ignore=tests/browser
 
+# The notebooks are executed first, a process per core, into an emptied jupyter-cache
+# (site/execute_notebooks.py): the build then takes their outputs from it, and executes itself
+# only what is not there (a page that failed, the MyST text pages). Each kernel on one thread,
+# as under make test, so the pages show the checked outputs.
 book: setup site-assets
 	rm -rf _build/html/reports  # jupyter-book keeps a failed notebook's traceback there: only this build's
-	ILLUSTRATED_BOOK_BUILD=1 $(BIN)/jupyter-book build . -W -n --keep-going
+	rm -rf _build/.jupyter_cache  # never an earlier build's outputs
+	ILLUSTRATED_BOOK_BUILD=1 OMP_NUM_THREADS=1 $(BIN)/python site/execute_notebooks.py
+	ILLUSTRATED_BOOK_BUILD=1 OMP_NUM_THREADS=1 $(BIN)/jupyter-book build . -W -n --keep-going
 
 # One thread, no ATen vector kernels and MKL's compatible code path: the choices that make the
 # bits least dependent on the machine that trains. The manifest records what was used.

@@ -27,12 +27,35 @@ def test_repository_and_launch_buttons():
 
 
 def test_strict_execution():
-    assert CONFIG["execute"]["execute_notebooks"] == "force"
+    # The build reads each notebook's outputs from a cache that `make book` empties and fills
+    # first (site/execute_notebooks.py): every build executes every page anew.
+    assert CONFIG["execute"]["execute_notebooks"] == "cache"
+    assert CONFIG["execute"]["cache"] == "_build/.jupyter_cache"
     assert CONFIG["execute"]["allow_errors"] is False
     # A failing notebook is a warning (-W fails the build; every report is kept), not a crash.
     assert SPHINX["nb_execution_raise_on_error"] is False
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "jupyter-book build . -W -n --keep-going" in makefile
+    book = makefile.split("\nbook:", 1)[1].split("\n\n", 1)[0]  # the book target's recipe
+    steps = [line.strip() for line in book.splitlines()[1:]]
+    assert steps[1].startswith("rm -rf _build/.jupyter_cache"), steps
+    assert "site/execute_notebooks.py" in steps[2] and "ILLUSTRATED_BOOK_BUILD=1" in steps[2]
+    assert "jupyter-book build . -W -n --keep-going" in steps[3]
+
+
+def test_the_notebooks_executed_first_are_the_books_own():
+    """site/execute_notebooks.py executes every notebook page of _toc.yml, the slowest first."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("execute_notebooks",
+                                                  ROOT / "site" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    notebooks = [p.relative_to(ROOT).with_suffix("").as_posix() for p in module.toc_notebooks()]
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    pages = re.findall(r"file:\s*(\S+)", toc)
+    expected = {p for p in pages if (ROOT / f"{p}.ipynb").exists()}
+    assert set(notebooks) == expected and len(notebooks) == len(expected)
+    assert "chapters/01_a_high_level_look" in expected and "index" not in expected
+    assert notebooks[:len(module.SLOWEST_FIRST)] == module.SLOWEST_FIRST
 
 
 def test_exclude_patterns_keep_the_build_and_tools_out():
