@@ -57,7 +57,8 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache")
-    parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    parser.add_argument("--processes", type=int, default=cores or 1)
     args = parser.parse_args()
     cache = get_cache(str(args.cache))
     records = [cache.add_nb_to_project(str(path)) for path in toc_notebooks()]
