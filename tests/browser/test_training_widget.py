@@ -393,12 +393,22 @@ train({referentWeight: 0}).then((off) => train({}).then((on) => done({off: kept(
 """
 
 
+# Scrolls arguments[0] to the middle of the window; true if it (or a child) is the topmost element
+# at its centre, where a click lands.
+ON_TOP = """
+const element = arguments[0];
+element.scrollIntoView({block: 'center'});
+const box = element.getBoundingClientRect();
+const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+return top !== null && (top === element || element.contains(top));
+"""
+
+
 def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, server, screenshots):
     """Offered for coreference only; on, each step's "it" loss is recorded and falls, and the run
     is named by it; off is the translation-only run (train() with referentWeight 0, the page's
     old training). On and off start from the same weights and batches: the same first loss."""
     from selenium.webdriver.support.ui import WebDriverWait
-    from selenium.webdriver.support import expected_conditions
     browser.set_script_timeout(300)
     _open(browser, server)
     switch = f"{WIDGET} [data-role=referent]"
@@ -417,9 +427,10 @@ def test_the_it_switch_trains_the_objective_and_off_is_the_old_run(browser, serv
 
     def click(css):  # where the reader clicks, below the page's sticky header
         element = browser.find_element("css selector", css)
-        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
-        # once laid out for the window just resized (a busy machine lays it out late)
-        WebDriverWait(browser, 10).until(expected_conditions.element_to_be_clickable(element))
+        # once the page is laid out for the window just resized (a busy machine lays it out
+        # late, and a click at the old place landed on a link): scrolled to the middle again at
+        # each try, until the element is what a click at its centre would reach
+        WebDriverWait(browser, 10).until(lambda d: d.execute_script(ON_TOP, element))
         element.click()
     click(f"{WIDGET} button")
     WebDriverWait(browser, 120).until(lambda d: "“it” loss" in d.find_element(
