@@ -11,7 +11,7 @@ now: no output of an earlier build stands in. A notebook that fails here is exec
 by the build, which then fails and keeps its traceback under ``_build/html/reports`` as before;
 pages that are MyST text (``index.md``) are left to the build.
 
-    python site/execute_notebooks.py [--cache _build/.jupyter_cache] [--processes N]
+    python site/execute_notebooks.py [--cache PATH] [--processes N]   # PATH: execute.cache
 """
 from __future__ import annotations
 
@@ -25,45 +25,37 @@ from pathlib import Path
 import yaml
 from jupyter_cache import get_cache
 from jupyter_cache.executors.basic import ExecutionWorkerLocalMProc, ProcessData
+from sphinx_external_toc.parsing import parse_toc_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 # Measured by site/exec_times.py (make book prints the table): the long ones start first, so
 # that no core is left running one alone at the end.
 SLOWEST_FIRST = ["chapters/08_training_and_loss", "chapters/10_playground",
                  "chapters/05_positional_encoding"]
-TIMEOUT_S = 300  # per cell, as execute.timeout in _config.yml
 
 
 def toc_notebooks(root: Path = ROOT) -> list[Path]:
-    """The .ipynb pages of _toc.yml, the slowest first, then in the book's order."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(toc)
-    files.sort(key=lambda f: SLOWEST_FIRST.index(f) if f in SLOWEST_FIRST else len(SLOWEST_FIRST))
-    return [root / f"{f}.ipynb" for f in files if (root / f"{f}.ipynb").exists()]
+    """The .ipynb pages of _toc.yml (read as jupyter-book reads it), the slowest first, then in
+    the book's order."""
+    pages = sorted(parse_toc_yaml(root / "_toc.yml"),  # the docnames, in the book's order
+                   key=lambda page: SLOWEST_FIRST.index(page) if page in SLOWEST_FIRST
+                   else len(SLOWEST_FIRST))
+    return [root / f"{page}.ipynb" for page in pages if (root / f"{page}.ipynb").exists()]
 
 
 def main() -> int:
+    # the cache, a cell's timeout and whether errors pass: those of the build's own execution
+    execute = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["execute"]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache")
+    parser.add_argument("--cache", type=Path, default=ROOT / execute["cache"])
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     parser.add_argument("--processes", type=int, default=cores or 1)
     args = parser.parse_args()
     cache = get_cache(str(args.cache))
     records = [cache.add_nb_to_project(str(path)) for path in toc_notebooks()]
     start = time.perf_counter()
-    jobs = [ProcessData(r.pk, r.uri, cache, TIMEOUT_S, False) for r in records]
+    jobs = [ProcessData(r.pk, r.uri, cache, execute["timeout"], execute["allow_errors"])
+            for r in records]
     with multiprocessing.Pool(max(1, args.processes)) as pool:  # one notebook a task, in order
         results = list(pool.imap_unordered(ExecutionWorkerLocalMProc(), jobs, chunksize=1))
     failed = sorted(uri for status, uri in results if status != 0)
