@@ -49,7 +49,7 @@ class MultiHeadAttention(nn.Module):
     filled at the first call and reused); seq_k counts every key kept. Paper §3.1, §3.2.3.
 
     ``forward`` calls w_q, w_k, w_v and w_o as modules, so that their hooks run; inside
-    ``torch.compile``, where a hooked model never goes (:mod:`illustrated.captured_step`), the
+    ``torch.compile``, where a hooked model never goes (:mod:`illustrated.training.captured_step`), the
     projections of one input are one product of the stacked weights (fewer, larger kernels; the
     same numbers to rounding). It picks the kernel
     between them, here only: with ``return_attention=True`` the book's step-by-step
