@@ -76,7 +76,7 @@ def _fixture(monkeypatch):
             seen["extras"].append(out.item())
             return out
 
-    monkeypatch.setattr(training, "ReferentObjective", Watched)
+    monkeypatch.setattr(loop, "ReferentObjective", Watched)
     history = il.train(model, pairs, src_vocab, tgt_vocab, batch_size=len(pairs), progress=False,
                        compile=False, **RECIPE)
     labels = referent.labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])

@@ -172,7 +172,7 @@ def _train_pairs(args: argparse.Namespace) -> None:
                   tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
                   tgt_pad_id=tgt_vocab.pad_id)
     recipe = {**recipe, **_loop_options(args)}
-    from .. import distributed
+    from ..training import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
     try:
         device = distributed.init(args.device, timeout=args.timeout) if several else args.device
