@@ -5,7 +5,8 @@ import { arrays, learningRate, trainer } from "./engine.js";
 import { batches } from "./batches.js";
 import { encode } from "./graphs.js";
 import { MODELS_URL, loadIndex, loadRuntime, setTrained } from "./models.js";
-import { initialWeights, loadRecipe, trainOptions, uniform } from "./recipe.js";
+import { initialWeights, uniform } from "./init.js";
+import { loadRecipe, trainOptions } from "./recipe.js";
 import { isReadout, readoutFor, withoutReadout } from "./referent.js";
 import { writeModel } from "./safetensors.js";
 import { beamSearch } from "./search_beam.js";
@@ -33,7 +34,7 @@ async function setup(options) {
   const o = trainOptions(options, data, recipe);
   const jax = await loadRuntime();
   const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: recipe.dFfPerDModel * o.dModel,
-    n_layers: o.nLayers, norm_first: o.normFirst, dropout: 0 };
+    n_layers: o.nLayers, norm_first: o.normFirst === "pre", dropout: 0 };
   const readout = readoutFor(o, data, cfg);  // {} when the "it" objective is off
   const random = uniform(o.seed);
   const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps,
