@@ -15,7 +15,7 @@ export default [
       // The browser globals the modules use (the `globals` package would list them all).
       globals: { window: "readonly", fetch: "readonly", URL: "readonly", TextDecoder: "readonly",
         TextEncoder: "readonly", AbortController: "readonly", Blob: "readonly",
-        performance: "readonly", setTimeout: "readonly", WebAssembly: "readonly" },
+        performance: "readonly", setTimeout: "readonly", WebAssembly: "readonly", URLSearchParams: "readonly" },
     },
     rules: {
       eqeqeq: "error",

@@ -6,6 +6,7 @@
 import { h } from "./dom.js";
 import { bench } from "./bench.js";
 import { limitsText, problems, refusal } from "./fields.js";
+import { changed, follow, linkBox } from "./link.js";
 import { loadRecipe } from "../engine/recipe.js";
 import { endLine, floorAt, progressLine, runName, sampleItems, sayer, trained } from "./runs.js";
 import { trainForm } from "./train_form.js";
@@ -72,6 +73,7 @@ async function run(w) {
   w.buttons.forEach((b) => (b.disabled = true));
   [w.result, w.samples].forEach((e) => e.replaceChildren());
   const current = startRun(w, w.form.options(), w.form.values());
+  w.link.write(w.form.values(), !w.owner);  // the link reproduces this run
   w.status.textContent = "loading the runtime and compiling the model…";
   try {
     const out = await w.api.train({ ...w.form.options(), signal: w.state.controller.signal }, progress(w, current));
@@ -109,6 +111,7 @@ function buttons(w) {
   }), { disabled: true });
   const reset = button("Reset", () => {
     w.form.fill(w.form.menus.corpus.value);
+    w.link.write(w.form.values(), !w.owner);
     [w.samples, w.result, w.status].forEach((e) => e.replaceChildren());
     warn(w);
   });
@@ -135,21 +138,25 @@ export async function mount(element, api) {
     status: h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" }),
     warning: h("p", { class: "il-notes", "data-role": "warning" }), samples: h("ul", { "data-role": "samples" }),
     result: h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" }) };
-  w.form = trainForm(recipe, p, { onInput: () => check(w), onChange: () => warn(w), onCorpus: () => {
-    w.status.textContent = "";
-    warn(w);
-  } });
+  w.link = linkBox();
+  w.form = trainForm(recipe, p, { onInput: changed(w, () => check(w)), onChange: changed(w, () => warn(w)),
+    onCorpus: changed(w, () => {
+      w.status.textContent = "";
+      warn(w);
+    }) });
   engage(w);
   const controls = buttons(w);
   element.querySelector("img.il-live-default")?.remove();
   element.append(h("div", { class: "il-live" }, h("div", { class: "il-controls" }, w.form.controls),
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
-    h("div", { class: "il-controls il-buttons" }, controls), h("div", { class: "il-train-lines" }, w.warning, w.status),
+    h("div", { class: "il-controls il-buttons" }, controls), w.link.element,
+    h("div", { class: "il-train-lines" }, w.warning, w.status),
     w.runs.element, w.samples, w.result));
   // a checkbox keeps its size: its label is the target (44 px high on a phone, illustrated.css)
   for (const control of element.querySelectorAll("input:not([type=checkbox]), select, button")) control.style = TALL;
   w.form.fill(p.corpus);
+  follow(w);
   warn(w);
   element.dataset.state = "ready";
 }
