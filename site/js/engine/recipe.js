@@ -8,7 +8,8 @@ import { evenDivisible } from "./positions.js";
 /** What the page reads of the schema: limits {name: [low, high, integer?]} (each field's page limits,
  * "x-page", and the model's, "x-page-model"), defaults {name: value}, schedules, Adam's betas and eps,
  * clip (the gradient norm), dFfPerDModel (d_ff = that x d_model) and fields, the training widget's
- * controls in order ("x-page-fields": {field, name, label, control, step, said, said_at, options}). */
+ * controls in order ("x-page-fields": {field, name, label, control, step, said, said_at, options}) and pairs (a
+ * reader's own: "x-pairs", web_export's page_schema). */
 export function recipeFrom(schema) {
   // a Recipe field's menu offers its enum (the schema's one list of its choices)
   const fields = schema["x-page-fields"].map((f) => ({ ...f,
@@ -20,7 +21,8 @@ export function recipeFrom(schema) {
       .map(([n, p]) => [nameOf(n), [...p["x-page"], +(p.type === "integer")]]),
     ...Object.entries(schema["x-page-model"]).map(([n, range]) => [nameOf(n), [...range, 1]])]);
   const defaults = Object.fromEntries(properties.map(([n, p]) => [nameOf(n), p.default]));
-  return { limits, defaults, fields, schedules: schema.properties.schedule.enum, betas: defaults.adamBetas,
+  return { limits, defaults, fields, pairs: schema["x-pairs"], schedules: schema.properties.schedule.enum,
+    betas: defaults.adamBetas,
     eps: defaults.adamEps, clip: defaults.clipGrad, dFfPerDModel: schema["x-d-ff-per-d-model"] };
 }
 
