@@ -91,7 +91,9 @@ export function follow(w) {
     const { values, ignored } = readLink(window.location.hash, w.recipe, w.p.corpora);
     if (values.corpus) w.form.fill(values.corpus);
     w.form.set(values);
-    w.link.say(ignoredLine(ignored));
+    w.pairs.show(values.corpus === "pairs");
+    w.link.say([values.corpus === "pairs" ? "This link was made with the reader's own pairs, which a link does not " +
+      "hold: type or paste them into the box to train." : "", ignoredLine(ignored)].filter(Boolean).join(" "));
   }
   w.link.write(w.form.values(), true);
 }

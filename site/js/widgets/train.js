@@ -9,6 +9,7 @@ import { limitsText, problems, refusal } from "./fields.js";
 import { changed, follow, linkBox } from "./link.js";
 import { loadRecipe } from "../engine/recipe.js";
 import { endLine, floorAt, progressLine, runName, sampleItems, sayer, trained } from "./runs.js";
+import { pairsBox, pairsSettings } from "./pairs_box.js";
 import { trainForm } from "./train_form.js";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
@@ -63,8 +64,10 @@ function startRun(w, o, v) {
 // One run: true once it has trained (or was stopped), false when refused or failed.
 async function run(w) {
   const bad = Object.values(check(w)).map((message) => message.split(":")[0]);  // by the fields' labels
-  if (bad.length) {
-    w.status.textContent = refusal(bad);
+  const own = w.form.values().corpus === "pairs" ? w.pairs.read() : null;  // the reader's pairs, when chosen
+  if (bad.length || own?.problems.length) {
+    w.status.textContent = bad.length ? refusal(bad) : "Not trained: fix your pairs (each line's problem is " +
+      "listed under the box).";
     w.element.dataset.state = "error";
     return false;
   }
@@ -76,7 +79,8 @@ async function run(w) {
   w.link.write(w.form.values(), !w.owner);  // the link reproduces this run
   w.status.textContent = "loading the runtime and compiling the model…";
   try {
-    const out = await w.api.train({ ...w.form.options(), signal: w.state.controller.signal }, progress(w, current));
+    const options = { ...w.form.options(), ...(own ? { pairs: own.pairs } : {}), signal: w.state.controller.signal };
+    const out = await w.api.train(options, progress(w, current));
     w.runs.finish(current, out);
     w.samples.replaceChildren(...sampleItems(out.samples, out.steps));  // the model as it ended
     w.status.textContent = endLine(current);
@@ -133,21 +137,25 @@ function engage(w) {
 export async function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const recipe = await loadRecipe();  // limits, fields, schedules, defaults: recipe.json
+  if (p.ownPairs) Object.assign(p, { corpora: [...p.corpora, "pairs"], settings: { ...p.settings,
+    pairs: pairsSettings(recipe) } });
   const w = { element, api, p, recipe, say: sayer(recipe.fields), runs: bench(sayer(recipe.fields)),
     state: { controller: null, measured: null, stopped: false, engaged: false },
     status: h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" }),
     warning: h("p", { class: "il-notes", "data-role": "warning" }), samples: h("ul", { "data-role": "samples" }),
     result: h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" }) };
   w.link = linkBox();
+  w.pairs = pairsBox(recipe, () => warn(w));
   w.form = trainForm(recipe, p, { onInput: changed(w, () => check(w)), onChange: changed(w, () => warn(w)),
     onCorpus: changed(w, () => {
+      w.pairs.show(w.form.values().corpus === "pairs");
       w.status.textContent = "";
       warn(w);
     }) });
   engage(w);
   const controls = buttons(w);
   element.querySelector("img.il-live-default")?.remove();
-  element.append(h("div", { class: "il-live" }, h("div", { class: "il-controls" }, w.form.controls),
+  element.append(h("div", { class: "il-live" }, h("div", { class: "il-controls" }, w.form.controls), w.pairs.element,
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
     h("div", { class: "il-controls il-buttons" }, controls), w.link.element,

@@ -6,7 +6,8 @@ import { fields } from "./fields.js";
 import { referentSwitch } from "./referent_switch.js";
 
 // A menu's [value, text] options: the corpus's from the widget's params, the others' from the recipe.
-const offered = (field, corpora) => (field.name === "corpus" ? corpora.map((c) => [c, c]) : field.options);
+const offered = (field, corpora) => (field.name === "corpus"
+  ? corpora.map((c) => [c, c === "pairs" ? "your pairs" : c]) : field.options);
 
 /** {controls (the elements, in order), inputs, menus, check(), values(), options(), fill(corpus), set(values)}.
  * onInput: a number is typed; onChange: a setting changed; onCorpus: the corpus changed (after it is filled). */

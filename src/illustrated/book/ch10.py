@@ -192,18 +192,24 @@ def recipe(corpus: str) -> dict:
     return out
 
 
-def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **changes):
+def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, own_pairs=None,
+                 **changes):
     """Train a tiny Transformer in the page (site/js/widgets/train.js, jax-js in a Web Worker) with a
     corpus's recipe or the reader's changes (``changes``: the page's option names, e.g.
     ``labelSmoothing=0.1``); every run is kept on one chart and in a table (site/js/widgets/runs.js).
     ``compare``: (option, [value, value]) trained one after the other by one button, e.g.
-    ``("normFirst", ["post", "pre"])``. In Jupyter and Colab the same controls train with PyTorch."""
+    ``("normFirst", ["post", "pre"])``. ``own_pairs`` (default: where nothing is compared) also
+    offers "your pairs", typed or pasted into a box or read from a .tsv file, as
+    ``python -m illustrated train --pairs`` reads them. In Jupyter and Colab the same controls
+    train with PyTorch."""
     settings = {c: {**recipe(c), **(changes if c == corpus else {})} for c in corpora}
     params = {"corpus": corpus, "corpora": list(corpora), "settings": settings,
               "floors": {c: runs.floors(c) for c in corpora},
               "baselines": {c: runs.frequency_loss(c) for c in corpora}}
     if compare:
         params["compare"] = {"option": compare[0], "values": list(compare[1])}
+    if compare is None if own_pairs is None else own_pairs:
+        params["ownPairs"] = True
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
                    "its loss curve beside the earlier runs, translations every 50 steps and "
                    "exact match",
