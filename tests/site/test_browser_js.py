@@ -45,7 +45,7 @@ def _node(script: str, data) -> object:
 
 
 TOKENIZE = """
-import { tokenize } from "./js/tokenizer.js";
+import { tokenize } from "./js/engine/tokenizer.js";
 import { readFileSync } from "node:fs";
 const sentences = JSON.parse(readFileSync(0, "utf8"));
 const out = sentences.map((s) => { try { return tokenize(s); } catch (e) { return "Error: " + e.message; } });
@@ -77,7 +77,7 @@ def test_tokenizer_matches_python_on_edge_cases():
 
 
 DETOKENIZE = """
-import { detokenize } from "./js/tokenizer.js";
+import { detokenize } from "./js/engine/tokenizer.js";
 import { readFileSync } from "node:fs";
 console.log(JSON.stringify(JSON.parse(readFileSync(0, "utf8")).map(detokenize)));
 """
@@ -114,7 +114,7 @@ def test_tokenizer_refuses_blank_sentences():
 
 
 SOURCE_IDS = """
-import { sourceIds, Vocab } from "./js/vocab.js";
+import { sourceIds, Vocab } from "./js/engine/vocab.js";
 import { readFileSync } from "node:fs";
 const { tokens, sentences } = JSON.parse(readFileSync(0, "utf8"));
 const model = { corpus: "post", srcVocab: new Vocab(tokens), config: { max_len: 4 } };
@@ -140,7 +140,7 @@ def test_source_ids_match_vocab_encode_and_name_unknown_words():
 READABLE = """
 import { readFileSync } from "node:fs";
 globalThis.window = { document: {} };  // dom.js reads window.document when imported
-const { readable } = await import("./js/sentence.js");
+const { readable } = await import("./js/widgets/sentence.js");
 const { config, texts } = JSON.parse(readFileSync(0, "utf8"));
 console.log(JSON.stringify(texts.map((t) => {
   try { return readable(t, config); } catch (e) { return "Error: " + e.message; }

@@ -1,4 +1,4 @@
-"""The page's "it" objective (site/js/referent.js in engine.js's trainer, jax-js) against the package's
+"""The page's "it" objective (site/js/engine/referent.js in engine.js's trainer, jax-js) against the package's
 (illustrated.training.referent inside il.train), with Node: for the same initial weights (the read-out's among them)
 and batch of coreference pairs (one pair unlabelled), the translation loss, the weighted "it" loss and every
 gradient at step 0, then three training steps of il.train itself (each batch all the pairs: il.train shuffles
@@ -24,8 +24,8 @@ UNLABELLED = 1  # this pair's label is taken away: it must add nothing
 PARITY = """
 import { readFileSync } from "node:fs";
 import * as jax from "./node_modules/@jax-js/jax/dist/index.js";
-import { arrays, learningRate, objectiveOf, trainer } from "./js/engine.js";
-import { labelArrays } from "./js/referent.js";
+import { arrays, learningRate, objectiveOf, trainer } from "./js/engine/engine.js";
+import { labelArrays } from "./js/engine/referent.js";
 const c = JSON.parse(readFileSync(0, "utf8"));
 await jax.init("wasm");
 const np = jax.numpy;
