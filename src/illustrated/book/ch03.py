@@ -126,7 +126,7 @@ def draw_steps(example, step: int = 6, *, width: float = kit.DESKTOP_WIDTH_IN):
         ax.text(x + 1.0, -0.8, word, ha="center", fontsize=11, fontweight="bold", color=_INK)
     for y, (label, filled_at) in enumerate(STEPS):
         shown = filled_at <= step
-        ax.text(0.1, y, label, va="center", fontsize=size, color=_INK if shown else "#cfd8dc")
+        ax.text(0.1, y, label, va="center", fontsize=size, color=_INK if shown else kit.COLORS["faint"])
         if not shown:
             continue
         values, color = rows[label]
