@@ -5,10 +5,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.text import Text
 
-import numpy as np
-from matplotlib.colors import to_rgb, to_rgba
+from figure_colors import assert_palette
 
-from illustrated.book import palette
 from illustrated.book.kit import DESKTOP_WIDTH_IN, MIN_FONT_PT, PHONE_WIDTH_IN, drawn_texts
 
 matplotlib.use("Agg")
@@ -49,48 +47,6 @@ def assert_legible(fig, width: float = DESKTOP_WIDTH_IN) -> None:
             f"{_outside(fig, renderer, w, h)}")
     finally:
         plt.close(fig)
-
-
-_DECLARED = np.array([to_rgb(c) for c in palette.ALL_COLORS])
-_RAMPS = np.concatenate([matplotlib.colormaps[name](np.linspace(0, 1, 256))[:, :3]
-                         for name in palette.COLORMAPS.values()])
-
-
-def drawn_colors(fig) -> list[tuple[str, tuple]]:
-    """(what, rgb) of every colour the figure's own artists draw with: the patches, lines and
-    collections its code adds to each axes (boxes, bars, cells, curves), their outlines, and the
-    texts written in the axes. Frames, spines, ticks and legend boxes are matplotlib's, not ours."""
-    found = []
-    for ax in fig.axes:
-        for patch in ax.patches:
-            if patch.get_visible():
-                found += [("patch face", to_rgba(patch.get_facecolor())),
-                          ("patch edge", to_rgba(patch.get_edgecolor()))]
-        for line in ax.lines:
-            if line.get_visible():
-                found += [("line", to_rgba(line.get_color())),
-                          ("marker", to_rgba(line.get_markerfacecolor()))]
-        for collection in ax.collections:
-            found += [("collection", tuple(c)) for c in collection.get_facecolors()]
-        for text in ax.texts:
-            if text.get_visible() and text.get_text().strip():
-                found.append((f"text {text.get_text()[:20]!r}", to_rgba(text.get_color())))
-                box = text.get_bbox_patch()
-                if box is not None:
-                    found.append(("text box", to_rgba(box.get_facecolor())))
-    return [(what, rgba[:3]) for what, rgba in found if rgba[3] > 0]
-
-
-def assert_palette(fig) -> None:
-    """Every colour the figure's own artists draw with is one of book/palette.py's, or a value
-    on one of its colour maps (a heatmap cell, a faint curve)."""
-    def declared(rgb):
-        rgb = np.asarray(rgb)
-        return (np.abs(_DECLARED - rgb).max(axis=1).min() < 2 / 255
-                or np.abs(_RAMPS - rgb).max(axis=1).min() < 3 / 255)
-    stray = sorted({(what, "#%02x%02x%02x" % tuple(round(255 * c) for c in rgb))
-                    for what, rgb in drawn_colors(fig) if not declared(rgb)})
-    assert not stray, f"colours outside book/palette.py: {stray[:6]}"
 
 
 def _outside(fig, renderer, w, h):
