@@ -1,6 +1,6 @@
 """Questions a reader answers in the page: an exercise checked there (a number or a choice), and a
 prediction made before an experiment and read back after it. Each is HTML checked by
-site/js/quiz.js; its solution is a dropdown, open to a reader without JavaScript too.
+site/js/widgets/quiz.js; its solution is a dropdown, open to a reader without JavaScript too.
 """
 from __future__ import annotations
 
