@@ -18,7 +18,7 @@ export function pairsBox(recipe, onChange) {
   const box = h("textarea", { "data-control": "pairs", rows: 6, spellcheck: "false", class: "il-pairs",
     placeholder: "je suis étudiant\ti am a student\nmerci\tthanks", "aria-label": "your sentence pairs" });
   const problems = h("ul", { class: "il-field-error", "data-role": "pairs-problems", "aria-live": "polite" });
-  const summary = h("p", { class: "il-about", "data-role": "pairs-summary" });
+  const summary = h("p", { class: "il-pairs-summary", "data-role": "pairs-summary" });
   const say = ({ pairs, problems: bad }) => {
     problems.replaceChildren(...bad.map((text) => h("li", { text })));
     summary.textContent = bad.length ? "" : `${pairs.length} pairs; ${Math.round(limits.test_fraction * 100)} % ` +
