@@ -4,7 +4,8 @@ values, declared once (:class:`Recipe`), and the named presets, model sizes with
 Everything else reads these declarations: ``il.train`` (its keywords are the fields), the saved
 state a resumed run must share (:mod:`illustrated.files.training_state`), the command line's training
 flags (their types, limits and help), the JSON schema the page trains from (:func:`schema`,
-written by :mod:`illustrated.commands.web_export` as ``recipe.json`` and read by ``site/js/engine/recipe.js``) and
+written by :mod:`illustrated.commands.web_export` as ``recipe.json`` and read by
+``site/js/engine/recipe.js``) and
 chapter 10's widget. No torch here: the command line builds its flags before torch loads.
 
 References: paper §5.1 (batches of about 25,000 source and 25,000 target tokens), §5.3 (Adam,
@@ -220,7 +221,8 @@ def _json_type(default: Any) -> str:
 def schema() -> dict:
     """The Recipe as a JSON Schema (draft 2020-12) the page reads: per field its type, default,
     limits (``minimum``/``exclusiveMinimum``...), ``enum``, description, ``x-page-name``
-    (:func:`page_name`) and ``x-page``, the page's narrower [low, high]; ``x-page-model``: :data:`PAGE_MODEL_LIMITS`;
+    (:func:`page_name`) and ``x-page``, the page's narrower [low, high];
+    ``x-page-model``: :data:`PAGE_MODEL_LIMITS`;
     ``x-d-ff-per-d-model``: :data:`D_FF_PER_D_MODEL`; ``x-page-fields``: :func:`page_fields`."""
     properties = {}
     for name, f in recipe_fields().items():

@@ -40,7 +40,8 @@ def test_axe_finds_no_wcag_violation(browser, server, page, width):
     result = browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "axe.run(document, {runOnly: {type: 'tag', values: arguments[0]}})"
-        ".then(r => done(r.violations.map(v => [v.id, v.help, v.nodes.slice(0, 3).map(n => n.target.join(' '))])))"
+        ".then(r => done(r.violations.map(v => [v.id, v.help,"
+        " v.nodes.slice(0, 3).map(n => n.target.join(' '))])))"
         ".catch(e => done([['axe failed', String(e), []]]));", WCAG)
     assert result == [], result
 
