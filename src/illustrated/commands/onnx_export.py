@@ -276,9 +276,10 @@ def read_export(out_dir: str | os.PathLike) -> dict:
     regular file, of the size and sha256 the index gives (the set the index names, whole).
 
     Raises ValueError in one line naming the file: a missing or damaged index, another format,
-    or a file that does not match it.
+    a missing or extra entry or member, a name outside the folder, or a file that does not
+    match it. Met during a writer's switch, the index is read once more.
     """
-    return read_group_index(out_dir, INDEX, FORMAT, tuple(KINDS))
+    return read_group_index(out_dir, INDEX, FORMAT, tuple(KINDS), fields=("opset", "torch"))
 
 
 def _out_dir(text: str) -> Path:
