@@ -51,7 +51,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..files.atomic import InterruptedAfterWrite
+from ..files.atomic import InterruptedAfterWrite, read_only_mount
 from ..files.clash import corpus_files, refuse_clashes
 from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
@@ -294,6 +294,9 @@ def _out_dir(text: str) -> Path:
     except OSError as error:
         raise ValueError(f"--out: cannot create the directory {text!r} "
                          f"({error.strerror or error})") from None
+    if read_only_mount(path):  # as the other writers name it (files.atomic.check_writable)
+        raise ValueError(f"--out: cannot write in the directory {text!r} (a read-only file "
+                         f"system)")
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValueError(f"--out: cannot write in the directory {text!r} (Permission denied)")
     return path
