@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 import illustrated as il
 from illustrated.commands import onnx_export, shipped, web_export

@@ -1,7 +1,8 @@
 """A reader's own sentence pairs: a tab-separated file, its vocabularies, a held-out split, BLEU.
 
 The file holds one pair per line, ``source<TAB>target``, in UTF-8. Lines that are blank (no
-character but spaces, and no tab) are skipped; every other malformed line is a ValueError naming the file and the line number.
+character but spaces, and no tab) are skipped; every other malformed line is a ValueError
+naming the file and the line number.
 
 References: post "Recap Of Training" (the vocabulary is made in preprocessing); paper §6.1
 (BLEU on a held-out test set); Post 2018, "A Call for Clarity in Reporting BLEU Scores"

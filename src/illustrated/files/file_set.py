@@ -19,9 +19,10 @@ reading it) reads the index once more.
 
 A set has one writer at a time: the writer holds an exclusive ``fcntl.flock`` on the lock file
 ``.illustrated.lock`` beside the index (opened without following a symbolic link: a link there
-is refused in one line, so the lock never creates a file outside the folder) from before it reads the old index until its clean-up is
-done, so a second writer into the same folder is refused in one line naming the folder (or,
-given ``wait`` seconds, waits for the first); the second then starts from the first one's set.
+is refused in one line, so the lock never creates a file outside the folder) from before it
+reads the old index until its clean-up is done, so a second writer into the same folder is
+refused in one line naming the folder (or, given ``wait`` seconds, waits for the first); the
+second then starts from the first one's set.
 A folder holds one kind of set: the index names its kind (its ``format``), and a writer refuses
 a folder whose index (``index.json`` or ``manifest.json``) is another kind's, or no set's.
 """
