@@ -333,7 +333,9 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
     at most :data:`MAX_CHECKPOINT_BYTES`), and everything in it before the model is built
     (``torch.load(weights_only=True)``: no arbitrary object is ever unpickled): the format, the
     config's fields and sizes, both vocabularies against the config, and every weight's name,
-    shape, type and finiteness. A vocabulary written before tokens were normalised may spell a
+    shape, type and finiteness, and its sha256 where the file carries them (``digests``: every
+    file :func:`save_checkpoint` and the package's page-model writer write). A vocabulary
+    written before tokens were normalised may spell a
     word in two Unicode forms: it loads, with a :class:`VocabularyFormsWarning` (one line).
 
     Returns
@@ -348,8 +350,8 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
         One error, whose message names the file and what is wrong with it: missing, a
         directory, a device or FIFO, too big, empty, not a checkpoint, truncated or damaged, an
         invalid config, config and weights that disagree, vocabularies and config that
-        disagree, non-finite weights, or sizes out of range (a positional table above
-        :data:`MAX_POSITION_TABLE` numbers).
+        disagree, non-finite weights, a tensor that does not match its sha256 (named), or
+        sizes out of range (a positional table above :data:`MAX_POSITION_TABLE` numbers).
     """
     model, vocabs, cfg, _ = read_checkpoint(path)
     return model, vocabs, cfg

@@ -3,19 +3,21 @@
 8 bytes little-endian header length, a JSON header, raw little-endian tensors: every weight of
 the model's ``state_dict`` by its name, float32, and in the header's ``__metadata__`` (strings
 only, as the format wants) ``format`` = :data:`FORMAT`, ``config`` (the TransformerConfig's
-fields, JSON), ``src_vocab`` and ``tgt_vocab`` (token lists, JSON). ``il.load_checkpoint`` reads
-it (:func:`read_checkpoint_dict`, then every check it makes of a checkpoint). The reader is
-bounded and ours rather than the ``safetensors`` package: Colab has that one only through
-transformers, a fresh ``pip install`` would not, and a damaged file must give one line naming it,
-which the package's checks give anyway; see :mod:`illustrated.commands.web_export` for the writer.
+fields, JSON), ``src_vocab`` and ``tgt_vocab`` (token lists, JSON), and from this package's
+writer ``digests`` (each tensor's :func:`tensor_digest`, JSON; the page's writer adds none).
+``il.load_checkpoint`` reads it (:func:`read_checkpoint_dict`, then every check it makes of a
+checkpoint). The reader is bounded and ours rather than the ``safetensors`` package: Colab has
+that one only through transformers, a fresh ``pip install`` would not, and a damaged file must
+give one line naming it, which the package's checks give anyway; see
+:mod:`illustrated.commands.web_export` for the writer.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import math
-import re
 import os
+import re
 import struct
 from dataclasses import asdict
 
