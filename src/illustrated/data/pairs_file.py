@@ -205,13 +205,14 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str], *,
     if not hypotheses or len(hypotheses) != len(references):
         raise ValueError(f"references: expected as many as the {len(hypotheses)} hypotheses "
                          f"(at least one), got {len(references)}")
-    from sacrebleu.metrics import BLEU
-    return float(BLEU(max_ngram_order=max_order).corpus_score(hypotheses, [references]).score)
+    import sacrebleu
+    return float(sacrebleu.BLEU(max_ngram_order=max_order).corpus_score(
+        hypotheses, [references]).score)
 
 
 def bleu_order(references: Sequence[str]) -> int:
     """The highest n-gram order, at most 4, that the references hold: the words (13a
     tokenization, as :func:`bleu` counts them) of the longest reference, at least 1."""
-    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
-    tokenize = Tokenizer13a()
+    import sacrebleu
+    tokenize = sacrebleu.BLEU().tokenizer  # 13a, as corpus BLEU tokenizes
     return max(1, min(4, max((len(tokenize(r).split()) for r in references), default=1)))
