@@ -140,12 +140,15 @@ def export_site(out_dir, corpora=tuple(SETTINGS), *, wait: float = 0) -> dict:
 
 
 def read_site(out_dir) -> dict:
-    """The index of a page export in ``out_dir``, after checking every file it names against it
-    (present, a regular file, its size and sha256): the set the index names, whole.
+    """The index of a page export in ``out_dir``, after checking every file it names against it,
+    ``recipe.json`` included (present, a regular file in the folder, its size and sha256): the
+    set the index names, whole. Met during a writer's switch, the index is read once more.
 
     Raises ValueError in one line naming the file: a missing or damaged index, another format,
-    or a file that does not match it."""
-    return read_group_index(out_dir, "index.json", FORMAT, ("model", "vocab", "train"))
+    a missing or extra entry or member, a name outside the folder, or a file that does not
+    match it."""
+    return read_group_index(out_dir, "index.json", FORMAT, ("model", "vocab", "train"),
+                            single=("recipe",))
 
 
 def main(argv: list[str] | None = None) -> int:
