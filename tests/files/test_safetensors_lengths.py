@@ -85,7 +85,7 @@ const tensors = Object.fromEntries(Object.entries(spec.tensors).map(
 const seen = new Set();
 for (let extra = 0; extra < 256; extra++) {
   const src = [...spec.src.slice(0, -1), spec.src.at(-1) + "x".repeat(extra)];
-  const bytes = writeModel(tensors, spec.config, src, spec.tgt);
+  const bytes = await writeModel(tensors, spec.config, src, spec.tgt);
   const residue = new DataView(bytes.buffer).getUint8(0);
   if (seen.has(residue)) continue;
   seen.add(residue);
@@ -103,7 +103,7 @@ def test_the_page_writer_loads_at_every_length_it_writes(post, tmp_path):
             "tgt": list(tgt_vocab.tokens)}
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     script = tmp_path / "write.mjs"
-    script.write_text(WRITE_PAGE_MODELS % (ROOT / "site" / "js" / "safetensors.js").as_uri())
+    script.write_text(WRITE_PAGE_MODELS % (ROOT / "site" / "js" / "engine" / "safetensors.js").as_uri())
     out = tmp_path / "models"
     out.mkdir()
     subprocess.run(["node", str(script), str(tmp_path / "spec.json"), str(out)], check=True,
@@ -114,6 +114,14 @@ def test_the_page_writer_loads_at_every_length_it_writes(post, tmp_path):
         loaded, (src, _), cfg = il.load_checkpoint(path)
         assert cfg == model.cfg and src.tokens[-1].startswith(src_vocab.tokens[-1]), path.name
         assert_same_weights(loaded, model)
+    # the page's digests are the package's: a byte flipped in the last tensor is named on load
+    page = files[0].read_bytes()
+    assert _safetensors.read_checkpoint_dict(files[0]).get("digests") == {k: _safetensors.tensor_digest(k, v) for k, v in model.state_dict().items()}
+    flipped = tmp_path / "flipped.safetensors"
+    flipped.write_bytes(page[:-1] + bytes([page[-1] ^ 1]))
+    last = list(model.state_dict())[-1]
+    with pytest.raises(ValueError, match=f"tensor '{last}' does not match its sha256"):
+        il.load_checkpoint(flipped)
 
 
 @pytest.mark.parametrize("residue, modulus, start", [(0x80, 256, b"\x80"),

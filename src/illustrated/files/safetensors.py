@@ -4,7 +4,7 @@
 the model's ``state_dict`` by its name, float32, and in the header's ``__metadata__`` (strings
 only, as the format wants) ``format`` = :data:`FORMAT`, ``config`` (the TransformerConfig's
 fields, JSON), ``src_vocab`` and ``tgt_vocab`` (token lists, JSON), and from this package's
-writer ``digests`` (each tensor's :func:`tensor_digest`, JSON; the page's writer adds none).
+writer ``digests`` (each tensor's :func:`tensor_digest`, JSON; the page's writer adds them too).
 ``il.load_checkpoint`` reads it (:func:`read_checkpoint_dict`, then every check it makes of a
 checkpoint). The reader is bounded and ours rather than the ``safetensors`` package: Colab has
 that one only through transformers, a fresh ``pip install`` would not, and a damaged file must
