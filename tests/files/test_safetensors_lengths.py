@@ -116,7 +116,8 @@ def test_the_page_writer_loads_at_every_length_it_writes(post, tmp_path):
         assert_same_weights(loaded, model)
     # the page's digests are the package's: a byte flipped in the last tensor is named on load
     page = files[0].read_bytes()
-    assert _safetensors.read_checkpoint_dict(files[0]).get("digests") == {k: _safetensors.tensor_digest(k, v) for k, v in model.state_dict().items()}
+    expected = {k: _safetensors.tensor_digest(k, v) for k, v in model.state_dict().items()}
+    assert _safetensors.read_checkpoint_dict(files[0]).get("digests") == expected
     flipped = tmp_path / "flipped.safetensors"
     flipped.write_bytes(page[:-1] + bytes([page[-1] ^ 1]))
     last = list(model.state_dict())[-1]

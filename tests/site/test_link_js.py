@@ -3,12 +3,15 @@ named as in recipe.json; reading it back gives the same settings, and an unknown
 the page refuses is left out and named."""
 from __future__ import annotations
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 from illustrated import recipe
 
 LINK = """
 import { readFileSync } from "node:fs";
+
 globalThis.window = { document: {} };
 const { recipeFrom } = await import("./js/engine/recipe.js");
 const { linkOf, readLink, ignoredLine, isSettings } = await import("./js/widgets/link.js");
@@ -28,7 +31,7 @@ def test_a_link_reads_back_the_settings_it_holds_and_names_what_it_ignores():
               "normFirst": "pre"}
     hashes = ["#corpus=reverse&steps=300&lr=0.003", "#steps=99999&colour=red&lr=0.003",
               "#corpus=klingon&normFirst=middle&dModel=abc", "#the-playground"]
-    out = _node(LINK, {"schema": recipe.schema(), "values": values, "hashes": hashes})
+    out = run_node(LINK, {"schema": recipe.schema(), "values": values, "hashes": hashes})
     assert out["written"].startswith("#corpus=reverse&steps=300&lr=0.003&warmup=20&")
     assert out["back"] == {"values": values, "ignored": []}
     first, second, third, anchor = out["read"]

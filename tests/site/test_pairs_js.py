@@ -4,13 +4,16 @@ every bad line answered with read_pairs's own message, naming its line."""
 from __future__ import annotations
 
 import pytest
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 from illustrated.commands import web_export
 from illustrated.data import pairs_file
 
 PAIRS = """
 import { readFileSync } from "node:fs";
+
 const { pairsData, readPairs } = await import("./js/engine/pairs.js");
 const { limits, files, seeds } = JSON.parse(readFileSync(0, "utf8"));
 console.log(JSON.stringify(files.map(({ name, bytes }) => {
@@ -31,7 +34,7 @@ def _pairs(n: int) -> list[tuple[str, str]]:
 
 def _run(files: dict, seeds=(0,)) -> list:
     limits = web_export.page_schema()["x-pairs"]
-    return _node(PAIRS, {"limits": limits, "seeds": list(seeds),
+    return run_node(PAIRS, {"limits": limits, "seeds": list(seeds),
                          "files": [{"name": n, "bytes": list(b)} for n, b in files.items()]})
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 from illustrated import recipe
 
@@ -29,7 +31,7 @@ console.log(JSON.stringify({ r, text, tried }));
 
 
 def read(schema: dict, options: list) -> dict:
-    return _node(READ, {"schema": schema, "options": options})
+    return run_node(READ, {"schema": schema, "options": options})
 
 
 def test_the_shipped_schema_gives_the_limits_the_widget_states():
@@ -97,7 +99,7 @@ def test_the_widget_refuses_an_empty_field_and_says_d_models_rule_by_the_labels(
     n_heads: 12 with 4 heads passes, an odd multiple of 4), in the labels' words."""
     tried = [{}, {"labelSmoothing": None}, {"labelSmoothing": None, "steps": None},
              {"dModel": 30}, {"dModel": 12}, {"dModel": 36, "nHeads": 8}, {"lr": 5}]
-    out = _node(PROBLEMS, {"schema": recipe.schema(), "tried": tried})
+    out = run_node(PROBLEMS, {"schema": recipe.schema(), "tried": tried})
     assert out[0] == {} and out[4] == {}, out
     assert out[1] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing"}
     assert out[2] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing",
@@ -110,6 +112,7 @@ def test_the_widget_refuses_an_empty_field_and_says_d_models_rule_by_the_labels(
 #: runs.js's sayer and runName (a run's name) over recipe.json's fields.
 SAY = """
 import { readFileSync } from "node:fs";
+
 globalThis.window = { document: {} };
 const { recipeFrom } = await import("./js/engine/recipe.js");
 const { runName, sayer } = await import("./js/widgets/runs.js");
@@ -135,7 +138,7 @@ def test_the_page_names_labels_and_says_each_setting_as_the_kernel_twin_does():
     named = [(base, base, []), (base, base, ["normFirst"]),
              ({**base, "schedule": "noam", "normFirst": "pre"}, base, []),
              ({**base, "labelSmoothing": 0.1, "lr": 0.003}, base, ["corpus"])]
-    out = _node(SAY, {"schema": recipe.schema(), "said": said, "named": named})
+    out = run_node(SAY, {"schema": recipe.schema(), "said": said, "named": named})
     assert out["said"] == [runs.say(k, v) for k, v in said]
     assert out["said"][:3] == ["1 step", "300 steps", "1 layer"] and out["said"][6] == "pre-LN"
     assert out["said"][7:10] == ["no “it” objective", "“it” objective", "“it” objective x2.5"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 import illustrated as il
 from illustrated.training import loop, referent
@@ -26,6 +28,7 @@ import { readFileSync } from "node:fs";
 import * as jax from "./node_modules/@jax-js/jax/dist/index.js";
 import { arrays, learningRate, objectiveOf, trainer } from "./js/engine/engine.js";
 import { labelArrays } from "./js/engine/referent.js";
+
 const c = JSON.parse(readFileSync(0, "utf8"));
 await jax.init("wasm");
 const np = jax.numpy;
@@ -120,7 +123,7 @@ def _fixture(monkeypatch):
 def test_the_pages_it_objective_equals_the_packages(monkeypatch):
     fixture, expected = _fixture(monkeypatch)
     assert None in fixture["labels"] and expected["extra"] > 0
-    out = _node(PARITY, fixture)
+    out = run_node(PARITY, fixture)
     first = out["first"]
     assert abs(first["loss"] - expected["loss"]) <= 1e-4
     assert abs(first["extra"] - expected["extra"]) <= 1e-4

@@ -34,7 +34,7 @@ async function tensorDigest(name, shape, data) {
     all.set(part, at + 8);
     return at + 8 + part.length;
   }, 0);
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
+  const hash = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", all));
   return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 

@@ -108,7 +108,8 @@ async function run(options) {
     .map((tokens, i) => ({ source: data.test[i][2], translation: detokenize(tokens) }));
   return { corpus: o.corpus, options: o, losses, referentLosses, exactMatch, heldOut, steps: step, samples,
     stopped: step < o.steps,
-    msPerStep: (seconds * 1000) / step, seconds, weights: await writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
+    msPerStep: (seconds * 1000) / step, seconds,
+    weights: await writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
     trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };
 }
 

@@ -35,7 +35,9 @@ function mountQuestion(element) {
       : `Not quite: “${choiceText(input)}” is not it. Try again, or open the solution.`);
   };
   element.querySelector(".il-quiz-check").addEventListener("click", check);
-  field?.addEventListener("keydown", (event) => { if (event.key === "Enter") check(); });
+  field?.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") check();
+  });
 }
 
 const finalLoss = (detail) => (detail.losses?.length ? detail.losses.at(-1).toFixed(3) : "?");
@@ -83,8 +85,8 @@ function mountPrediction(element) {
   });
 }
 
-export function mountQuizzes(root = window.document) {
-  for (const element of root.querySelectorAll("[data-il-quiz]:not([data-mounted])")) {
+export function mountQuizzes(root) {
+  for (const element of (root ?? window.document).querySelectorAll("[data-il-quiz]:not([data-mounted])")) {
     element.dataset.mounted = "";
     (element.dataset.ilQuiz === "predict" ? mountPrediction : mountQuestion)(element);
   }
