@@ -19,7 +19,7 @@ from illustrated.commands import web_export
 from illustrated.commands.cli import main as cli
 from illustrated.files.clash import corpus_files, package_folders
 
-from test_file_set import FAULTS, first_set, outcome_of, read_set, write_set
+from file_sets import FAULTS, first_set, outcome_of, read_set, shifted_training, write_set
 
 
 @pytest.fixture
@@ -124,7 +124,6 @@ def test_an_export_into_another_kinds_folder_is_refused(tmp_path, quick_onnx, ca
 
 
 def test_shipped_and_an_export_never_share_a_folder(tmp_path, monkeypatch, quick_onnx):
-    from test_file_set import shifted_training
     monkeypatch.setattr(shipped, "train_corpus", shifted_training({"generation": 1}))
     monkeypatch.setattr(shipped, "evaluate", lambda *a, **k: {"exact_match": 1.0})
     out = tmp_path / "weights"
