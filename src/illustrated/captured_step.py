@@ -36,7 +36,6 @@ the CPU, 4 of a 5 ms step on an H200 (``benchmarks/results/gpu_profile.json``). 
 """
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Sequence
 
@@ -62,6 +61,11 @@ _LADDER = tuple(sorted({base << k for base in (4, 5, 6, 7) for k in range(1, 24)
 
 #: How many shapes torch.compile may record for the step (torch's own default is 8 per function).
 _MAX_SHAPES = 64
+
+#: Inductor's fusion of the linear layers that share an input into one product: an attention's
+#: W_Q, W_K, W_V on one input (self-attention), W_K, W_V on the memory (cross-attention), fewer
+#: and larger kernels. The model keeps its three projections; the compiled step stacks them.
+_FUSIONS = {"batch_linear_lhs": {}}
 
 
 def bucket(n: int, cap: int | None = None) -> int:
@@ -210,9 +214,9 @@ class CapturedStep:
         def forward_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor):
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
                 src_mask = padding_mask(src, src_pad)  # (batch, 1, 1, src_len)
-                memory = model.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
-                out = model.decode(tgt_in, memory, src_mask, check=False)  # (batch, tgt_len, d_model)
-                logits = model.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
+                memory = model.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
+                out = model.decode_unchecked(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
+                logits = model.generator(out)  # (batch, tgt_len, tgt_vocab_size)
                 loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(),
                                        ignore_index=tgt_pad, label_smoothing=label_smoothing)
             correct = ((logits.argmax(-1) == tgt_out) & (tgt_out != tgt_pad)).sum()
@@ -244,7 +248,8 @@ class CapturedStep:
         time ``torch.compile`` fails on a new shape."""
         shape = tuple(batch[0].shape) + tuple(batch[1].shape)
         try:
-            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
+            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES), \
+                    torch._inductor.config.patch(pre_grad_fusion_options=_FUSIONS):
                 out = self.compiled(*batch)
         except Exception as err:  # noqa: BLE001 - compiling a new shape failed: eager from now
             if shape in self.shapes:
@@ -257,12 +262,6 @@ class CapturedStep:
             return None
         self.shapes.add(shape)
         return out
-
-
-def _takes_check(part) -> bool:
-    """Whether a model's method (or sub-module's forward) takes the keyword ``check``."""
-    function = part.forward if isinstance(part, torch.nn.Module) else part
-    return "check" in inspect.signature(function).parameters
 
 
 def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
@@ -278,11 +277,6 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
     ``encode``, ``decode`` and ``generator`` take no ``check`` keyword, the eager step runs,
     with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
-        return None
-    if not all(_takes_check(getattr(model, part)) for part in ("encode", "decode", "generator")):
-        warnings.warn(f"compile: {type(model).__name__}'s encode, decode and generator take no "
-                      f"check=False, which the captured step needs; training runs the eager "
-                      f"step", stacklevel=3)
         return None
     if processes > 1 or grad_accum_steps > 1:
         warnings.warn(f"compile: the captured step runs one process without gradient "
