@@ -197,7 +197,7 @@ def test_when_the_step_is_captured(vocabs):
         with pytest.warns(UserWarning, match="eager step"):
             assert captured_step(model, True, src_vocab, tgt_vocab, device=cuda, **kwargs) is None
 
-    class Unchecked(torch.nn.Module):  # the decoding contract, without check=False
+    class Unchecked(torch.nn.Module):  # the decoding contract, without the unchecked twins
         cfg = model.cfg
 
         def encode(self, src, src_mask=None):
@@ -210,8 +210,10 @@ def test_when_the_step_is_captured(vocabs):
             return model.generator(x)
 
     assert captured_step(model, "auto", src_vocab, tgt_vocab, device=cuda) is not None
-    with pytest.warns(UserWarning, match="take no check=False"):
-        assert captured_step(Unchecked(), "auto", src_vocab, tgt_vocab, device=cuda) is None
+    with pytest.raises(TypeError, match=r"^model: expected an illustrated Transformer \(or an "
+                                        r"nn.Module with its cfg, encode, decode, generator, "
+                                        r"encode_unchecked"):
+        il.train(Unchecked(), PAIRS, src_vocab, tgt_vocab, steps=1, device="cpu", progress=False)
 
 
 @pytest.mark.parametrize("value, error", [("yes", "compile: expected 'auto', True, False or a "

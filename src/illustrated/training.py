@@ -79,14 +79,8 @@ def preload_optimizer() -> float:
 def pick_device(device: str | torch.device = "auto") -> torch.device:
     """Choose where to run: "auto" picks CUDA, then Apple's MPS, then the CPU.
 
-    On a GPU "auto" is the faster choice for every model of the book, because ``train``
-    captures the whole step as one CUDA graph there (``compile="auto"``). Measured on an H200
-    (issue 34, ``benchmarks/results/gpu.json``): the book's tiny size (d_model 64, 2+2 layers,
-    64 pairs of 10 tokens) takes 1.20 ms a training step captured, against 35.7 ms on one CPU
-    thread of that machine (eager on the GPU, 13.5 ms: a few hundred kernel launches of
-    microseconds each, where the GPU waits on Python). The paper's base size (d_model 512, 6+6
-    layers, vocabulary 8,000, 768 pairs of 32 tokens) takes 39.2 ms in bf16 and 177 ms in fp32,
-    where a CPU takes seconds.
+    On a GPU ``train`` captures the whole step as one CUDA graph (``compile="auto"``);
+    measurements: ``benchmarks/results/gpu.json``.
 
     Raises
     ------
@@ -123,6 +117,9 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
                              "is not available here; use 'auto' or 'cpu'")
     elif chosen.type != "cpu":
         raise ValueError(f"device: expected 'auto', 'cpu', 'cuda' or 'mps', got {str(chosen)!r}")
+    elif chosen.index not in (None, 0):
+        raise ValueError(f"device: expected 'cpu' (this machine has one CPU device), got "
+                         f"{str(chosen)!r}")
     return chosen
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import illustrated as il
-from illustrated.modules import MultiHeadAttention, scaled_dot_product_attention
+from illustrated.modules import scaled_dot_product_attention
 from illustrated.modules.batched_attention import attend_keys_first, mask_bias
 
 
