@@ -37,7 +37,7 @@ $(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildca
 # vocabularies, each corpus for training in the page, and recipe.json (the Recipe's schema).
 WEB_MODELS := _build/site-assets/_illustrated/models/index.json
 $(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illustrated/files/safetensors.py \
-    src/illustrated/presets.py src/illustrated/recipe.py src/illustrated/referent.py \
+    src/illustrated/pretrained_models.py src/illustrated/recipe.py src/illustrated/training/referent.py \
     src/illustrated/weights/manifest.json
 	rm -rf $(dir $(WEB_MODELS))
 	$(BIN)/python -m illustrated.commands.web_export --out $(dir $(WEB_MODELS))

@@ -37,7 +37,7 @@ the 5 seeds.
     nice python benchmarks/coreference_heads.py [--configs baseline l3 ...] [--seeds 0 1 2 3 4]
                                                 [--threads 2] [--fresh] [--list]
 
-Issue 33 (the auxiliary objective of :mod:`illustrated.referent`, on and off, seeds 0-9):
+Issue 33 (the auxiliary objective of :mod:`illustrated.training.referent`, on and off, seeds 0-9):
 
     OMP_NUM_THREADS=1 nice python benchmarks/coreference_heads.py --issue33
 
@@ -112,7 +112,7 @@ CONFIGS: dict[str, dict] = {
     "pronoun_first_l3": _config({"n_layers": 3}, corpus="pronoun-first"),
     "l3_dropout0.1_ls0.1": _config({"n_layers": 3, "dropout": 0.1}, {"label_smoothing": 0.1}),
     "l4_dropout0.1_steps1000": _config({"n_layers": 4, "dropout": 0.1}, {"steps": 1000}),
-    # Issue 33: the auxiliary objective of illustrated.referent (the encoder's output at "it" must
+    # Issue 33: the auxiliary objective of illustrated.training.referent (the encoder's output at "it" must
     # name its noun), on and off at the shipped recipe's length, and on at 400 steps.
     "referent0": _config(),
     "referent1": _config(train={"referent_weight": 1.0}),
@@ -266,7 +266,7 @@ def run(name: str, seed: int, device: str) -> dict:
     """Train config ``name`` with ``seed``; return its head scores and pronoun accuracy."""
     recipe = CONFIGS[name]
     pairs, test_pairs, src_vocab, tgt_vocab = load_variant(recipe["corpus"])
-    cfg = il.presets.make_config(CORPUS, src_vocab, tgt_vocab, **recipe["model"])
+    cfg = il.pretrained_models.make_config(CORPUS, src_vocab, tgt_vocab, **recipe["model"])
     il.set_seed(seed)
     model = il.modules.Transformer(cfg)
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -373,7 +373,7 @@ def main() -> None:
             print(name, json.dumps(recipe))
         return
     torch.set_num_threads(args.threads)
-    first_optimizer_s = round(il.training.preload_optimizer(), 2)
+    first_optimizer_s = round(il.training.loop.preload_optimizer(), 2)
     old = {} if args.fresh or not args.out.exists() else json.loads(args.out.read_text())
     runs = {(r["config"], r["seed"]): r for r in old.get("runs", [])}
     for path in args.merge:

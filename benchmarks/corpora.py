@@ -24,7 +24,7 @@ from torch_reference import TorchTransformer  # noqa: E402
 def run(corpus: str, model_class, device: str, seed: int = 0) -> dict:
     """Train one model on the corpus's train split; return seconds and test metrics."""
     pairs, src_vocab, tgt_vocab = il.data.load_corpus(corpus, "train")
-    cfg = il.presets.make_config(corpus, src_vocab, tgt_vocab)
+    cfg = il.pretrained_models.make_config(corpus, src_vocab, tgt_vocab)
     il.set_seed(seed)
     model = model_class(cfg)
     start = time.perf_counter()
@@ -46,7 +46,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     # torch.optim imports torch._dynamo the first time an optimizer is built (about 2 s here),
     # whichever model comes first: pay it before timing, and record it.
-    first_optimizer_s = round(il.training.preload_optimizer(), 2)
+    first_optimizer_s = round(il.training.loop.preload_optimizer(), 2)
     results = {}
     for corpus in args.corpora:
         results[corpus] = {"ours": run(corpus, il.modules.Transformer, args.device),

@@ -85,7 +85,7 @@ def cache_part(model, ids, special, lengths, beam_size, repeats, long_repeats,
                     return il.greedy_decode(model, ids, max_len=length, use_cache=use_cache,
                                             **special)
                 if method.startswith("greedy_batch"):
-                    return il.decoding.greedy_decode_batch(model, batch, max_len=length,
+                    return il.inference.decoding.greedy_decode_batch(model, batch, max_len=length,
                                                            use_cache=use_cache, **special)
                 return il.beam_search(model, ids, beam_size=beam_size, max_len=length,
                                       use_cache=use_cache, **special)
@@ -121,7 +121,7 @@ KINDS = [
      lambda f: "illustrated/modules/" in f and "_checks" not in f and "kv_cache" not in f),
     ("the KV cache's bookkeeping", lambda f: "kv_cache.py" in f),
     ("input checks", lambda f: "_checks.py" in f or "_args.py" in f),
-    ("the decoding loop's Python", lambda f: "illustrated/decoding.py" in f),
+    ("the decoding loop's Python", lambda f: "illustrated/inference/decoding.py" in f),
     ("other tensor operations (views, adds, copies, argmax...)", lambda f: True),
 ]
 

@@ -13,7 +13,7 @@ Each setting trains with ``il.train`` itself (fused Adam, clipping, the divergen
 one read of the device a step: the product's loop, not a bare step) on random sentences of those
 lengths, ``compile=False`` (eager) or ``compile=True`` (captured: the forward compiled by
 inductor, the whole step one CUDA graph over batches padded to their bucket,
-``illustrated.captured_step`` and ``illustrated.graphed_step``), in fp32 (full fp32
+``illustrated.training.captured_step`` and ``illustrated.training.graphed_step``), in fp32 (full fp32
 matmuls, TF32 off as torch's default) and bf16 (autocast); ours (``il.modules.Transformer``)
 and torch's (``torch.nn.Transformer`` with our embeddings and final linear,
 ``torch_reference.TorchTransformer``). A step's time is the median of the differences of

@@ -10,6 +10,6 @@ out="${1:-benchmarks/results}"
 mkdir -p "$out"
 export PYTHONPATH=src PYTHONUNBUFFERED=1
 python3 -m pytest -q -p no:cacheprovider -k "cuda or stacked" \
-    tests/test_captured_step.py tests/commands/test_shipped.py \
+    tests/training/test_captured_step.py tests/commands/test_shipped.py \
     tests/modules/test_batched_attention.py 2>&1 | tee "$out/gpu_tests.txt"
 python3 benchmarks/gpu.py --out "$out/gpu.json"

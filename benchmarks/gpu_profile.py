@@ -25,7 +25,7 @@ from torch._dynamo.utils import counters
 from torch.profiler import ProfilerActivity, profile, record_function
 
 import illustrated as il
-from illustrated import captured_step, graphed_step, training
+from illustrated.training import captured_step, graphed_step, loop
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gpu import SIZES, corpus  # noqa: E402
@@ -44,11 +44,11 @@ def labelled(module, name: str, label: str) -> None:
 
 
 labelled(captured_step.PaddedPairs, "batch", "loop: padded batch")
-labelled(training, "_loss_and_accuracy", "loop: forward+backward+totals")
+labelled(loop, "_loss_and_accuracy", "loop: forward+backward+totals")
 labelled(graphed_step.GraphedStep, "__call__", "loop: the step, one CUDA graph")
-labelled(training, "_read_step", "loop: read loss (the one wait)")
+labelled(loop, "_read_step", "loop: read loss (the one wait)")
 labelled(torch.nn.utils, "clip_grad_norm_", "loop: clip_grad_norm_")
-labelled(training.History, "record", "loop: history (loss.item)")
+labelled(loop.History, "record", "loop: history (loss.item)")
 
 
 def profiled(size_name: str, impl: str, precision: str, steps: int, out: Path,

@@ -36,7 +36,7 @@ def worker(corpora: list[str], seed: int, overrides: dict | None = None) -> None
     from illustrated.commands.shipped import TARGETS, meets_target
 
     torch.set_num_threads(1)
-    il.training.preload_optimizer()
+    il.training.loop.preload_optimizer()
     for corpus in corpora:
         start = time.perf_counter()
         model, src_vocab, tgt_vocab, _ = il.train_corpus(corpus, seed=seed, device="cpu",

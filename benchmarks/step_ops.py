@@ -3,7 +3,7 @@
 Issue 34: at the tiny size a step captured as one CUDA graph costs about one kernel's time per
 operation, so the operations of the compiled step say where ours and torch's differ before a GPU
 measures them. Each model's tiny training step (d_model 64, 2+2 layers, dropout 0) is traced as
-``illustrated.captured_step.CapturedStep`` traces it, by AOTAutograd (the graphs inductor would
+``illustrated.training.captured_step.CapturedStep`` traces it, by AOTAutograd (the graphs inductor would
 compile), in fp32 and under bf16 autocast, and the ATen operations of its forward and backward
 graphs are counted by kind: matrix products, casts, softmax or fused attention, layout (views,
 transposes, copies that reorder) and the rest (element-wise and reductions, which inductor fuses).
@@ -28,7 +28,7 @@ from torch.nn import functional as F
 
 import illustrated as il
 import illustrated.modules.multi_head as multi_head
-from illustrated.captured_step import CapturedStep, padded_batch
+from illustrated.training.captured_step import CapturedStep, padded_batch
 from illustrated.data import encode_pairs
 from illustrated.data.pairs_file import build_vocab
 

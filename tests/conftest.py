@@ -63,7 +63,7 @@ def recorded():
 
 @pytest.fixture(scope="session")
 def it_pairs():
-    """(pairs, src_vocab, tgt_vocab) for the "it" objective (illustrated.referent): 12 pairs of
+    """(pairs, src_vocab, tgt_vocab) for the "it" objective (illustrated.training.referent): 12 pairs of
     the coreference corpus, whose "it" is labelled with its noun, then 4 whose "it" is replaced
     by "the cat" (unlabelled: a batch's labelled share differs from its share of tokens)."""
     pairs, _, _ = il.data.load_corpus("coreference")

@@ -231,7 +231,7 @@ def test_pick_device_refuses_devices_this_machine_lacks():
 def test_set_seed_and_learning_rate_arguments():
     raises(ValueError, r"^seed: ", lambda: il.set_seed(2**32))
     raises(TypeError, r"^seed: ", lambda: il.set_seed(1.5))
-    lr = il.schedules.learning_rate
+    lr = il.training.schedules.learning_rate
     raises(ValueError, r"^step: ", lambda: lr(0, 1e-3, 10))
     raises(TypeError, r"^warmup: ", lambda: lr(1, 1e-3, float("nan")))
     raises(ValueError, r"^total_steps: ", lambda: lr(1, 1e-3, 0, "cosine"))

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import distributed, presets
+from illustrated import pretrained_models
+from illustrated.training import distributed
 from illustrated.files import atomic as _atomic
 from illustrated.files import checkpoint
 from illustrated.data.pairs_file import read_pairs
@@ -81,7 +82,7 @@ def test_a_numpy_seed_reaches_retraining_as_an_int(monkeypatch):
     def train_corpus(corpus, *, seed, **kwargs):
         seen["seed"] = seed
         return il.pretrained(corpus) + (None,)
-    monkeypatch.setattr(presets, "train_corpus", train_corpus)
+    monkeypatch.setattr(pretrained_models, "train_corpus", train_corpus)
     il.pretrained("post", retrain=True, seed=np.int64(1))
     assert type(seen["seed"]) is int and seen["seed"] == 1
 

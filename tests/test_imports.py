@@ -24,7 +24,7 @@ def test_the_numpy_parts_import_no_torch(statement):
 def test_every_public_name_resolves():
     for name in il.__all__:
         assert getattr(il, name) is not None, name
-    assert il.presets.make_config is not None and il.training.preload_optimizer is not None
+    assert il.pretrained_models.make_config is not None and il.training.loop.preload_optimizer is not None
 
 
 def test_unknown_name_is_an_attribute_error():
@@ -48,10 +48,11 @@ def test_the_command_line_imports_no_torch_before_main_runs():
 
 
 def test_each_file_holds_what_its_name_says():
-    assert il.translate is il.inference.translate and il.exact_match is il.inference.exact_match
-    assert il.train is il.training.train and il.set_seed is il.training.set_seed
-    assert il.pick_device is il.training.pick_device and il.History is il.training.History
-    assert il.schedules.learning_rate(1, 1.0, 0) == 1.0
+    assert il.translate is il.inference.translate.translate
+    assert il.exact_match is il.inference.translate.exact_match
+    assert il.train is il.training.loop.train and il.set_seed is il.training.loop.set_seed
+    assert il.pick_device is il.training.loop.pick_device and il.History is il.training.loop.History
+    assert il.training.schedules.learning_rate(1, 1.0, 0) == 1.0
     # the helper that collided with the il.reference package has a name of its own
     assert not hasattr(il.training, "reference") and not hasattr(il.inference, "reference")
-    assert il.inference.expected_translation("Je  SUIS.") == "je suis."
+    assert il.inference.translate.expected_translation("Je  SUIS.") == "je suis."

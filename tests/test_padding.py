@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated.decoding import greedy_decode_batch
+from illustrated.inference.decoding import greedy_decode_batch
 
 BOS, EOS, PAD = 1, 2, 0
 CFG = replace(il.TINY, src_vocab_size=12, tgt_vocab_size=10, d_model=16, n_heads=2, d_ff=32,

@@ -84,7 +84,7 @@ def test_the_schema_holds_every_field_with_its_default_limits_and_choices():
         assert p["default"] == (list(value) if isinstance(value, tuple) else value)
     assert schema["properties"]["lr"]["exclusiveMinimum"] == 0.0
     assert schema["properties"]["label_smoothing"]["exclusiveMaximum"] == 1.0
-    assert schema["properties"]["schedule"]["enum"] == list(il.schedules.SCHEDULES)
+    assert schema["properties"]["schedule"]["enum"] == list(il.training.schedules.SCHEDULES)
     assert schema["properties"]["steps"]["x-page"] == [1, 3000]
     assert schema["x-page-model"]["d_model"] == [8, 128]
     assert schema["properties"]["adam_betas"]["default"] == [0.9, 0.98]  # paper §5.3

@@ -29,7 +29,7 @@ PRIVATE_TORCH = ("._version", "_global_forward_hooks", "_global_forward_pre_hook
                  "._forward_hooks", "._forward_pre_hooks", "nn.modules.module")
 #: The one exception, by name: torch lists no module's hooks publicly, and the captured training
 #: step must see them to leave a hooked model to the eager step (issue 34, captured_step.py).
-HOOK_READERS = {"captured_step.py": {"_global_forward_hooks", "_global_forward_pre_hooks",
+HOOK_READERS = {"training/captured_step.py": {"_global_forward_hooks", "_global_forward_pre_hooks",
                                      "._forward_hooks", "._forward_pre_hooks"}}
 TORCH_FREE_DATA = ("tokenizer", "vocab", "corpora", "generate", "fr_en_grammar",
                    "coreference_grammar", "__init__")

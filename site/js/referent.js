@@ -1,4 +1,4 @@
-// illustrated.referent in the page: while the model trains, a linear read-out of the encoder's output at "it"
+// illustrated.training.referent in the page: while the model trains, a linear read-out of the encoder's output at "it"
 // must name the noun "it" refers to (labels: {corpus}.train.json's `referent`, from web_export); its
 // cross-entropy times referentWeight joins the translation loss (engine.js's trainer; jax-js differentiates
 // it). The read-out's weights sit beside the model's as "referent.linear.*" and are dropped after training.

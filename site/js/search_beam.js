@@ -1,4 +1,4 @@
-// Beam search in the browser: src/illustrated/decoding.py's beam_search, line by line, with its
+// Beam search in the browser: src/illustrated/inference/decoding.py's beam_search, line by line, with its
 // float32 arithmetic (torch adds log-probabilities as float32: Math.fround here) and its
 // float64 division by the length penalty.
 import { decoderCache, nextLogProbs } from "./graphs.js";

@@ -25,19 +25,19 @@ __version__ = "0.1.0"
 # name -> the submodule that defines it; all of them need torch.
 _LAZY_NAMES = {
     "load_checkpoint": "files.checkpoint", "save_checkpoint": "files.checkpoint",
-    "beam_search": "decoding", "greedy_decode": "decoding", "length_penalty": "decoding",
+    "beam_search": "inference.decoding", "greedy_decode": "inference.decoding",
+    "length_penalty": "inference.decoding",
     "causal_mask": "masks", "padding_mask": "masks",
-    "SETTINGS": "presets", "evaluate": "presets", "pretrained": "presets",
-    "train_corpus": "presets",
-    "History": "training", "TrainingDiverged": "training", "exact_match": "inference",
-    "pick_device": "training", "set_seed": "training", "train": "training",
-    "translate": "inference",
-    "Trace": "tracing", "trace": "tracing",
+    "SETTINGS": "pretrained_models", "evaluate": "pretrained_models", "pretrained": "pretrained_models",
+    "train_corpus": "pretrained_models",
+    "History": "training.loop", "TrainingDiverged": "training.loop", "exact_match": "inference.translate",
+    "pick_device": "training.loop", "set_seed": "training.loop", "train": "training.loop",
+    "translate": "inference.translate",
+    "Trace": "inference.tracing", "trace": "inference.tracing",
 }
-# submodules reachable as attributes (``il.presets.make_config``) before anything imported them
-_LAZY_MODULES = {name: name for name in ("decoding", "inference", "masks", "modules", "parity",
-                                          "presets", "schedules", "tracing", "training",
-                                          "files", "commands")}
+# submodules reachable as attributes (``il.pretrained_models.make_config``) before anything imported them
+_LAZY_MODULES = {name: name for name in ("inference", "masks", "modules", "parity",
+                                          "pretrained_models", "training", "files", "commands")}
 _LAZY_MODULES["shipped"] = "commands.shipped"
 
 __all__ = ["PAPER_BASE", "Recipe", "SETTINGS", "TINY", "History", "Trace", "TrainingDiverged",

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from ._args import MAX_SEED, ArgumentTypeError, check_choice, check_int, check_real, describe
 from .config import PAPER_BASE, TINY
-from .schedules import SCHEDULES
+from .training.schedules import SCHEDULES
 
 __all__ = ["Recipe", "PRECISIONS", "PAGE_MODEL_LIMITS", "D_FF_PER_D_MODEL", "Preset", "PRESETS",
            "CORPUS_PRESETS", "COMMAND_PRESETS", "recipe_fields", "check_field", "schema"]
@@ -88,7 +88,7 @@ class Recipe:
                            "pass and the loss (weights and Adam stay float32); CUDA or CPU",
                            choices=PRECISIONS)
     referent_weight: float = _spec(0.0, "weight of the auxiliary objective of "
-                                   "illustrated.referent (0 = off): a read-out of the encoder's "
+                                   "illustrated.training.referent (0 = off): a read-out of the encoder's "
                                    "output at 'it' must name the noun it refers to, so that an "
                                    "encoder head learns to look from 'it' to its noun", low=0.0,
                                    what="a weight (0 = off)", page=(0.0, 10.0))
@@ -222,7 +222,7 @@ PRESETS: dict[str, Preset] = {
     # Real grammar: agreement, word order and pronoun choice want a wider model.
     "fr-en": Preset({"d_model": 64, "d_ff": 128},
                     {"steps": 400, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}),
-    # referent_weight: the encoder's output at "it" must also name its noun (illustrated.referent),
+    # referent_weight: the encoder's output at "it" must also name its noun (illustrated.training.referent),
     # so that an encoder head looks from "it" to "the animal" / "the street" as the post's figure
     # does; translation alone grows no such head (benchmarks/results/coreference_heads.json).
     "coreference": Preset({"d_model": 64, "d_ff": 128},

@@ -9,7 +9,7 @@ import torch
 import illustrated as il
 from illustrated.book import ch07, kit
 from illustrated.book import interactive as ia
-from illustrated.presets import make_config
+from illustrated.pretrained_models import make_config
 
 SENTENCE, TARGET = "je suis étudiant", "i am a student"
 

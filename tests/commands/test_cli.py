@@ -284,7 +284,7 @@ def test_a_disk_without_room_for_the_model_is_refused_before_training(main, tmp_
     """Before: 0 bytes free passed the check, fr-en trained 400 steps, and the model was lost."""
     monkeypatch.setattr(_atomic.shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(10**9, 10**9, 0))
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     out = tmp_path / "m.pt"
     result = main("train", "--corpus", "fr-en", "--device", "cpu", "--out", str(out), *extra)
     assert result.returncode == 2
@@ -375,7 +375,7 @@ def test_the_pairs_file_is_never_replaced_by_the_model(main, pairs_file, monkeyp
     """Before: `train --pairs data.tsv --out data.tsv` trained, replaced the corpus with the
     checkpoint and exited 0 (also through a link, and at the first --checkpoint-every save)."""
     out = _out_forms(pairs_file)[form]
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     result = main("train", "--pairs", str(pairs_file), "--steps", "2", "--device", "cpu",
                   "--out", out, *extra)
     assert result.returncode == 2 and result.stdout == ""
@@ -389,7 +389,7 @@ def test_a_corpus_file_is_never_replaced_by_the_model(main, monkeypatch):
     from illustrated.files.clash import corpus_files
     corpus = corpus_files(["post"])[0][1]
     before = corpus.read_bytes()
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     result = main("train", "--corpus", "post", "--device", "cpu", "--out", str(corpus))
     assert result.returncode == 2
     assert result.stderr == (f"error: --out: expected a file other than --corpus '{corpus}', got "
@@ -498,7 +498,7 @@ def test_a_long_run_is_announced_with_an_estimate_before_it_starts(main, pairs_f
     def stop(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(il.training, "train", stop)  # what matters is said before it
+    monkeypatch.setattr(il.training.loop, "train", stop)  # what matters is said before it
     result = main("train", "--pairs", str(pairs_file), "--preset", "small", "--steps",
                   "1000000", "--device", "cpu", "--out", str(tmp_path / "m.pt"))
     assert result.returncode == 130
@@ -525,8 +525,8 @@ def test_the_estimate_leaves_out_what_only_the_first_step_pays(monkeypatch):
     """The first step of a run pays one-time costs (torch.optim's import, Adam's state): timed
     alone, it made chapter 10's 11-second run announce "about 10 min" (300 steps of 2.02 s)."""
     pairs, src, tgt = il.data.load_corpus("post")
-    cfg = il.presets.make_config("post", src, tgt)
-    step = il.training._loss_and_accuracy
+    cfg = il.pretrained_models.make_config("post", src, tgt)
+    step = il.training.loop._loss_and_accuracy
     calls = []
 
     def first_one_slow(*args, **kwargs):
@@ -535,17 +535,17 @@ def test_the_estimate_leaves_out_what_only_the_first_step_pays(monkeypatch):
             time.sleep(1.0)
         return step(*args, **kwargs)
 
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", first_one_slow)
-    seconds = il.training.seconds_per_step(cfg, pairs, src, tgt, batch_size=2, device="cpu")
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", first_one_slow)
+    seconds = il.training.loop.seconds_per_step(cfg, pairs, src, tgt, batch_size=2, device="cpu")
     assert len(calls) == 2 and 0 < seconds < 1.0
 
 
 def test_the_measured_step_leaves_the_callers_random_state(post_vocabs=None):
     pairs, src, tgt = il.data.load_corpus("post")
-    cfg = il.presets.make_config("post", src, tgt)
+    cfg = il.pretrained_models.make_config("post", src, tgt)
     torch.manual_seed(3)
     state = torch.get_rng_state()
-    seconds = il.training.seconds_per_step(cfg, pairs, src, tgt, batch_size=2, device="cpu")
+    seconds = il.training.loop.seconds_per_step(cfg, pairs, src, tgt, batch_size=2, device="cpu")
     assert seconds > 0 and torch.equal(torch.get_rng_state(), state)
 
 
@@ -564,7 +564,7 @@ def test_a_line_of_too_many_tokens_is_refused_in_one_line_before_training(main, 
     lines = PAIRS_TEXT + line + "\n"
     path = tmp_path / "long.tsv"
     path.write_text(lines, encoding="utf-8")
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     result = main("train", "--pairs", str(path), "--steps", "2", "--device", "cpu", "--out",
                   str(tmp_path / "m.pt"))
     assert result.returncode == 2

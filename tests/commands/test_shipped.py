@@ -64,7 +64,7 @@ def test_pretrained_loads_without_training(monkeypatch):
         raise AssertionError("il.pretrained trained a model instead of loading the shipped one")
 
     monkeypatch.setattr(il.presets, "train_corpus", no_training)
-    monkeypatch.setattr(il.training, "train", no_training)
+    monkeypatch.setattr(il.training.loop, "train", no_training)
     for corpus in shipped.SHIPPED:
         model, src_vocab, tgt_vocab = il.pretrained(corpus)
         assert not model.training
@@ -143,7 +143,7 @@ def test_a_manifest_nested_100000_deep_or_a_link_to_dev_zero_is_one_line(weights
 
 def test_a_manifest_over_its_size_limit_is_refused_before_reading(weights_copy):
     path = weights_copy / "manifest.json"
-    path.write_text(json.dumps({"padding": "x" * il.presets.MAX_MANIFEST_BYTES}))
+    path.write_text(json.dumps({"padding": "x" * il.pretrained_models.MAX_MANIFEST_BYTES}))
     with pytest.raises(ValueError, match=r"^manifest: '.*manifest.json' is 1.0 MB, more than "
                                          r"the 1.0 MB such a file may have; reinstall"):
         il.pretrained("post")
@@ -215,10 +215,10 @@ def test_presets_and_shipped_import_each_other_in_one_direction_only():
     """shipped (making the models) imports presets (settings, training, loading the shipped
     weights); presets imports nothing of shipped, not even inside a function."""
     import ast
-    tree = ast.parse(Path(il.presets.__file__).read_text())
+    tree = ast.parse(Path(il.pretrained_models.__file__).read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert "shipped" not in imported and not any("shipped" in (m or "") for m in imported)
-    assert shipped.load_shipped is il.presets.load_shipped
+    assert shipped.load_shipped is il.pretrained_models.load_shipped
 
 
 def test_python_m_illustrated_shipped_on_a_full_disk_is_one_line(tmp_path, monkeypatch, capsys):

@@ -8,7 +8,7 @@ import torch
 from illustrated.commands import cli
 from illustrated.files.checkpoint import load_checkpoint
 from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
-from illustrated.inference import exact_match, expected_translation, translate
+from illustrated.inference.translate import exact_match, expected_translation, translate
 
 SUBJECTS = {"je": "i", "il": "he", "elle": "she", "nous": "we"}
 VERBS = {"mange": "eat", "voit": "see", "aime": "like"}

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import presets
+from illustrated import pretrained_models
 from illustrated.files import atomic as _atomic
 from illustrated.files import file_set as _file_set
 from illustrated.commands import onnx_export
@@ -213,9 +213,9 @@ def shipped_generation(folder):
     manifest; the whole set must agree."""
     base = {c: il.pretrained(c)[0].generator.proj.bias[0].item() for c in SHIPPED_CORPORA}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(presets, "_weights_dir", lambda: folder)
+        patch.setattr(pretrained_models, "_weights_dir", lambda: folder)
         found = {round(il.pretrained(c)[0].generator.proj.bias[0].item() - base[c])
-                 for c in presets.manifest()["models"]}
+                 for c in pretrained_models.manifest()["models"]}
     assert len(found) == 1, found
     return found.pop()
 
@@ -259,7 +259,7 @@ def test_shipped_weights_and_manifest_change_together(tmp_path, monkeypatch, fak
     elif code == 2:
         assert generation == 1 and err.startswith("error: path: could not write ")
         assert sorted(p.name for p in folder.iterdir()) == sorted(
-            [*(e["file"] for e in presets.read_manifest(folder / "manifest.json")["models"]
+            [*(e["file"] for e in pretrained_models.read_manifest(folder / "manifest.json")["models"]
                .values()), "manifest.json", _file_set.LOCK])  # the new weights files are gone
     else:
         assert code == 130

@@ -160,7 +160,7 @@ def package_files():
 
 @pytest.mark.parametrize("target", package_files(), ids=lambda p: p.name)
 def test_train_refuses_each_of_the_package_files_as_out(target, capsys, monkeypatch):
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     before = target.read_bytes()
     assert cli(["train", "--corpus", "fr-en", "--device", "cpu", "--out", str(target)]) == 2
     err = capsys.readouterr().err
@@ -169,7 +169,7 @@ def test_train_refuses_each_of_the_package_files_as_out(target, capsys, monkeypa
 
 
 def test_a_new_file_in_the_package_folders_is_refused(capsys, monkeypatch):
-    monkeypatch.setattr(il.training, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.training.loop, "_loss_and_accuracy", lambda *a, **k: pytest.fail("trained"))
     for what, folder in package_folders().items():
         out = folder / "mine.pt"
         assert cli(["train", "--corpus", "post", "--device", "cpu", "--out", str(out)]) == 2

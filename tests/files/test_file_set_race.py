@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 import illustrated as il
-from illustrated import presets
+from illustrated import pretrained_models
 from illustrated.commands import onnx_export
 from illustrated.commands import web_export
 
@@ -121,9 +121,9 @@ def shipped_models(folder):
     against the manifest): {corpus: generation}."""
     base = {c: il.pretrained(c)[0].generator.proj.bias[0].item() for c in ("post", "copy")}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(presets, "_weights_dir", lambda: folder)
+        patch.setattr(pretrained_models, "_weights_dir", lambda: folder)
         return {c: round(il.pretrained(c)[0].generator.proj.bias[0].item() - base[c])
-                for c in presets.manifest()["models"]}
+                for c in pretrained_models.manifest()["models"]}
 
 
 def test_two_shipped_runs_into_one_folder(writers, tmp_path):

@@ -151,7 +151,7 @@ def test_another_recipe_is_refused_field_by_field(saved, key):
 
 def test_a_run_of_another_number_of_processes_is_refused(saved, monkeypatch):
     """The recipe's last field: the checkpoint of one process, resumed under two."""
-    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
+    monkeypatch.setattr(il.training.distributed, "process_group", lambda distributed: (0, 2, True))
     monkeypatch.setattr(torch.distributed, "get_backend", lambda: "gloo", raising=False)
     with pytest.raises(ValueError) as info:
         resume(saved)

@@ -28,7 +28,7 @@ import illustrated as il
 from illustrated.commands import web_export
 from illustrated.data import Vocab, collate, load_corpus
 from illustrated.modules import Transformer
-from illustrated.schedules import learning_rate
+from illustrated.training.schedules import learning_rate
 
 STEPS, LR, WARMUP = 20, 1e-2, 5
 CONFIG = replace(il.TINY, src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=2, d_ff=24,

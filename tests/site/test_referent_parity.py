@@ -1,5 +1,5 @@
 """The page's "it" objective (site/js/referent.js in engine.js's trainer, jax-js) against the package's
-(illustrated.referent inside il.train), with Node: for the same initial weights (the read-out's among them)
+(illustrated.training.referent inside il.train), with Node: for the same initial weights (the read-out's among them)
 and batch of coreference pairs (one pair unlabelled), the translation loss, the weighted "it" loss and every
 gradient at step 0, then three training steps of il.train itself (each batch all the pairs: il.train shuffles
 them, which changes no loss), the losses and the weights after, in float32 to the engine's tolerance
@@ -12,10 +12,10 @@ import torch.nn.functional as F
 from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
 
 import illustrated as il
-from illustrated import referent, training
+from illustrated.training import loop, referent
 from illustrated.data import collate, load_corpus
 from illustrated.modules import Transformer
-from illustrated.presets import make_config
+from illustrated.pretrained_models import make_config
 
 RECIPE = {"steps": 3, "lr": 1e-2, "warmup": 1, "schedule": "cosine", "label_smoothing": 0.1,
           "referent_weight": 0.7, "seed": 0}

@@ -10,9 +10,9 @@ import torch
 
 import illustrated as il
 from illustrated.data import load_corpus
-from illustrated.decoding import EvalMode
+from illustrated.inference.decoding import EvalMode
 from illustrated.modules import Transformer
-from illustrated.presets import SETTINGS, make_config
+from illustrated.pretrained_models import SETTINGS, make_config
 
 from . import interactive as ia
 from . import kit

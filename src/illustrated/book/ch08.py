@@ -8,7 +8,7 @@ from matplotlib.patches import Rectangle
 import illustrated as il
 from illustrated.data import load_corpus
 from illustrated.modules import Transformer
-from illustrated.presets import SETTINGS, make_config
+from illustrated.pretrained_models import SETTINGS, make_config
 
 from . import kit
 from .kit import probability_text

@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from ..decoding import beam_search, greedy_decode, length_penalty
+from ..inference.decoding import beam_search, greedy_decode, length_penalty
 from . import interactive as ia
 from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow, wrap
 

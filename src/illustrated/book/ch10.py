@@ -13,13 +13,13 @@ from matplotlib.transforms import blended_transform_factory
 
 from ..data import CORPORA, load_corpus
 from ..modules import Transformer
-from ..presets import SETTINGS, make_config, pretrained
+from ..pretrained_models import SETTINGS, make_config, pretrained
 from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, recipe_fields
-from ..referent import labels
-from ..tracing import trace
+from ..training.referent import labels
+from ..inference.tracing import trace
 from ..files.checkpoint import save_checkpoint
-from ..inference import exact_match, translate
-from ..training import set_seed, train
+from ..inference.translate import exact_match, translate
+from ..training.loop import set_seed, train
 from . import interactive as ia
 from . import runs
 from .kit import (COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, PHONE_TEXT_CHARS, colorbar, heatmap,
@@ -185,7 +185,7 @@ def train_limits() -> dict:
 
 def recipe(corpus: str) -> dict:
     """A corpus's presets.SETTINGS recipe with the Recipe's defaults, as the training widget
-    reads it; ``referentWeight`` only for a corpus with "it" labels (illustrated.referent)."""
+    reads it; ``referentWeight`` only for a corpus with "it" labels (illustrated.training.referent)."""
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     cfg, t = make_config(corpus, src_vocab, tgt_vocab), Recipe(**SETTINGS[corpus]["train"])
     out = {"steps": t.steps, "lr": t.lr, "warmup": t.warmup, "schedule": t.schedule,

@@ -226,7 +226,7 @@ def _announce_long_run(cfg, pairs, src_vocab, tgt_vocab, recipe: dict, steps: in
     """A line on stderr before a run that would take more than LONG_RUN seconds here, with the
     estimate from one measured step after a warm-up step (of a model of its own: nothing of the
     run is changed)."""
-    from ..training import seconds_per_step
+    from ..training.loop import seconds_per_step
     r = Recipe(**{k: v for k, v in recipe.items() if k in recipe_fields()})
     step = seconds_per_step(cfg, pairs, src_vocab, tgt_vocab, batch_size=r.batch_size,
                             device=device, grad_accum_steps=r.grad_accum_steps,
@@ -258,10 +258,10 @@ def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab,
                      device, several) -> None:
     """Train, save, then test; under torchrun every rank trains and only rank 0 prints and saves."""
     from ..files.checkpoint import save_checkpoint
-    from ..distributed import is_main
-    from ..inference import exact_match, expected_translation, translate
+    from ..training.distributed import is_main
+    from ..inference.translate import exact_match, expected_translation, translate
     from ..modules.transformer import Transformer
-    from ..training import preload_optimizer, set_seed, train
+    from ..training.loop import preload_optimizer, set_seed, train
     main = is_main()
     if main:
         _check_out(args, cfg, recipe.get("steps", Recipe.steps), len(train_pairs))
@@ -318,9 +318,9 @@ def _train(args: argparse.Namespace) -> None:
     from ..files.clash import corpus_files
     from ..files.checkpoint import save_checkpoint
     from ..data import load_corpus
-    from ..inference import translate
-    from ..presets import SETTINGS, evaluate, make_config, train_corpus
-    from ..training import preload_optimizer
+    from ..inference.translate import translate
+    from ..pretrained_models import SETTINGS, evaluate, make_config, train_corpus
+    from ..training.loop import preload_optimizer
     _refuse_clashes(args, corpus_files([args.corpus], "--corpus"))
     model_overrides = {k: v for k, v in (("d_model", args.d_model), ("n_heads", args.n_heads),
                                          ("n_layers", args.n_layers)) if v is not None}
@@ -363,7 +363,7 @@ def _train(args: argparse.Namespace) -> None:
 
 def _translate(args: argparse.Namespace) -> None:
     from ..files.checkpoint import load_checkpoint
-    from ..decoding import beam_search
+    from ..inference.decoding import beam_search
     model, (src_vocab, tgt_vocab), _ = load_checkpoint(args.model)
     if args.top_beams > args.beam_size:
         raise ValueError(f"--top-beams: expected at most --beam-size={args.beam_size}, "

@@ -16,7 +16,7 @@ plus ``{corpus}.json`` (both vocabularies, special ids, sizes, and ``train_src_l
 shortest and longest source sentence of the training split, in tokens, outside which the pages
 warn that the model was never trained) and ``index.json`` (the corpora, and every file's name,
 size and sha256). The decoding loops (greedy, beam search) stay outside the graphs: the
-browser runs them in JavaScript, line by line as :mod:`illustrated.decoding` does.
+browser runs them in JavaScript, line by line as :mod:`illustrated.inference.decoding` does.
 
 The files are one set: a new graph beside an old one would translate nonsense without a word.
 Each is written under a name that holds its sha256 (``post.encoder.3f2a9c1e0b7d4a65.onnx``),
@@ -26,8 +26,9 @@ point, the folder holds the earlier set whole, or the new one; :func:`read_expor
 file against the index.
 
 The graphs take one unpadded source sentence (no source mask is needed: every position may be
-attended to), which is how :func:`~illustrated.decoding.greedy_decode` and
-:func:`~illustrated.decoding.beam_search` call the model. tests/commands/test_onnx_export.py checks the
+attended to), which is how :func:`~illustrated.inference.decoding.greedy_decode` and
+:func:`~illustrated.inference.decoding.beam_search` call the model.
+tests/commands/test_onnx_export.py checks the
 graphs against ``model.encode``/``model.decode`` with onnxruntime (within 1e-5).
 
 Usage: ``python -m illustrated.commands.onnx_export --out DIR [--corpus NAME ...]`` (``make site-assets``
@@ -58,7 +59,7 @@ from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..data import load_corpus, tokenize
 from ..modules.recording import Attention, recording_attention
 from ..modules.transformer import Transformer
-from ..presets import MANIFEST, weights_path
+from ..pretrained_models import MANIFEST, weights_path
 from .shipped import SHIPPED, load_shipped
 
 __all__ = ["FORMAT", "OPSET", "INDEX", "EncoderGraph", "DecoderStepGraph", "corpus_files_of",
@@ -113,7 +114,7 @@ class DecoderStepGraph(nn.Module):
 
     Like :class:`EncoderGraph` it calls ``Transformer.decode``'s parts directly; the causal mask
     is built here as ``decode`` builds it (position i attends to 0..i). ``log_probs`` is the
-    ``log_softmax`` that :mod:`illustrated.decoding` takes; removing <bos> and <pad> is left to
+    ``log_softmax`` that :mod:`illustrated.inference.decoding` takes; removing <bos> and <pad> is left to
     the decoding loop, as there.
     """
 
@@ -193,7 +194,7 @@ def corpus_files_of(corpus: str) -> dict[str, tuple[str, bytes]]:
     Raises
     ------
     ValueError
-        For a corpus without a shipped model (see :func:`illustrated.presets.load_shipped`).
+        For a corpus without a shipped model (see :func:`illustrated.pretrained_models.load_shipped`).
     ImportError
         Without onnx and onnxscript.
     RuntimeError

@@ -13,7 +13,7 @@ names that hold their sha256 (``post.3f2a9c1e0b7d4a65.pt``), and the manifest, w
 switches to them in one rename (:mod:`illustrated.files.file_set`). Interrupted or failed at any
 point, ``il.pretrained`` finds the old set whole, or the new one.
 
-This module makes them (:func:`make_models`); :mod:`illustrated.presets` reads them
+This module makes them (:func:`make_models`); :mod:`illustrated.pretrained_models` reads them
 (``load_shipped``, ``manifest``, re-exported here), so the two import each other one way only.
 
 Retraining stays one call away (``il.pretrained(corpus, retrain=True)`` or ``il.train_corpus``):
@@ -38,9 +38,9 @@ from ..files.file_set import SetWriter, check_wait
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.checkpoint import checkpoint_bytes, estimate_bytes
 from ..data import load_corpus
-from ..presets import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
+from ..pretrained_models import MANIFEST, SETTINGS, evaluate, load_shipped, make_config, manifest, \
     read_manifest, sha256, train_corpus, weights_path
-from ..presets import MANIFEST_FORMAT as FORMAT
+from ..pretrained_models import MANIFEST_FORMAT as FORMAT
 
 __all__ = ["TARGETS", "SHIPPED", "FORMAT", "MANIFEST", "meets_target", "manifest",
            "weights_path", "sha256", "load_shipped", "make_models", "main"]

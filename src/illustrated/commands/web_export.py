@@ -28,9 +28,9 @@ from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.safetensors import FORMAT, to_bytes
 from ..data import load_corpus, tokenize
-from ..presets import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
+from ..pretrained_models import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
 from ..recipe import Recipe, schema
-from ..referent import labels
+from ..training.referent import labels
 
 __all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "read_site", "main"]
 
@@ -43,7 +43,7 @@ def save_model(path, model, vocabs) -> Path:
 def _train_json(corpus: str) -> dict:
     """The corpus for training in the page: ids of both splits, vocabularies, SETTINGS, and
     where the coreference grammar covers its sources, ``referent``: per training pair its
-    label for :mod:`illustrated.referent` ([position of "it", source id of its noun] or null)."""
+    label for :mod:`illustrated.training.referent` ([position of "it", source id of its noun] or null)."""
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     test, _, _ = load_corpus(corpus, "test")
     cfg = make_config(corpus, src_vocab, tgt_vocab)

@@ -110,7 +110,7 @@ def referent(sentence: str) -> tuple[int, int] | None:
 
     Positions count the words as the encoder reads them (``tokenize``), from 0. The adjective
     decides, as in :func:`sentence_pair`: an animal's adjective names the animal, a place's the
-    place. The training objective of :mod:`illustrated.referent` asks the encoder's output at
+    place. The training objective of :mod:`illustrated.training.referent` asks the encoder's output at
     "it" to name that noun.
     """
     words = tokenize(sentence)

@@ -130,7 +130,7 @@ def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int
     float32 weights, up to 512 bytes of archive record per tensor, the vocabularies; with
     ``training``, Adam's two moments and step per weight tensor, the history of ``steps`` steps
     and the batch order of ``pairs`` pairs; with ``referent`` too, the read-out of
-    :mod:`illustrated.referent` (d_model -> src_vocab_size) and its Adam state. The command
+    :mod:`illustrated.training.referent` (d_model -> src_vocab_size) and its Adam state. The command
     line, :func:`il.train` and ``make models`` require this much free space before training, so
     that a full disk is refused before the time is spent, not after. (Real files are 5 % to
     20 % smaller.)

@@ -6,7 +6,7 @@ with one more field, "training": the step, the recipe (the keywords that must st
 the sha256 of the training data (each side's sentences as ids, and each vocabulary), Adam's
 state, the shuffling generator, the batch order left in the epoch, the global RNG states and the
 history; when the run's ``referent_weight`` > 0, "referent", the weights of the "it" objective's
-read-out (:mod:`illustrated.referent`), whose Adam state is the optimizer's second group; plus
+read-out (:mod:`illustrated.training.referent`), whose Adam state is the optimizer's second group; plus
 "digest", the sha256 of each of these fields and of the weights. Reading it back
 checks every field against its sha256, then for its type and range, then against the run that
 resumes it (config, data and recipe, field by field): a file changed after it was written, or
@@ -423,7 +423,7 @@ def _check_training(training: dict, model: Transformer) -> None:
 
 def _check_readout(state: Any, weight: float, cfg: TransformerConfig) -> list[torch.Size]:
     """The shapes of the read-out's parameters (weight, bias: ``ReferentReadout``'s state_dict,
-    :mod:`illustrated.referent`) if ``state`` holds them, finite; else ValueError."""
+    :mod:`illustrated.training.referent`) if ``state`` holds them, finite; else ValueError."""
     shapes = {"linear.weight": torch.Size((cfg.src_vocab_size, cfg.d_model)),
               "linear.bias": torch.Size((cfg.src_vocab_size,))}
     if state is None:

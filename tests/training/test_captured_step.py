@@ -1,4 +1,4 @@
-"""The captured training step (illustrated.captured_step): buckets, padding that changes no loss
+"""The captured training step (illustrated.training.captured_step): buckets, padding that changes no loss
 or gradient, the compiled step equal to the eager one over several steps, hooks that force the
 eager step.
 
@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch._dynamo.utils import counters
 
 import illustrated as il
-from illustrated.captured_step import (CapturedStep, PaddedPairs, bucket, captured_step,
+from illustrated.training.captured_step import (CapturedStep, PaddedPairs, bucket, captured_step,
                                        check_compile, hooked_modules, padded_batch)
 from illustrated.data import collate, encode_pairs
 from illustrated.data.pairs_file import build_vocab
@@ -291,7 +291,7 @@ def test_on_cuda_the_whole_step_is_one_cuda_graph_with_the_eager_losses(vocabs, 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_cuda_a_diverging_graphed_run_comes_back_to_its_weights(vocabs):
     """lr=1e30: the loss stops being finite at a replayed step, and the model comes back with
-    exactly the weights it had before the step that broke it (as tests/test_training.py's
+    exactly the weights it had before the step that broke it (as tests/training/test_training.py's
     eager run)."""
     src_vocab, tgt_vocab = vocabs
     model = tiny_model(vocabs)

@@ -6,7 +6,7 @@ time went to the CPU that launches them. Capturing the forward pass and its back
 (``torch.compile(mode="reduce-overhead")``) left the rest on the CPU: the autograd engine's 88
 gradient accumulations, the clipping's and Adam's Python and launches, the graphs' bookkeeping,
 about 4 ms of a 5 ms step on an H200 (``benchmarks/results/gpu_profile.json``). Here the
-step's compiled forward and loss (:class:`~illustrated.captured_step.CapturedStep`, inductor
+step's compiled forward and loss (:class:`~illustrated.training.captured_step.CapturedStep`, inductor
 without CUDA graphs of its own), ``loss.backward()``, ``clip_grad_norm_`` and Adam's fused
 update are captured together with ``torch.cuda.graph``, PyTorch's "whole-network capture"
 (CUDA semantics notes, "CUDA Graphs"; Nguyen et al. 2021), one graph a bucket shape.
@@ -16,7 +16,7 @@ on (it compiles, and lets cuBLAS, cuDNN and Adam's state start outside a capture
 records the graph, then replays it; every later one copies its ids into the graph's inputs,
 the learning rate into the tensor the graph's Adam reads, and replays. Capture records and
 runs nothing, so no step is spent on it, and every step is one of the run's: the losses are
-the uncaptured step's (``tests/test_captured_step.py`` on a GPU). The graphs share one memory
+the uncaptured step's (``tests/training/test_captured_step.py`` on a GPU). The graphs share one memory
 pool: nothing a graph writes outside its pool is read outside it but its three outputs.
 
 On a CPU (or a device without CUDA graphs) the same object runs the same step uncaptured, so
@@ -47,7 +47,7 @@ class _Graph:
 class GraphedStep:
     """One training step, forward to Adam's update, captured as a CUDA graph per bucket.
 
-    step: the run's :class:`~illustrated.captured_step.CapturedStep` (compiled forward and
+    step: the run's :class:`~illustrated.training.captured_step.CapturedStep` (compiled forward and
     loss, padded batches); optimizer: the run's Adam (fused); params: the model's parameters;
     max_norm: the clipping threshold (``math.inf``: no clipping).
 

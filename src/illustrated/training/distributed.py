@@ -24,7 +24,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from ._args import check_bool, check_real
+from .._args import check_bool, check_real
 
 __all__ = ["TIMEOUT", "launched_by_torchrun", "init", "is_main", "lost_peer", "leave",
            "process_group", "rank_device", "wrap", "synced_at", "sum_over_processes",
@@ -118,7 +118,7 @@ def process_group(distributed: bool | None) -> tuple[int, int, bool]:
     running = dist.is_available() and dist.is_initialized()
     if distributed and not running:
         raise ValueError("distributed: expected a running process group (launch with torchrun "
-                         "and call illustrated.distributed.init() first), got none")
+                         "and call illustrated.training.distributed.init() first), got none")
     if running and distributed is not False:
         return dist.get_rank(), dist.get_world_size(), True
     return 0, 1, False
@@ -155,7 +155,7 @@ def sum_over_processes(totals: torch.Tensor, several: bool) -> torch.Tensor:
 
 def average_gradients(params, several: bool) -> None:
     """The gradients of ``params``, weights DDP does not wrap (the read-out of
-    :mod:`illustrated.referent`), averaged over every process as DDP averages the model's; a
+    :mod:`illustrated.training.referent`), averaged over every process as DDP averages the model's; a
     process whose share gave one no gradient counts zeros. Nothing alone."""
     if not several:
         return

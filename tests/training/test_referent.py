@@ -1,4 +1,4 @@
-"""The referent objective (illustrated.referent, ``il.train(referent_weight=...)``): the labels the
+"""The referent objective (illustrated.training.referent, ``il.train(referent_weight=...)``): the labels the
 coreference grammar gives, what one training step changes, its bad arguments, micro-batches that
 add up to the whole batch's objective, and the "it" head it grew in the shipped coreference model
 (the post's figure: "it" -> "the animal" / "the street")."""
@@ -44,7 +44,7 @@ def coreference():
 
 def one_step(coreference, weight):
     pairs, src_vocab, tgt_vocab = coreference
-    cfg = il.presets.make_config("coreference", src_vocab, tgt_vocab, d_model=32, d_ff=64)
+    cfg = il.pretrained_models.make_config("coreference", src_vocab, tgt_vocab, d_model=32, d_ff=64)
     il.set_seed(0)
     model = il.modules.Transformer(cfg)
     il.train(model, pairs, src_vocab, tgt_vocab, steps=1, warmup=0, batch_size=16, clip_grad=0,
@@ -72,7 +72,7 @@ def test_one_step_moves_the_encoder_side_only_and_keeps_the_state_dict(coreferen
 ])
 def test_bad_referent_weight_is_refused_by_name(coreference, weight, message):
     pairs, src_vocab, tgt_vocab = coreference
-    model = il.modules.Transformer(il.presets.make_config("coreference", src_vocab, tgt_vocab))
+    model = il.modules.Transformer(il.pretrained_models.make_config("coreference", src_vocab, tgt_vocab))
     with pytest.raises(ValueError, match=message):
         il.train(model, pairs, src_vocab, tgt_vocab, steps=1, progress=False,
                  referent_weight=weight)
@@ -80,7 +80,7 @@ def test_bad_referent_weight_is_refused_by_name(coreference, weight, message):
 
 def test_referent_weight_needs_pairs_with_it():
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
-    model = il.modules.Transformer(il.presets.make_config("post", src_vocab, tgt_vocab))
+    model = il.modules.Transformer(il.pretrained_models.make_config("post", src_vocab, tgt_vocab))
     with pytest.raises(ValueError, match="referent_weight: expected pairs whose source has 'it'"):
         il.train(model, pairs, src_vocab, tgt_vocab, steps=1, progress=False, referent_weight=1.0)
 
@@ -104,7 +104,7 @@ def test_micro_batches_give_the_objective_of_the_whole_batch(it_pairs):
     (plain, plain_state), (accumulated, accumulated_state) = runs
     assert accumulated == pytest.approx(plain, rel=1e-5)
     for name, weight in plain_state.items():
-        if not name.endswith("w_k.bias"):  # its true gradient is 0 (tests/test_distributed.py)
+        if not name.endswith("w_k.bias"):  # its true gradient is 0 (tests/training/test_distributed.py)
             torch.testing.assert_close(accumulated_state[name], weight, rtol=1e-4, atol=1e-4,
                                        msg=name)
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import illustrated as il
-from illustrated import training
+from illustrated.training import loop
 from illustrated.data import collate, encode_pairs
 from illustrated.data.pairs_file import build_vocab
 
@@ -35,12 +35,12 @@ def run(model, **kwargs):
 @pytest.fixture
 def batches(monkeypatch):
     """The pairs of every step's global batch, as train drew them."""
-    seen, step = [], training._loss_and_accuracy
+    seen, step = [], loop._loss_and_accuracy
 
     def spy(net, run, idx, *args):
         seen.append(list(idx))
         return step(net, run, idx, *args)
-    monkeypatch.setattr(training, "_loss_and_accuracy", spy)
+    monkeypatch.setattr(loop, "_loss_and_accuracy", spy)
     return seen
 
 

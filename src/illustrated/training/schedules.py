@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._args import check_choice, check_int, check_real
+from .._args import check_choice, check_int, check_real
 
 __all__ = ["SCHEDULES", "learning_rate"]
 

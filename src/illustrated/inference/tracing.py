@@ -21,14 +21,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ._args import check_instance
-from ._numpy import to_numpy
-from .data import Vocab, encode_sentence
-from .data.vocab import check_vocab_fits
+from .._args import check_instance
+from .._numpy import to_numpy
+from ..data import Vocab, encode_sentence
+from ..data.vocab import check_vocab_fits
 from .decoding import EvalMode, greedy_decode, prepare_source, token_ids
-from .modules.recording import recording_attention
-from .modules.transformer import Transformer
-from .reference import AttentionResult
+from ..modules.recording import recording_attention
+from ..modules.transformer import Transformer
+from ..reference import AttentionResult
 
 __all__ = ["to_numpy", "SublayerTrace", "EncoderLayerTrace",
            "DecoderLayerTrace", "Trace", "trace"]
@@ -301,7 +301,7 @@ def trace(model, sentence: str | Sequence[int], target: str | Sequence[int] | No
     """Run the model on one sentence and keep every intermediate result, as float64 NumPy.
 
     The model runs its own ``forward`` (``encode`` without ``tgt_vocab``) in eval mode without
-    gradients (:class:`~illustrated.decoding.EvalMode`), with forward hooks on its sub-modules
+    gradients (:class:`~illustrated.inference.decoding.EvalMode`), with forward hooks on its sub-modules
     and :func:`~illustrated.modules.recording.recording_attention` keeping the weights; the
     model's mode is restored and the hooks removed afterwards.
 

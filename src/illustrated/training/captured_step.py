@@ -5,7 +5,7 @@ A tiny model's eager step is a few hundred kernels of microseconds each; on a GP
 to Python and to launching them, not to the work (issue 34: 14.3 ms a step on an H100, what one
 CPU thread takes). Here the forward pass, the loss and the token accuracy of one batch are
 handed to ``torch.compile`` (inductor: a few fused kernels); on CUDA
-:class:`~illustrated.graphed_step.GraphedStep` then records the whole step, this forward, its
+:class:`~illustrated.training.graphed_step.GraphedStep` then records the whole step, this forward, its
 backward, the clipping and Adam's update, as one CUDA graph and replays it with one launch. A
 CUDA graph replays fixed shapes, so each batch is padded to one of a few bucket shapes
 (:func:`bucket`: source length, target length and number of sentences, each rounded up to the
@@ -16,7 +16,7 @@ Padding changes no number the step computes, up to float rounding: padded source
 hidden keys (the padding mask), padded target positions are ``ignore_index`` in the
 cross-entropy and come after every real position (the causal mask keeps them out of the real
 ones), and padded sentences copy the first sentence's input with every target ignored (a
-sentence of padding only would leave its queries no key). ``tests/test_captured_step.py``
+sentence of padding only would leave its queries no key). ``tests/training/test_captured_step.py``
 holds losses and gradients equal, padded and not, compiled and eager.
 
 The model keeps its one forward per layer: the step calls the model's own ``encode``,
@@ -44,9 +44,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.modules import module as nn_module
 
-from ._args import ArgumentTypeError, describe
-from .data.vocab import Vocab
-from .masks import padding_mask
+from .._args import ArgumentTypeError, describe
+from ..data.vocab import Vocab
+from ..masks import padding_mask
 
 __all__ = ["COMPILE_CHOICES", "bucket", "PaddedPairs", "padded_batch", "hooked_modules", "check_compile",
            "CapturedStep", "captured_step"]
@@ -191,10 +191,10 @@ class CapturedStep:
     with one warning, when the model has hooks (:func:`hooked_modules`): the caller runs its
     eager step then; and from the first time ``torch.compile`` fails on a new bucket (no C
     compiler, no Triton: "auto" must never stop a run that eager would finish), when
-    ``forward`` returns None, also with one warning. :class:`~illustrated.graphed_step.GraphedStep`
+    ``forward`` returns None, also with one warning. :class:`~illustrated.training.graphed_step.GraphedStep`
     calls them.
     backend: ``torch.compile``'s ("inductor"; no ``mode``: on CUDA
-    :class:`~illustrated.graphed_step.GraphedStep` captures the whole step itself).
+    :class:`~illustrated.training.graphed_step.GraphedStep` captures the whole step itself).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
     """
 
@@ -272,7 +272,8 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
     step), over the run's pairs ``encoded``. "auto" compiles on CUDA only; True compiles on
     any device with inductor; a backend's name compiles with it (on CUDA the training loop
-    captures the whole step as a CUDA graph either way: :mod:`illustrated.graphed_step`). One process and no
+    captures the whole step as a CUDA graph either way: :mod:`illustrated.training.graphed_step`).
+    One process and no
     gradient accumulation only: with several processes (DDP) or micro-batches, or a model whose
     ``encode``, ``decode`` and ``generator`` take no ``check`` keyword, the eager step runs,
     with one warning."""

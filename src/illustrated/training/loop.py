@@ -3,9 +3,10 @@
 One step of the recipe: draw a batch of pairs (shuffled epochs), compute the loss and the token
 accuracy (one function, for one process or several, a whole batch or its micro-batches), back-
 propagate, clip the gradients, stop if anything is no longer finite, set the learning rate from
-the schedule, take Adam's step. The schedules live in :mod:`illustrated.schedules`, the saved
-state of a run in :mod:`illustrated.files.training_state`, the process group in
-:mod:`illustrated.distributed`, translation and exact match in :mod:`illustrated.inference`.
+the schedule, take Adam's step. The schedules live in :mod:`illustrated.training.schedules`,
+the saved state of a run in :mod:`illustrated.files.training_state`, the process group in
+:mod:`illustrated.training.distributed`, translation and exact match in
+:mod:`illustrated.inference.translate`.
 
 References: post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam, Eq. 3 warm-up
 schedule) and §5.4 (label smoothing).
@@ -27,22 +28,22 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from . import distributed as ddp
-from ._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
+from .._args import (MAX_SEED, ArgumentTypeError, check_bool, check_choice, check_int, check_pairs,
                     describe)
 from .captured_step import captured_step, check_compile
 from .graphed_step import GraphedStep
-from .files.atomic import check_writable
-from .files.checkpoint import estimate_bytes
-from .config import TransformerConfig
-from .data import Vocab, collate, encode_pairs
-from .data.batching import pair_widths, token_epoch, tokens_fit
-from .data.vocab import check_vocab_fits
-from .decoding import check_model
-from .modules.transformer import Transformer
+from ..files.atomic import check_writable
+from ..files.checkpoint import estimate_bytes
+from ..config import TransformerConfig
+from ..data import Vocab, collate, encode_pairs
+from ..data.batching import pair_widths, token_epoch, tokens_fit
+from ..data.vocab import check_vocab_fits
+from ..inference.decoding import check_model
+from ..modules.transformer import Transformer
 from .referent import ReferentObjective
-from .recipe import PRECISIONS, Recipe
+from ..recipe import PRECISIONS, Recipe
 from .schedules import learning_rate
-from .files.training_state import data_fingerprint, restore, resume_state, save_training_state
+from ..files.training_state import data_fingerprint, restore, resume_state, save_training_state
 
 __all__ = ["MAX_SEED", "PRECISIONS", "Recipe", "set_seed", "pick_device", "preload_optimizer", "History",
            "TrainingDiverged", "train", "seconds_per_step"]
@@ -200,7 +201,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     epoch shows every pair once, and the loss is the mean per target token.
 
     One loop serves one process and several: under a running ``torch.distributed`` process
-    group (``torchrun``, :func:`illustrated.distributed.init`) the model is wrapped in
+    group (``torchrun``, :func:`illustrated.training.distributed.init`) the model is wrapped in
     ``DistributedDataParallel``; every process draws the same shuffled global batch of
     pairs and takes pairs ``rank, rank + world_size, ...`` of it (a
     DistributedSampler-style split), and only rank 0 shows progress and writes checkpoints.
@@ -209,7 +210,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
     share of the global batch's target tokens, so that the accumulated (and DDP-averaged)
     gradient is the gradient of the global batch's mean loss. Alone and without accumulation the
     share is 1: the loss is ``F.cross_entropy``'s mean, bit for bit as it always was. With
-    ``referent_weight`` > 0 the "it" objective (:mod:`illustrated.referent`) is added the same
+    ``referent_weight`` > 0 the "it" objective (:mod:`illustrated.training.referent`) is added the same
     way, as its share of the batch's labelled pairs; its read-out is not in DDP's wrapper, and
     its gradients are averaged over the processes as DDP averages the model's.
 
@@ -249,8 +250,8 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         it on, nor the reverse.
     compile : "auto" (default: on CUDA only), True, False, or a ``torch.compile`` backend's
         name: run each step's forward pass and loss compiled over batches padded to a few
-        bucket shapes (:mod:`illustrated.captured_step`), and on CUDA the whole step (forward,
-        backward, clipping, Adam) as one CUDA graph per bucket (:mod:`illustrated.graphed_step`);
+        bucket shapes (:mod:`illustrated.training.captured_step`), and on CUDA the whole step (forward,
+        backward, clipping, Adam) as one CUDA graph per bucket (:mod:`illustrated.training.graphed_step`);
         the same losses as the eager step up to float rounding. One process without gradient
         accumulation, and a model without hooks; otherwise the eager step runs, with a warning.
         A way to run, like ``device``, not a training choice: not in the Recipe.

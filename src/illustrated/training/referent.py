@@ -11,7 +11,7 @@ cross-entropy, times ``referent_weight``, is added to the translation loss
 for one run and is dropped, so the trained model has the same weights, files and readers as any
 other. Until then a training checkpoint keeps it, with its Adam state, so that a resumed run goes
 on with it, and under torchrun its gradients are averaged over the processes as DDP averages the
-model's (:mod:`illustrated.files.training_state`, :func:`illustrated.distributed.average_gradients`).
+model's (:mod:`illustrated.files.training_state`, :func:`illustrated.training.distributed.average_gradients`).
 
 References: post "Self-Attention at a High Level" (what does "it" refer to?); auxiliary losses as
 in Caruana 1997 ("Multitask learning").
@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data.coreference_grammar import referent
+from ..data.coreference_grammar import referent
 
 __all__ = ["labels", "ReferentReadout", "ReferentObjective"]
 

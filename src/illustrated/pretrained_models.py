@@ -22,10 +22,10 @@ from .files.file_set import member
 from .files.checkpoint import load_checkpoint
 from .config import TINY, TransformerConfig
 from .data import CORPORA, Vocab, load_corpus, pronoun_correct
-from .inference import exact_match, translate
+from .inference.translate import exact_match, translate
 from .modules.transformer import Transformer
 from .recipe import CORPUS_PRESETS, PRESETS
-from .training import History, pick_device, set_seed, train
+from .training.loop import History, pick_device, set_seed, train
 
 __all__ = ["SETTINGS", "make_config", "train_corpus", "pretrained", "evaluate", "MANIFEST",
            "MANIFEST_FORMAT", "manifest", "read_manifest", "weights_path", "sha256",

@@ -34,7 +34,7 @@ def model_and_vocabs(request, post_ln):
 def _forward(model, t):
     """The model's own forward pass on the traced ids, in eval mode, and its attention weights."""
     src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
-    with il.decoding.EvalMode(model), recording_attention(model) as record:
+    with il.inference.decoding.EvalMode(model), recording_attention(model) as record:
         logits = model(src, tgt_in)
         memory = model.encode(src)
     attention = Attention.of(record)
@@ -62,7 +62,7 @@ def test_layer_outputs_equal_each_layers_forward(model_and_vocabs):
     # The trace runs the book's step-by-step attention; a layer called without its weights
     # recorded runs the batched kernel: the two agree to float32 rounding (~1e-6 at
     # values of a few units), hence 1e-5 here.
-    with il.decoding.EvalMode(model):
+    with il.inference.decoding.EvalMode(model):
         x = torch.tensor(t.encoder_input, dtype=torch.float32)[None]
         for layer, traced in zip(model.encoder.layers, t.encoder_layers):
             np.testing.assert_allclose(traced.input, x[0].double().numpy(), atol=1e-5)
@@ -227,7 +227,7 @@ def test_logits_equal_the_fast_forward_and_weights_equal_the_recorded(model_and_
     model, src_vocab, tgt_vocab = model_and_vocabs
     t = il.trace(model, SENTENCE, "i am a student", src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     src, tgt_in = torch.tensor([t.source_ids]), torch.tensor([t.decoder_input_ids])
-    with il.decoding.EvalMode(model):
+    with il.inference.decoding.EvalMode(model):
         fast = model(src, tgt_in)  # the batched attention path, no weights kept
         _, attention = recorded(model, model, src, tgt_in)
     np.testing.assert_allclose(t.logits, fast[0].double().numpy(), atol=1e-5, rtol=0)

@@ -107,12 +107,12 @@ def test_decoding_restores_training_mode():
 def test_eval_mode_no_grad_inside_and_mode_restored_after_an_error():
     m = il.modules.Transformer(CFG).train()
     with pytest.raises(RuntimeError, match="inside"):
-        with il.decoding.EvalMode(m):
+        with il.inference.decoding.EvalMode(m):
             assert not m.training and not torch.is_grad_enabled()
             raise RuntimeError("inside")
     assert m.training and torch.is_grad_enabled()
     m.eval()
-    with il.decoding.EvalMode(m):
+    with il.inference.decoding.EvalMode(m):
         pass
     assert not m.training
 
@@ -174,7 +174,7 @@ def test_non_finite_weights_are_an_error_not_a_translation(model, where, value):
     with pytest.raises(ValueError, match=message):
         il.beam_search(broken, src, bos_id=BOS, eos_id=EOS, beam_size=3, max_len=4)
     with pytest.raises(ValueError, match=message):
-        il.decoding.greedy_decode_batch(broken, torch.tensor([src, src]), bos_id=BOS, eos_id=EOS,
+        il.inference.decoding.greedy_decode_batch(broken, torch.tensor([src, src]), bos_id=BOS, eos_id=EOS,
                                         max_len=4)
 
 

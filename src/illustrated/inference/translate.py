@@ -9,11 +9,11 @@ from typing import Iterable, Sequence
 
 import torch
 
-from ._args import ArgumentTypeError, check_int, check_pairs, describe
-from .data import Vocab, detokenize, tokenize
-from .data.vocab import check_vocab_fits
+from .._args import ArgumentTypeError, check_int, check_pairs, describe
+from ..data import Vocab, detokenize, tokenize
+from ..data.vocab import check_vocab_fits
 from .decoding import beam_search, check_model, greedy_decode_batch
-from .modules.transformer import Transformer
+from ..modules.transformer import Transformer
 
 __all__ = ["translate", "exact_match", "expected_translation"]
 

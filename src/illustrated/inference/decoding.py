@@ -14,13 +14,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
+from .._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
                     describe)
-from ._numpy import to_numpy
-from .config import TransformerConfig
-from .modules._checks import check_source_ids
-from .modules.kv_cache import KVCache
-from .modules.transformer import Transformer
+from .._numpy import to_numpy
+from ..config import TransformerConfig
+from ..modules._checks import check_source_ids
+from ..modules.kv_cache import KVCache
+from ..modules.transformer import Transformer
 
 __all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
            "length_penalty", "BeamStep", "GreedyStep", "prepare_source", "token_ids"]

@@ -26,17 +26,17 @@ RECIPE = {"steps": 20, "batch_size": 6, "lr": 3e-3, "warmup": 5, "seed": 0,
 WORKER = """
 import json, sys, torch
 import illustrated as il
-from illustrated import distributed, training
+from illustrated.training import distributed, loop
 from illustrated.data.pairs_file import build_vocab
 from dataclasses import replace
 pairs, recipe, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
 pairs = [tuple(p) for p in pairs]
 made = []  # the "it" objective il.train makes, when referent_weight > 0
-class Kept(training.ReferentObjective):
+class Kept(loop.ReferentObjective):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         made.append(self)
-training.ReferentObjective = Kept
+loop.ReferentObjective = Kept
 distributed.init("cpu")
 src, tgt = build_vocab([s for s, _ in pairs]), build_vocab([t for _, t in pairs])
 cfg = replace(il.TINY, src_vocab_size=len(src), tgt_vocab_size=len(tgt))
@@ -125,12 +125,12 @@ def test_the_it_objective_under_two_processes_keeps_one_read_out_and_one_process
         assert torch.equal(weight, {**second["state"], **second["readout"]}[name]), name
     made = []
 
-    class Kept(il.training.ReferentObjective):
+    class Kept(il.training.loop.ReferentObjective):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(il.training, "ReferentObjective", Kept)
+    monkeypatch.setattr(il.training.loop, "ReferentObjective", Kept)
     state, loss = single_process(pairs, recipe)
     assert_same_run(first, state, loss)
     for name, weight in made[0].readout.state_dict().items():
@@ -145,16 +145,16 @@ def test_the_it_objective_under_two_processes_keeps_one_read_out_and_one_process
 # `torchrun -m illustrated train ...`, with il.train wrapped to keep each rank's final weights
 CLI = """
 import sys, torch
-import illustrated.training as training
+import illustrated.training.loop as training
 from illustrated.commands import cli
 spy_dir, argv = sys.argv[1], sys.argv[2:]
-plain = training.train
+plain = loop.train
 def spy(model, *args, **kwargs):
     history = plain(model, *args, **kwargs)
     rank = torch.distributed.get_rank()
     torch.save({"state": model.state_dict(), "device": history.device}, f"{spy_dir}/rank{rank}.pt")
     return history
-training.train = spy
+loop.train = spy
 sys.exit(cli.main(argv))
 """
 
@@ -186,7 +186,7 @@ def test_cli_under_torchrun_trains_on_both_ranks_and_only_rank_0_writes(tmp_path
 
 def test_a_frozen_process_stops_the_run_after_timeout_not_30_minutes(tmp_path):
     """Two ranks started as torchrun starts them (env:// rendezvous); rank 1 is stopped with
-    SIGSTOP mid-training. Before: rank 0 waited for gloo's 30-minute default."""
+    SIGSTOP mid-loop. Before: rank 0 waited for gloo's 30-minute default."""
     import signal
     import socket
     import time
@@ -227,7 +227,7 @@ def test_a_frozen_process_stops_the_run_after_timeout_not_30_minutes(tmp_path):
 def test_init_gives_the_process_group_a_timeout(monkeypatch):
     import datetime
 
-    from illustrated import distributed
+    from illustrated.training import distributed
     calls = []
     monkeypatch.setattr(distributed.dist, "is_initialized", lambda: False)
     monkeypatch.setattr(distributed.dist, "init_process_group",
@@ -245,12 +245,12 @@ def test_more_processes_than_training_pairs_names_the_pairs(tmp_path, monkeypatc
     """torchrun with 2 processes on a 2-pair file (1 to train on): before, the message was
     '--grad-accum: expected at most 1 micro-batches (...), got 1'."""
     from illustrated.commands import cli
-    from illustrated import distributed
+    from illustrated.training import distributed
     path = tmp_path / "two.tsv"
     path.write_text("je suis\ti am\nmerci\tthanks\n", encoding="utf-8")
     monkeypatch.setattr(distributed, "launched_by_torchrun", lambda: True)
     monkeypatch.setattr(distributed, "init", lambda device, timeout: torch.device("cpu"))
-    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
+    monkeypatch.setattr(il.training.distributed, "process_group", lambda distributed: (0, 2, True))
     code = cli.main(["train", "--pairs", str(path), "--device", "cpu", "--out",
                      str(tmp_path / "m.pt")])
     assert code == 2
@@ -285,7 +285,7 @@ def test_batches_by_tokens_split_over_two_processes_as_one_process_trains_them(t
     alone = il.train(model, PAIRS, src, tgt, device="cpu", progress=False, **recipe)
     assert ranks[0]["loss"] == ranks[1]["loss"]
     assert ranks[0]["loss"] == pytest.approx(alone.loss, rel=1e-4, abs=1e-5)
-    monkeypatch.setattr(il.distributed, "process_group", lambda distributed: (0, 2, True))
+    monkeypatch.setattr(il.training.distributed, "process_group", lambda distributed: (0, 2, True))
     with pytest.raises(ValueError, match=r"^tokens_per_batch: expected at least 12 \(the longest "
                                          r"pair takes 6 positions, and each of 1 micro-batches "
                                          r"over 2 processes needs one\), got 11$"):

@@ -1,8 +1,8 @@
-"""The whole-step CUDA graph's control (illustrated.graphed_step) on the CPU, with a stand-in for
+"""The whole-step CUDA graph's control (illustrated.training.graphed_step) on the CPU, with a stand-in for
 torch.cuda's graphs: what is recorded when, which inputs a replay reads, what Adam is given during
 a capture and after it, and what a failed capture leaves. The stand-in records the step during
 "capture" without running it, and runs it on the graph's own input and output tensors at each
-replay, as a CUDA graph does; the real graphs are tested on a GPU (tests/test_captured_step.py)."""
+replay, as a CUDA graph does; the real graphs are tested on a GPU (tests/training/test_captured_step.py)."""
 import contextlib
 import warnings
 from dataclasses import replace
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import illustrated as il
-from illustrated import graphed_step
+from illustrated.training import graphed_step
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [("a b c d", "w"), ("a b", "w x y z"), ("c", "x y"), ("d a", "z w x"),

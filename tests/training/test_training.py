@@ -17,25 +17,25 @@ def post():
 
 def post_model(post, **overrides):
     pairs, src_vocab, tgt_vocab = post
-    cfg = il.presets.make_config("post", src_vocab, tgt_vocab, **overrides)
+    cfg = il.pretrained_models.make_config("post", src_vocab, tgt_vocab, **overrides)
     il.set_seed(0)
     return il.modules.Transformer(cfg)
 
 
 def test_learning_rate_schedules():
-    assert il.schedules.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
-    assert il.schedules.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
+    assert il.training.schedules.learning_rate(5, 1e-3, 10) == pytest.approx(5e-4)
+    assert il.training.schedules.learning_rate(40, 1e-3, 10) == pytest.approx(1e-3)
     # noam: peak lr at the end of warm-up, then lr * sqrt(warmup / step) (paper Eq. 3, rescaled)
-    assert il.schedules.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
-    assert il.schedules.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
+    assert il.training.schedules.learning_rate(10, 1e-3, 10, "noam") == pytest.approx(1e-3)
+    assert il.training.schedules.learning_rate(40, 1e-3, 10, "noam") == pytest.approx(5e-4)
     # cosine: from lr at the end of warm-up to 0 at the last step, lr/2 half way
-    assert il.schedules.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
-    assert il.schedules.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
-    assert il.schedules.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
+    assert il.training.schedules.learning_rate(10, 1e-3, 10, "cosine", 110) == pytest.approx(1e-3)
+    assert il.training.schedules.learning_rate(60, 1e-3, 10, "cosine", 110) == pytest.approx(5e-4)
+    assert il.training.schedules.learning_rate(110, 1e-3, 10, "cosine", 110) == pytest.approx(0.0)
     with pytest.raises(ValueError, match="schedule"):
-        il.schedules.learning_rate(1, 1e-3, 10, "triangle")
+        il.training.schedules.learning_rate(1, 1e-3, 10, "triangle")
     with pytest.raises(ValueError, match="total_steps"):
-        il.schedules.learning_rate(1, 1e-3, 10, "cosine")
+        il.training.schedules.learning_rate(1, 1e-3, 10, "cosine")
 
 
 def test_post_corpus_learned_exactly(post):
@@ -165,7 +165,7 @@ def run_cli(*args):
 
 
 def test_preload_optimizer_imports_what_the_first_optimizer_needs():
-    seconds = il.training.preload_optimizer()
+    seconds = il.training.loop.preload_optimizer()
     assert isinstance(seconds, float) and seconds >= 0.0
     assert "torch._dynamo" in sys.modules  # what the first torch.optim optimizer imports
 
@@ -227,7 +227,7 @@ def test_the_benchmarks_peer_trains_and_decodes_with_the_same_loop():
     from torch_reference import TorchTransformer
 
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
-    peer = TorchTransformer(il.presets.make_config("post", src_vocab, tgt_vocab))
+    peer = TorchTransformer(il.pretrained_models.make_config("post", src_vocab, tgt_vocab))
     history = il.train(peer, pairs, src_vocab, tgt_vocab, steps=2, device="cpu", progress=False)
     assert history.steps == 2
     assert 0.0 <= il.exact_match(peer, pairs, src_vocab, tgt_vocab) <= 1.0

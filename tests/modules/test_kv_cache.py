@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import illustrated as il
-from illustrated.decoding import greedy_decode_batch
+from illustrated.inference.decoding import greedy_decode_batch
 from illustrated.modules import KVCache
 
 BOS, EOS = 1, 2

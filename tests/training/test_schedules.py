@@ -1,4 +1,4 @@
-"""Every learning-rate schedule at its edges (illustrated.schedules): no warm-up, the first and
+"""Every learning-rate schedule at its edges (illustrated.training.schedules): no warm-up, the first and
 last warm-up steps, the peak, the last step, past the end; closed forms, and what il.train
 records at each step."""
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 
 import illustrated as il
-from illustrated.schedules import SCHEDULES, learning_rate
+from illustrated.training.schedules import SCHEDULES, learning_rate
 
 LR, WARMUP, TOTAL = 1e-3, 10, 110
 
@@ -83,7 +83,7 @@ def test_train_uses_the_schedule_at_every_step_up_to_the_last(schedule):
     """History.lr is the schedule at steps 1..steps, with steps as the total."""
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
     il.set_seed(0)
-    model = il.modules.Transformer(il.presets.make_config("post", src_vocab, tgt_vocab))
+    model = il.modules.Transformer(il.pretrained_models.make_config("post", src_vocab, tgt_vocab))
     history = il.train(model, pairs, src_vocab, tgt_vocab, steps=6, lr=LR, warmup=3,
                        schedule=schedule, batch_size=2, device="cpu", progress=False)
     assert history.lr == [learning_rate(s, LR, 3, schedule, 6) for s in range(1, 7)]
