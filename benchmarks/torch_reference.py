@@ -56,7 +56,9 @@ class TorchTransformer(nn.Module):
     def decode_unchecked(self, tgt_in, memory, src_mask=None, cache=None):
         return self.decode(tgt_in, memory, src_mask)
 
-    def forward(self, src, tgt_in, src_mask=None):
+    def forward(self, src, tgt_in, src_mask=None, *, return_memory=False):
         if src_mask is None:
             src_mask = (src != self.cfg.pad_id)[:, None, None, :]
-        return self.generator(self.decode(tgt_in, self.encode(src, src_mask), src_mask))
+        memory = self.encode(src, src_mask)
+        logits = self.generator(self.decode(tgt_in, memory, src_mask))
+        return (logits, memory) if return_memory else logits

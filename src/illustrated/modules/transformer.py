@@ -26,12 +26,12 @@ class Transformer(nn.Module):
     encode(src (batch, src_len) ids, src_mask) -> memory (batch, src_len, d_model);
     decode(tgt_in (batch, tgt_len) ids, memory, src_mask, cache=None) -> (batch, tgt_len,
     d_model), the causal mask applied inside; forward(src, tgt_in, src_mask) -> logits (batch,
-    tgt_len, tgt_vocab_size). src_mask broadcasts to (batch, n_heads, 1, src_len); None: made
-    from the source padding (``cfg.pad_id``). ``cache`` (a KVCache(cfg.n_layers)): ``tgt_in``
-    holds only the positions after the ``cache.length`` already decoded; the outputs equal the
-    last rows of an uncached call on the whole prefix. The three check their inputs (the door)
-    and call ``encode_unchecked``/``decode_unchecked``, which trust them (the decoding loops
-    and the compiled step, which checked theirs); ``supports_kv_cache``: decode is causal.
+    tgt_len, tgt_vocab_size), and the memory with ``return_memory=True``. src_mask broadcasts
+    to (batch, n_heads, 1, src_len); None: made from the source padding (``cfg.pad_id``).
+    ``cache`` (a KVCache(cfg.n_layers)): ``tgt_in`` holds only the positions after the
+    ``cache.length`` already decoded; outputs equal the last rows of an uncached call. The
+    three check their inputs (the door) and call ``encode_unchecked``/``decode_unchecked``,
+    which trust them (for callers that checked theirs: the decoding loops, the compiled step).
     Raises TypeError (also a ValueError) / ValueError naming the argument for ids that are not
     int64/int32 (batch, seq) in the vocabulary and within ``cfg.max_len``, a source of padding
     only, batches or devices that differ, a mask that is not bool or does not fit, or a cache
@@ -67,13 +67,14 @@ class Transformer(nn.Module):
         return self.decode_unchecked(tgt_in, memory, src_mask, cache)  # (batch, tgt_len, d_model)
 
     def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
-                src_mask: torch.Tensor | None = None) -> torch.Tensor:
+                src_mask: torch.Tensor | None = None, *, return_memory: bool = False):
         check_pair(self, src, tgt_in, src_mask)  # the model's door; decode checks tgt_in
         if src_mask is None:  # the padding's keys are hidden
             src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
         memory = self.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
         out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
-        return self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
+        logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
+        return (logits, memory) if return_memory else logits
 
     def encode_unchecked(self, src: torch.Tensor, src_mask: torch.Tensor | None = None
                          ) -> torch.Tensor:

@@ -24,7 +24,6 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from . import distributed as ddp
@@ -40,6 +39,7 @@ from ..data.batching import pair_widths, token_epoch, tokens_fit
 from ..data.vocab import check_vocab_fits
 from ..inference.decoding import check_model
 from ..modules.transformer import Transformer
+from .objective import objective
 from .referent import ReferentObjective
 from ..recipe import PRECISIONS, Recipe
 from .schedules import learning_rate
@@ -318,7 +318,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                                  encoded=run.encoded, processes=run.world,
                                  grad_accum_steps=recipe.grad_accum_steps,
                                  precision=recipe.precision,
-                                 label_smoothing=recipe.label_smoothing)
+                                 label_smoothing=recipe.label_smoothing, referent=run.referent)
         params = list(model.parameters())
         graphed = GraphedStep(captured, optimizer, params, clip_grad if clip_grad > 0
                               else math.inf) if captured is not None else None
@@ -329,7 +329,6 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
                   leave=False, initial=first - 1, total=steps) as bar, (
-                run.referent.watching(model) if run.referent else contextlib.nullcontext()), (
                 _released(graphed)):
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
@@ -391,19 +390,17 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
             batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
-            with _autocast(run.device, run.recipe.precision == "bf16"):
-                logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
-                loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                                       ignore_index=tgt_vocab.pad_id,
-                                       label_smoothing=run.recipe.label_smoothing)
-            with torch.no_grad():
-                keep = batch.tgt_out != tgt_vocab.pad_id
-                correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
-            objective = loss * (n_tokens * run.world / tokens)
+            it, noun = run.referent.targets(rows, run.device) if labelled else (None, None)
+            loss, correct, it_loss = objective(
+                functools.partial(net, return_memory=True), batch.src, batch.tgt_in,
+                batch.tgt_out, pad_id=tgt_vocab.pad_id,
+                label_smoothing=run.recipe.label_smoothing,
+                bf16=run.recipe.precision == "bf16", referent=run.referent if labelled else None,
+                it=it, noun=noun)
+            total = loss * (n_tokens * run.world / tokens)
             if labelled:  # its mean over the labelled pairs here, weighted by their share
-                objective = objective + run.referent.loss(rows) * (
-                    run.referent.count(rows) * run.world / labelled)
-            objective.backward()
+                total = total + it_loss * (run.referent.count(rows) * run.world / labelled)
+            total.backward()
         with torch.no_grad():
             totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])
     if labelled:  # the read-out is not in DDP: its gradients are averaged here
@@ -441,11 +438,6 @@ def _released(graphed: GraphedStep | None) -> Iterator[None]:
     finally:
         if graphed is not None:
             graphed.release()
-
-
-def _autocast(device: torch.device, bf16: bool):
-    """``torch.autocast`` to bfloat16 when asked, else nothing at all (fp32 as it always was)."""
-    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
 
 def _adam(model: Transformer, recipe: Recipe, device: torch.device) -> torch.optim.Adam:
