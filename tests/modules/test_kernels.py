@@ -64,6 +64,32 @@ def test_the_kernel_is_keys_first_on_a_cpu_and_torchs_fused_one_elsewhere(monkey
     assert torch.equal(mha(x, x, x, il.causal_mask(5)), expected)
 
 
+@pytest.mark.parametrize("masked", ["padding", "causal"])
+def test_the_kernel_another_device_takes_masks_the_keys(float64, masked):
+    """The path a GPU takes, on the CPU: the attention's kernel set to the one ``kernel_for``
+    gives a CUDA device. A masked key gets no weight: the output is the step-by-step one, and
+    changing a masked key's value (a pad, a later position) changes no output."""
+    mha = MultiHeadAttention(16, 4).eval()
+    mha.attend.kernel = kernel_for(torch.device("cuda"))
+    x = torch.randn(2, 5, 16)
+    if masked == "padding":
+        tokens = torch.tensor([[3, 4, 5, 0, 0], [3, 4, 5, 6, 7]])
+        mask, changed = il.padding_mask(tokens, 0), x.clone()
+        changed[0, 3:] += 100.0  # the first sentence's pads
+        rows = (slice(None), slice(None))  # every query
+    else:
+        mask, changed = il.causal_mask(5), x.clone()
+        changed[:, 3:] += 100.0  # positions 3 and 4
+        rows = (slice(None), slice(0, 3))  # the queries before them
+    out = mha(x, x, x, mask)
+    step_by_step, weights = mha(x, x, x, mask, return_attention=True)
+    assert torch.allclose(out, step_by_step, atol=1e-12, rtol=0)
+    assert torch.all(weights.masked_select(~mask.expand_as(weights)) == 0)
+    again = mha(x, changed, changed, mask)  # the same queries, the masked keys changed
+    assert torch.allclose(again[rows], out[rows], atol=1e-12, rtol=0)
+    assert not torch.allclose(mha(x, changed, changed), mha(x, x, x))  # unmasked, it would
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("inputs", ["self", "cross", "key != value"])
 @pytest.mark.parametrize("bias", [True, False])
