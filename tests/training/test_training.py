@@ -223,7 +223,7 @@ def test_the_benchmarks_peer_trains_and_decodes_with_the_same_loop():
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     from torch_reference import TorchTransformer
 
     pairs, src_vocab, tgt_vocab = il.data.load_corpus("post")
