@@ -67,8 +67,8 @@ def set_seed(seed: int) -> None:
 def preload_optimizer() -> float:
     """Pay ``torch.optim``'s one-time start-up cost now and return it in seconds.
 
-    The first optimizer a process builds makes torch import ``torch._dynamo`` (about 2 s on
-    2 CPU cores with torch 2.13), whatever the model. Callers that time training (the command
+    The first optimizer a process builds makes torch import ``torch._dynamo``, whatever the
+    model. Callers that time training (the command
     line, ``benchmarks/corpora.py``) call this first so that the time they report is training
     time, and report this cost beside it. Calling it again costs almost nothing.
     """
@@ -328,7 +328,7 @@ def _read_step(loss: torch.Tensor, grad_norm: torch.Tensor, accuracy: torch.Tens
                params: list, before: list, step: int, lr: float, history: History
                ) -> tuple[float, float]:
     """(loss, accuracy) of the step just taken, read from the device in one transfer, the one
-    wait for the GPU a step (issue 34: four reads a step left the GPU idle between them).
+    wait for the GPU a step.
 
     Raise TrainingDiverged, the weights put back to ``before`` (those before the previous
     step), if the loss or the gradients were not finite: the previous step's update broke the
@@ -487,8 +487,8 @@ def seconds_per_step(cfg: TransformerConfig, pairs: Sequence[tuple[str, str]], s
     The steps (forward, backward, Adam) run on a model of its own, on ``batch_size`` pairs
     spread over ``pairs`` (with ``tokens_per_batch``, on the first batch of that many tokens);
     the caller's RNG states and models are left as they were. The first step pays what a run
-    pays once (torch.optim's import, Adam's state, the allocator's first blocks: about a
-    second, 50 times a tiny model's step), so only the second is timed. The command line
+    pays once (torch.optim's import, Adam's state, the allocator's first blocks), so only the
+    second is timed. The command line
     multiplies it by the steps to warn before a run of more than a few minutes.
     """
     check_choice("precision", precision, PRECISIONS)
