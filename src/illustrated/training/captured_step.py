@@ -9,8 +9,7 @@ changes no number up to float rounding: padded source positions are hidden keys,
 positions are ignored by the loss and come after every real one, padded sentences copy the
 first with every target ignored. The step calls the model's ``encode_unchecked`` and
 ``decode_unchecked`` (the loop checked the data before training: no value check reads the GPU
-mid-graph) and :func:`~illustrated.training.objective.objective`, the eager step's; inductor
-fuses the projections that share an input (W_Q, W_K, W_V) into one product. The same function
+mid-graph) and :func:`~illustrated.training.objective.objective`, the eager step's. The same function
 runs on a CPU with any backend ("aot_eager" in the tests). Measurements:
 ``benchmarks/results/gpu_profile.json``. Sources: PyTorch ``torch.compile`` and "CUDA Graphs"
 (CUDA semantics notes); Nguyen et al. 2021, "Accelerating PyTorch with CUDA Graphs".
@@ -42,11 +41,6 @@ _LADDER = tuple(sorted({base << k for base in (4, 5, 6, 7) for k in range(1, 24)
 
 #: How many shapes torch.compile may record for the step (torch's own default is 8 per function).
 _MAX_SHAPES = 64
-
-#: Inductor's fusion of the linear layers that share an input into one product: an attention's
-#: W_Q, W_K, W_V on one input (self-attention), W_K, W_V on the memory (cross-attention), fewer
-#: and larger kernels. The model keeps its three projections; the compiled step stacks them.
-_FUSIONS = {"batch_linear_lhs": {}}
 
 
 def bucket(n: int, cap: int | None = None) -> int:
@@ -208,8 +202,7 @@ class CapturedStep:
         first time ``torch.compile`` fails on a new shape."""
         shape = tuple(batch[0].shape) + tuple(batch[1].shape)
         try:
-            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES), \
-                    torch._inductor.config.patch(pre_grad_fusion_options=_FUSIONS):
+            with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
                 out = self.compiled(*batch)
         except Exception as err:  # noqa: BLE001 - compiling a new shape failed: eager from now
             if shape in self.shapes:
