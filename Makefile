@@ -29,11 +29,11 @@ $(BIN)/activate: requirements.txt pyproject.toml
 
 setup: $(BIN)/activate
 
-$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildcard site/js/*.js)
+$(SITE_ASSETS): site/package.json site/package-lock.json site/build.mjs $(wildcard site/js/*.js site/js/*/*.js)
 	cd site && $(NPM) ci --ignore-scripts --no-audit --no-fund
 	node site/build.mjs
 
-# The shipped models as the pages' engine reads them (jax-js, site/js/engine.js): safetensors,
+# The shipped models as the pages' engine reads them (jax-js, site/js/engine/engine.js): safetensors,
 # vocabularies, each corpus for training in the page, and recipe.json (the Recipe's schema).
 WEB_MODELS := _build/site-assets/_illustrated/models/index.json
 $(WEB_MODELS): $(BIN)/activate src/illustrated/commands/web_export.py src/illustrated/files/safetensors.py \

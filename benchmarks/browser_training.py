@@ -3,6 +3,14 @@ with PyTorch on one thread on the same recipe (presets.SETTINGS), and the page's
 (jax-js) against the onnxruntime-web path it replaced, on this machine in one run.
 
     python benchmarks/browser_training.py [--corpora post copy ...] [--no-onnx] [--quick]
+    python benchmarks/browser_training.py --pairs 30 300 3000
+
+With --pairs: the reader's own pairs (illustrated.train's `pairs`, as the widget's box hands them
+over) of a toy copy language, N of them, with the recipe the page gives them (the tiny preset):
+seconds from the pairs handed over to the trained model (reading, split, vocabularies,
+compilation, every step and the exact match), and pairs per second of training in the page
+beside PyTorch's one thread on the same split, vocabularies, model and recipe (il.train).
+Writes benchmarks/results/browser_training_pairs.json.
 
 For each corpus: time to the end of the recipe in the page (compilation and the final exact
 match included) and the exact match reached, ms per step (median of the steps after the first)
@@ -238,14 +246,102 @@ def profile(models: Path, corpus: str) -> dict:
     return json.loads(out.stdout.splitlines()[-1])
 
 
+def toy_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """n pairs of a copy language: 3 to 8 words of 40, the target the source."""
+    import random
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(40)]
+    return [(s, s) for s in (" ".join(rng.choice(words) for _ in range(rng.randint(3, 8)))
+                             for _ in range(n))]
+
+
+def pytorch_pairs_per_second(pairs, steps: int = 40) -> float:
+    """Pairs per second of il.train on one thread, built as `train --pairs` builds its model."""
+    import torch
+    from dataclasses import replace
+
+    import illustrated as il
+    from illustrated.config import TINY
+    from illustrated.data import pairs_file, tokenize
+    torch.set_num_threads(1)
+    train, _ = pairs_file.split_pairs(pairs, seed=0)
+    src, tgt = (pairs_file.build_vocab([p[i] for p in train]) for i in (0, 1))
+    longest = max(max(len(tokenize(s)), len(tokenize(t)) + 1) for s, t in pairs)
+    cfg = replace(TINY, max_len=max(TINY.max_len, longest + 1), src_vocab_size=len(src),
+                  tgt_vocab_size=len(tgt), pad_id=src.pad_id, tgt_pad_id=tgt.pad_id)
+    times, last = [], [time.perf_counter()]
+
+    def tick(step, history):
+        now = time.perf_counter()
+        if step > 10:
+            times.append(now - last[0])
+        last[0] = now
+    recipe = il.Recipe()
+    from illustrated.modules import Transformer
+    il.train(Transformer(cfg), train, src, tgt, steps=steps, callback=tick, progress=False)
+    return round(min(recipe.batch_size, len(train)) / statistics.median(times), 1)
+
+
+def pairs_in_page(driver, base: str, pairs) -> dict:
+    """illustrated.train({pairs}) from the call to the trained model, in the page."""
+    driver.get(f"{base}/chapters/page.html")
+    driver.execute_async_script("window.illustrated.ready.then(arguments[arguments.length - 1])")
+    driver.execute_script(START, {"pairs": [list(p) for p in pairs]})
+    result = None
+    while result is None:
+        time.sleep(0.25)
+        result = driver.execute_script("return window.__result")
+    if "error" in result:
+        raise RuntimeError(result["error"])
+    progress = driver.execute_script("return window.__progress")
+    start = driver.execute_script("return window.__start")
+    steps = [b["t"] - a["t"] for a, b in zip(progress, progress[1:])]
+    train = len(pairs) - min(max(round(0.1 * len(pairs)), 1), len(pairs) - 1)
+    batch = min(64, train)  # the tiny preset's batch_size
+    return {"seconds_paste_to_model": round((result["end"] - start) / 1000, 2),
+            "steps": result["steps"], "exact_match_test_split": result["exactMatch"],
+            "ms_per_step_median": round(statistics.median(steps), 2),
+            "pairs_per_second": round(batch * 1000 / statistics.median(steps), 1),
+            "final_loss": round(result["losses"][-1], 4)}
+
+
+def main_pairs(sizes, out: Path) -> int:
+    results = {"machine": f"{os.cpu_count()} CPUs (shared), headless Chromium, jax-js WebAssembly",
+               "recipe": "the tiny preset (d_model 32, 2 layers, 300 steps, batch 64), seed 0",
+               "load_average_1min_before_after": [round(os.getloadavg()[0], 2)], "pairs": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        httpd, base = serve(build_site(Path(tmp) / "jax"))
+        driver = chromium()
+        try:
+            for n in sizes:
+                pairs = toy_pairs(n)
+                page = pairs_in_page(driver, base, pairs)
+                torch_rate = pytorch_pairs_per_second(pairs)
+                page.update(pytorch_one_thread_pairs_per_second=torch_rate,
+                            page_to_pytorch=round(page["pairs_per_second"] / torch_rate, 2))
+                results["pairs"][str(n)] = page
+                print(n, json.dumps(page), flush=True)
+        finally:
+            driver.quit()
+            httpd.shutdown()
+    results["load_average_1min_before_after"].append(round(os.getloadavg()[0], 2))
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", nargs="+", default=list(TARGETS), choices=list(TARGETS))
     parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime-web side")
     parser.add_argument("--quick", action="store_true", help="CI: post and copy, no onnx")
+    parser.add_argument("--pairs", nargs="+", type=int, metavar="N",
+                        help="time N of the reader's own pairs instead (e.g. 30 300 3000)")
     parser.add_argument("--out", type=Path, help="default: benchmarks/results/"
                         "browser_training.json (browser_training_ci.json with --quick)")
     args = parser.parse_args(argv)
+    if args.pairs:
+        return main_pairs(args.pairs, args.out or ROOT / "benchmarks" / "results" /
+                          "browser_training_pairs.json")
     args.out = args.out or ROOT / "benchmarks" / "results" / \
         f"browser_training{'_ci' if args.quick else ''}.json"
     corpora = ["post", "copy"] if args.quick else args.corpora

@@ -28,7 +28,7 @@ def worker(args: argparse.Namespace) -> None:
     import torch
 
     import illustrated as il
-    from illustrated import distributed
+    from illustrated.training import distributed
     from illustrated.commands.cli import PRESETS
     from illustrated.data.pairs_file import build_vocab
     torch.set_num_threads(1)

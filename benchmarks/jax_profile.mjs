@@ -10,9 +10,10 @@ const memories = [], Memory = WebAssembly.Memory;
 WebAssembly.Memory = function (descriptor) { const m = new Memory(descriptor); memories.push(m); return m; };
 const wasmMB = () => +(memories.reduce((n, m) => n + m.buffer.byteLength, 0) / 1e6).toFixed(2);
 const jax = await import("../site/node_modules/@jax-js/jax/dist/index.js");
-import { trainer } from "../site/js/engine.js";
-import { ids } from "../site/js/graphs.js";
-import { initialWeights, recipeFrom, trainOptions, uniform } from "../site/js/recipe.js";
+import { trainer } from "../site/js/engine/engine.js";
+import { ids } from "../site/js/engine/graphs.js";
+import { initialWeights, uniform } from "../site/js/engine/init.js";
+import { recipeFrom, trainOptions } from "../site/js/engine/recipe.js";
 
 await jax.init("wasm");
 const [dir, corpus] = process.argv.slice(2);

@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as jax from "../site/node_modules/@jax-js/jax/dist/index.js";
-import { modelFrom } from "../site/js/engine.js";
-import { encode } from "../site/js/graphs.js";
-import { beamSearch } from "../site/js/search_beam.js";
+import { modelFrom } from "../site/js/engine/engine.js";
+import { encode } from "../site/js/engine/graphs.js";
+import { beamSearch } from "../site/js/engine/search_beam.js";
 
 await jax.init("wasm");
 const [dir, corpus = "fr-en"] = process.argv.slice(2);

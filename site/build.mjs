@@ -59,10 +59,12 @@ mkdirSync(dest, { recursive: true });
 rmSync(ours, { recursive: true, force: true });
 mkdirSync(ours, { recursive: true });
 let bytes = 0;
-for (const name of readdirSync(join(here, "js")).filter((f) => f.endsWith(".js"))) {
+// js/ and its folders (engine/, widgets/), the same paths under _illustrated/js/.
+for (const name of readdirSync(join(here, "js"), { recursive: true }).filter((f) => f.endsWith(".js"))) {
   const source = readFileSync(join(here, "js", name), "utf8");
   const { code } = transformSync(source, { minifyWhitespace: true, format: "esm", legalComments: "none",
     sourcefile: name });
+  mkdirSync(dirname(join(ours, name)), { recursive: true });
   writeFileSync(join(ours, name), code);
   bytes += code.length;
 }

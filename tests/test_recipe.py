@@ -125,6 +125,25 @@ def test_the_page_export_writes_the_schema_as_one_more_member_of_its_set(tmp_pat
     entry = index["recipe"]
     data = (tmp_path / entry["file"]).read_bytes()
     assert hashlib.sha256(data).hexdigest() == entry["sha256"] and len(data) == entry["bytes"]
-    assert json.loads(data) == json.loads(json.dumps(rc.schema()))
+    assert json.loads(data) == json.loads(json.dumps(web_export.page_schema()))
+    assert {k: v for k, v in json.loads(data).items() if k != "x-pairs"} == json.loads(
+        json.dumps(rc.schema()))
     train = json.loads((tmp_path / index["models"]["post"]["files"]["train"]).read_text())
     assert train["train_settings"]["schedule"] == il.Recipe.schedule  # the Recipe's default
+
+
+def test_the_page_and_the_kernel_twin_read_a_fields_label_and_name_from_its_declaration(
+        monkeypatch):
+    """A field's page metadata (label, step, how a run says it) is declared once: the schema the
+    page reads, the kernel twin's control and a run's name follow a doctored one."""
+    from illustrated.book import ch10, runs
+    shown = {**rc.recipe_fields()["warmup"].metadata["shown"], "label": "ramp",
+             "said": "ramp {}", "step": 5}
+    doctor(monkeypatch, "warmup", shown=shown)
+    field = next(f for f in rc.schema()["x-page-fields"] if f["field"] == "warmup")
+    assert (field["name"], field["label"], field["step"]) == ("warmup", "ramp", 5)
+    controls = ch10._train_controls("post", {"post": ch10.recipe("post")})
+    assert controls["warmup"].description == "ramp"
+    assert runs.say("warmup", 7) == "ramp 7"
+    assert rc.page_name("label_smoothing") == "labelSmoothing"
+    assert [f["field"] for f in rc.page_fields()] == list(rc.PAGE_LAYOUT)

@@ -1,9 +1,9 @@
 // window.illustrated, the book's models in the reader's browser (the contract: "In the browser" in
 // docs/ARCHITECTURE.md; site/README.md shows translate's result), and the page's widgets mounted. It
 // fetches only index.json until a widget first translates, which loads jax-js and that corpus's model.
-import { loadConfig, loadIndex, loadModel } from "./models.js";
-import { sourceIds } from "./vocab.js";
-import { mountWidgets } from "./widgets.js";
+import { loadConfig, loadIndex, loadModel } from "./engine/models.js";
+import { sourceIds } from "./engine/vocab.js";
+import { mountWidgets } from "./widgets/mount.js";
 
 // One decoding at a time (the jitted model is shared).
 let queue = Promise.resolve();
@@ -16,7 +16,8 @@ function exclusive(task) {
 // translate(corpus, sentence, options): il.beam_search's hypotheses and the attention of the best.
 async function translate(corpus, sentence, options = {}) {
   const [{ decodeBest, encode }, { decodeOptions }, { beamSearch }] = await Promise.all(
-    [import("./graphs.js"), import("./options.js"), import("./search_beam.js")]);  // fetched on first use
+    [import("./engine/graphs.js"), import("./engine/options.js"),
+      import("./engine/search_beam.js")]);  // fetched on first use
   const model = await loadModel(corpus);
   const settings = decodeOptions(options, model.config);
   const source = sourceIds(model, sentence);
@@ -42,7 +43,7 @@ async function translate(corpus, sentence, options = {}) {
 }
 
 const api = { corpora: [], translate, config: loadConfig,
-  train: (options, onProgress) => import("./trainer.js").then((m) => m.train(options, onProgress)) };
+  train: (options, onProgress) => import("./engine/trainer.js").then((m) => m.train(options, onProgress)) };
 api.ready = loadIndex().then((index) => {
   api.corpora = Object.freeze([...index.corpora]);
   return api;

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from typing import Any, Iterable
 
 #: Largest array (in numbers) that size arguments alone may ask for: 2**25 numbers (256 MiB of
@@ -93,7 +94,7 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
     value = float(value)
     rng = _range_text(low, high, low_open, high_open)
     if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite {what.removeprefix('a ')} {rng}".rstrip()
+        raise ValueError(f"{name}: expected a finite {re.sub(r'^an? ', '', what)} {rng}".rstrip()
                          + f", got {value}")
     if low is not None and (value < low or (low_open and value == low)) \
             or high is not None and (value > high or (high_open and value == high)):

@@ -4,7 +4,8 @@ values, declared once (:class:`Recipe`), and the named presets, model sizes with
 Everything else reads these declarations: ``il.train`` (its keywords are the fields), the saved
 state a resumed run must share (:mod:`illustrated.files.training_state`), the command line's training
 flags (their types, limits and help), the JSON schema the page trains from (:func:`schema`,
-written by :mod:`illustrated.commands.web_export` as ``recipe.json`` and read by ``site/js/recipe.js``) and
+written by :mod:`illustrated.commands.web_export` as ``recipe.json`` and read by
+``site/js/engine/recipe.js``) and
 chapter 10's widget. No torch here: the command line builds its flags before torch loads.
 
 References: paper §5.1 (batches of about 25,000 source and 25,000 target tokens), §5.3 (Adam,
@@ -19,15 +20,23 @@ from ._args import MAX_SEED, ArgumentTypeError, check_choice, check_int, check_r
 from .config import PAPER_BASE, TINY
 from .training.schedules import SCHEDULES
 
-__all__ = ["Recipe", "PRECISIONS", "PAGE_MODEL_LIMITS", "D_FF_PER_D_MODEL", "Preset", "PRESETS",
-           "CORPUS_PRESETS", "COMMAND_PRESETS", "recipe_fields", "check_field", "schema"]
+__all__ = ["Recipe", "PRECISIONS", "PAGE_MODEL_LIMITS", "PAGE_SETTINGS", "PAGE_LAYOUT",
+           "D_FF_PER_D_MODEL", "Preset", "PRESETS", "CORPUS_PRESETS", "COMMAND_PRESETS",
+           "recipe_fields", "check_field", "page_fields", "page_name", "schema"]
 
 #: Precisions ``il.train`` runs in.
 PRECISIONS = ("fp32", "bf16")
 
-#: The page trains smaller models than PyTorch may: its limits on the model's sizes, [low, high]
-#: (the recipe's own narrower limits for the page are each field's ``page``).
-PAGE_MODEL_LIMITS = {"d_model": (8, 128), "n_heads": (1, 8), "n_layers": (1, 4)}
+
+
+def _shown(label: str, said: str = "{}", *, control: str = "number", step: Any = None,
+           said_at: Mapping | None = None, options: tuple | None = None) -> dict:
+    """How the page shows a setting: the ``label`` beside its ``control`` ("number", "menu" or
+    "switch"), a number input's ``step``, how a run's name says it (``said``, "{}" standing for
+    the value; ``said_at``, for particular values written as the page writes them: "1", "0")
+    and a menu's ``options``, ((value, label), ...), where they are not the field's choices."""
+    return {"label": label, "control": control, "step": step, "said": said,
+            "said_at": dict(said_at or {}), "options": options}
 
 #: The page's rule for the feed-forward width: d_ff = 2 x d_model (TINY's 64 for 32).
 D_FF_PER_D_MODEL = 2
@@ -36,15 +45,16 @@ D_FF_PER_D_MODEL = 2
 def _spec(default: Any, description: str, *, low: float | None = None,
           high: float | None = None, low_open: bool = False, high_open: bool = False,
           choices: tuple | None = None, what: str | None = None, page: tuple | None = None,
-          flag: str | None = "", resumed: bool = True) -> Any:
+          flag: str | None = "", resumed: bool = True, shown: dict | None = None) -> Any:
     """A Recipe field: its default and, in its metadata, what the checks, the command line and
     the page read. ``what``: the value's name in messages; ``page``: the page's [low, high];
     ``flag``: the command-line option ("" = --the-field-name, None = none); ``resumed``: a
-    resumed run must have the same value."""
+    resumed run must have the same value; ``shown``: how the page's training widget shows it
+    (:func:`_shown`; None: not a control there)."""
     return field(default=default, metadata={
         "description": description, "low": low, "high": high, "low_open": low_open,
         "high_open": high_open, "choices": choices, "what": what, "page": page, "flag": flag,
-        "resumed": resumed})
+        "resumed": resumed, "shown": shown})
 
 
 @dataclass(frozen=True)
@@ -62,15 +72,20 @@ class Recipe:
     """
 
     steps: int = _spec(300, "optimiser steps (in all, counting those of a resumed run)",
-                       low=1, page=(1, 3000), resumed=False)
+                       low=1, page=(1, 3000), resumed=False,
+                       shown=_shown("steps", "{} steps", step=1, said_at={"1": "1 step"}))
     lr: float = _spec(3e-3, "peak learning rate", low=0.0, low_open=True,
-                      what="a learning rate", page=(1e-5, 0.05))
+                      what="a learning rate", page=(1e-5, 0.05),
+                      shown=_shown("learning rate", "lr {}", step="any"))
     warmup: int = _spec(20, "linear warm-up steps", low=0, what="a number of steps",
-                        page=(0, 1000))
+                        page=(0, 1000), shown=_shown("warm-up", "warm-up {}", step=1))
     schedule: str = _spec("constant", "learning-rate shape after the warm-up: constant, noam "
-                          "(paper Eq. 3) or cosine (down to 0 at the last step)", choices=SCHEDULES)
+                          "(paper Eq. 3) or cosine (down to 0 at the last step)", choices=SCHEDULES,
+                          shown=_shown("schedule", control="menu"))
     label_smoothing: float = _spec(0.0, "label smoothing epsilon, paper §5.4", low=0.0, high=1.0,
-                                   high_open=True, what="a smoothing epsilon", page=(0.0, 0.5))
+                                   high_open=True, what="a smoothing epsilon", page=(0.0, 0.5),
+                                   shown=_shown("label smoothing", "label smoothing {}",
+                                                step=0.05))
     batch_size: int = _spec(64, "pairs per optimiser step (the global batch, over all "
                             "processes)", low=1, page=(1, 128))
     tokens_per_batch: int = _spec(0, "batch by tokens instead (paper §5.1): sentences of "
@@ -80,7 +95,8 @@ class Recipe:
     clip_grad: float = _spec(1.0, "largest gradient norm (0 = no clipping)", low=0.0,
                              what="a gradient norm (0 = no clipping)")
     seed: int = _spec(0, "seeds the global RNGs for the run and the batch order", low=0,
-                      high=MAX_SEED, page=(0, MAX_SEED))
+                      high=MAX_SEED, page=(0, MAX_SEED),
+                      shown=_shown("seed", "seed {}", step=1))
     grad_accum_steps: int = _spec(1, "micro-batches per step, whose gradients add up before "
                                   "one update: the same step in less memory", low=1,
                                   what="a number of micro-batches", flag="--grad-accum")
@@ -91,7 +107,11 @@ class Recipe:
                                    "illustrated.training.referent (0 = off): a read-out of the encoder's "
                                    "output at 'it' must name the noun it refers to, so that an "
                                    "encoder head learns to look from 'it' to its noun", low=0.0,
-                                   what="a weight (0 = off)", page=(0.0, 10.0))
+                                   what="a weight (0 = off)", page=(0.0, 10.0),
+                                   shown=_shown("also ask the encoder which noun “it” means",
+                                                "“it” objective x{}", control="switch",
+                                                said_at={"0": "no “it” objective",
+                                                         "1": "“it” objective"}))
     adam_betas: tuple = _spec((0.9, 0.98), "Adam's (beta1, beta2), paper §5.3", low=0.0,
                               high=1.0, high_open=True, what="a decay rate", flag=None,
                               resumed=False)
@@ -149,20 +169,67 @@ def check_field(name: str, value: Any) -> Any:
                       what=m["what"] or "a number")
 
 
+#: The page's settings that are not Recipe fields, shown as the Recipe's are (:func:`_shown`):
+#: the corpus and the model's sizes, with the page's limits [low, high]. The page trains smaller
+#: models than PyTorch may; it writes ``norm_first`` as "post" or "pre".
+PAGE_SETTINGS = {
+    "corpus": {"limits": None, "shown": _shown("corpus", control="menu")},
+    "d_model": {"limits": (8, 128), "shown": _shown("d_model", "d_model {}", step=8)},
+    "n_heads": {"limits": (1, 8), "shown": _shown("n_heads", "{} heads", step=1,
+                                                  said_at={"1": "1 head"})},
+    "n_layers": {"limits": (1, 4), "shown": _shown("n_layers", "{} layers", step=1,
+                                                   said_at={"1": "1 layer"})},
+    "norm_first": {"limits": None, "shown": _shown("norm", "{}-LN", control="menu", options=(
+        ("post", "post-LN"), ("pre", "pre-LN")))},
+}
+
+#: The page's limits on the model's sizes, [low, high] (the Recipe's own are each field's ``page``).
+PAGE_MODEL_LIMITS = {k: v["limits"] for k, v in PAGE_SETTINGS.items() if v["limits"]}
+
+#: The training widget's controls in the order it shows them and a run's name says them.
+PAGE_LAYOUT = ("corpus", "steps", "lr", "warmup", "label_smoothing", "d_model", "n_heads",
+               "n_layers", "seed", "schedule", "norm_first", "referent_weight")
+
+
+def page_name(name: str) -> str:
+    """A field's name in the page (and in its links): ``label_smoothing`` -> ``labelSmoothing``."""
+    head, *rest = name.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
+def page_fields() -> list[dict]:
+    """The training widget's controls in :data:`PAGE_LAYOUT`'s order, each ``{"field", "name"
+    (:func:`page_name`), "label", "control", "step", "said", "said_at", "options"}``; a Recipe
+    field's menu offers its choices."""
+    recipe = recipe_fields()
+    out = []
+    for field_name in PAGE_LAYOUT:
+        if field_name in recipe:
+            shown, choices = recipe[field_name].metadata["shown"], recipe[field_name].metadata["choices"]
+        else:
+            shown, choices = PAGE_SETTINGS[field_name]["shown"], None
+        options = shown["options"] or (tuple((c, c) for c in choices) if choices else None)
+        out.append({"field": field_name, "name": page_name(field_name), **shown,
+                    "options": [list(o) for o in options] if options else None})
+    return out
+
+
 def _json_type(default: Any) -> str:
     return {tuple: "array", str: "string", int: "integer", float: "number"}[type(default)]
 
 
 def schema() -> dict:
     """The Recipe as a JSON Schema (draft 2020-12) the page reads: per field its type, default,
-    limits (``minimum``/``exclusiveMinimum``...), ``enum`` and description, and ``x-page``, the
-    page's narrower [low, high]; ``x-page-model``: :data:`PAGE_MODEL_LIMITS`;
-    ``x-d-ff-per-d-model``: :data:`D_FF_PER_D_MODEL`."""
+    limits (``minimum``/``exclusiveMinimum``...), ``enum``, description, ``x-page-name``
+    (:func:`page_name`) and ``x-page``, the page's narrower [low, high];
+    ``x-page-model``: :data:`PAGE_MODEL_LIMITS`;
+    ``x-d-ff-per-d-model``: :data:`D_FF_PER_D_MODEL`; ``x-page-fields``: :func:`page_fields`."""
     properties = {}
     for name, f in recipe_fields().items():
-        m = f.metadata
+        m = {k: v for k, v in f.metadata.items() if k != "shown"}
         p = {"type": _json_type(f.default), "default": list(f.default)
-             if isinstance(f.default, tuple) else f.default, "description": m["description"]}
+             if isinstance(f.default, tuple) else f.default, "description": m["description"],
+             "x-page-name": page_name(name)}
         bounds = {"low": ("exclusiveMinimum" if m["low_open"] else "minimum"),
                   "high": ("exclusiveMaximum" if m["high_open"] else "maximum")}
         limits = {bounds[k]: m[k] for k in ("low", "high") if m[k] is not None}
@@ -176,7 +243,7 @@ def schema() -> dict:
             "description": "il.train's training choices (src/illustrated/recipe.py)",
             "type": "object", "properties": properties, "additionalProperties": False,
             "x-page-model": {k: list(v) for k, v in PAGE_MODEL_LIMITS.items()},
-            "x-d-ff-per-d-model": D_FF_PER_D_MODEL}
+            "x-d-ff-per-d-model": D_FF_PER_D_MODEL, "x-page-fields": page_fields()}
 
 
 @dataclass(frozen=True)

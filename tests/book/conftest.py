@@ -5,6 +5,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.text import Text
 
+from figure_colors import assert_palette
+
 from illustrated.book.kit import DESKTOP_WIDTH_IN, MIN_FONT_PT, PHONE_WIDTH_IN, drawn_texts
 
 matplotlib.use("Agg")
@@ -30,6 +32,7 @@ def assert_legible(fig, width: float = DESKTOP_WIDTH_IN) -> None:
     10.9 px (the browser tests measure the same on the built pages).
     """
     try:
+        assert_palette(fig)
         renderer = fig.canvas.get_renderer()
         fig.draw(renderer)
         small = sorted({(round(size, 2), text[:30]) for size, text in drawn_texts(fig)

@@ -1,4 +1,4 @@
-"""The interactive figures of the static book (site/js/frames.js over pictures drawn at build
+"""The interactive figures of the static book (site/js/widgets/frames.js over pictures drawn at build
 time by src/illustrated/book/interactive.py) used as a reader uses them, on every page that has
 one: each control, moved with the keyboard through all its values, changes the picture shown
 (exactly one picture at a time, the one its data-params map the controls' values to), and the

@@ -1,4 +1,4 @@
-"""The live widgets (site/js/translate.js, beam.js, selfattention.js) driven in headless Chromium
+"""The live widgets (site/js/widgets/translate.js, beam.js, selfattention.js) driven in headless Chromium
 as a reader drives them, offline, on the built book. Every page that carries one is used: each
 kind mounts, computes and shows the package's numbers for every corpus it offers (translate: the
 tokens of il.greedy_decode, their log-probability, the encoder-decoder attention of every layer

@@ -381,7 +381,7 @@ def test_the_menu_offers_what_can_be_trained_and_translate_takes_its_example(bro
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 33: the "it" objective (site/js/referent.js) trainable in the page, on and off.
+# Issue 33: the "it" objective (site/js/engine/referent.js) trainable in the page, on and off.
 
 #: train() twice on coreference for 20 steps: the objective off, then on (the recipe's weight).
 IT_RUNS = """

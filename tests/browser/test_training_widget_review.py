@@ -1,4 +1,4 @@
-"""The training widget (site/js/train.js, fields.js, runs.js, loss_chart.js) against a reader's
+"""The training widget (site/js/widgets/train.js, fields.js, runs.js, loss_chart.js) against a reader's
 review at 1280 and 390 px: an empty or unreadable field is refused by its label; a stopped run
 says so; d_model's refusal uses the labels and the limits line's rule, and a refusal moves
 nothing below the fields; the chart is drawn again for a new width; the floor's label is crossed

@@ -1,5 +1,5 @@
 """window.illustrated in headless Chromium against the package: the shipped models, run by
-jax-js in the page (site/js/engine.js), translate 20 test sentences of every corpus to the tokens of
+jax-js in the page (site/js/engine/engine.js), translate 20 test sentences of every corpus to the tokens of
 il.greedy_decode (beamSize 1) and il.beam_search, with their scores and attention weights within
 1e-4; config(corpus) gives the vocabulary and the source lengths the model was trained on.
 Also: the runtime and the models are fetched only when a widget first translates, once, and

@@ -1,4 +1,4 @@
-"""The live whole-model drawing (site/js/wholemodel.js, chapter 07) for a sentence the reader
+"""The live whole-model drawing (site/js/widgets/wholemodel.js, chapter 07) for a sentence the reader
 types, at 1280 px and on a phone (390 px): at every step its "K, V" labels lie clear of every box,
 its text is 9 CSS px or more and, drawn for the reader's column as the build-time frames are, no
 smaller than theirs (a phone gets a phone's drawing, not the desktop one shrunk), the controls row

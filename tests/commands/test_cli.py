@@ -323,7 +323,7 @@ def test_the_model_is_saved_before_anything_evaluates_it(main, tmp_path, monkeyp
     def broken(*args, **kwargs):
         raise ValueError("an evaluation that fails")
 
-    monkeypatch.setattr(il.presets, "evaluate", broken)
+    monkeypatch.setattr(il.pretrained_models, "evaluate", broken)
     out = tmp_path / "m.pt"
     result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",
                   str(out))
@@ -333,7 +333,7 @@ def test_the_model_is_saved_before_anything_evaluates_it(main, tmp_path, monkeyp
 
 
 def test_ctrl_c_while_testing_says_the_model_was_saved(main, tmp_path, monkeypatch):
-    monkeypatch.setattr(il.presets, "evaluate", lambda *a, **k: (_ for _ in ()).throw(
+    monkeypatch.setattr(il.pretrained_models, "evaluate", lambda *a, **k: (_ for _ in ()).throw(
         KeyboardInterrupt))
     out = tmp_path / "m.pt"
     result = main("train", "--corpus", "post", "--steps", "2", "--device", "cpu", "--out",

@@ -63,7 +63,7 @@ def test_pretrained_loads_without_training(monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("il.pretrained trained a model instead of loading the shipped one")
 
-    monkeypatch.setattr(il.presets, "train_corpus", no_training)
+    monkeypatch.setattr(il.pretrained_models, "train_corpus", no_training)
     monkeypatch.setattr(il.training.loop, "train", no_training)
     for corpus in shipped.SHIPPED:
         model, src_vocab, tgt_vocab = il.pretrained(corpus)
@@ -100,7 +100,7 @@ def weights_copy(tmp_path, monkeypatch):
     """A copy of the shipped weights folder, which il.pretrained reads instead."""
     folder = tmp_path / "weights"
     shutil.copytree(shipped.weights_path("post").parent, folder)
-    monkeypatch.setattr(il.presets, "_weights_dir", lambda: folder)
+    monkeypatch.setattr(il.pretrained_models, "_weights_dir", lambda: folder)
     return folder
 
 
@@ -177,7 +177,7 @@ def test_pretrained_refuses_bad_arguments_by_name_before_any_work(kwargs, error,
                                                                   monkeypatch):
     """A bad seed is refused also when it would not be used (retrain=False): before, it was
     ignored; retrain='no' retrained; a list for the corpus was `TypeError: unhashable type`."""
-    monkeypatch.setattr(il.presets, "train_corpus", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.pretrained_models, "train_corpus", lambda *a, **k: pytest.fail("trained"))
     with pytest.raises(error) as info:
         il.pretrained(**kwargs)
     assert str(info.value) == message and isinstance(info.value, ValueError)
@@ -203,7 +203,7 @@ def test_a_damaged_manifest_is_one_value_error_naming_the_file(tmp_path, monkeyp
     weights.mkdir()
     path = weights / "manifest.json"
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
-    monkeypatch.setattr(il.presets, "_weights_dir", lambda: weights)
+    monkeypatch.setattr(il.pretrained_models, "_weights_dir", lambda: weights)
     with pytest.raises(ValueError) as info:
         il.pretrained("post")
     assert str(info.value).startswith("manifest: " + reason.format(path=path))
@@ -258,7 +258,7 @@ def test_shipped_refuses_a_manifest_that_is_one_of_its_inputs(tmp_path, monkeypa
     corpus = corpus_files(["post"])[0][1]
     (out / "manifest.json").symlink_to(corpus)
     before = corpus.read_bytes()
-    monkeypatch.setattr(il.presets, "train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.pretrained_models, "train", lambda *a, **k: pytest.fail("trained"))
     assert shipped.main(["--corpora", "post", "--out", str(out)]) == 2
     assert capsys.readouterr().err == (
         f"error: --out: expected a file other than --corpora '{corpus}', got "
@@ -271,7 +271,7 @@ def test_python_m_illustrated_shipped_refuses_a_disk_without_room_before_trainin
     from illustrated.files import atomic as _atomic
     monkeypatch.setattr(_atomic.shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(
         10**9, 10**9, 0))
-    monkeypatch.setattr(il.presets, "train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(il.pretrained_models, "train", lambda *a, **k: pytest.fail("trained"))
     assert shipped.main(["--corpora", "post", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (
         f"error: path: expected 236.4 kB free for '{tmp_path / 'post.pt'}', but "

@@ -200,7 +200,7 @@ def test_exact_match_compares_with_the_real_reference(monkeypatch):
     model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src),
                                            tgt_vocab_size=len(tgt)))
     # a model that writes 'x' (and <unk>, which translate drops) for every source
-    monkeypatch.setattr(il.inference, "translate", lambda m, sentences, *a, **k:
+    monkeypatch.setattr(il.inference.translate, "translate", lambda m, sentences, *a, **k:
                         ["x"] * len(sentences))
     assert exact_match(model, [("a b", "x")], src, tgt) == 1.0
     assert exact_match(model, [("a b", "x y"), ("a", "X")], src, tgt) == 0.5  # before: 1.0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from illustrated.data import Vocab, pairs_file, tokenize
-from illustrated.data.pairs_file import bleu, build_vocab, read_pairs, split_pairs
+from illustrated.data.pairs_file import bleu, bleu_order, build_vocab, read_pairs, split_pairs
 
 SETTINGS = settings(max_examples=int(os.environ.get("ILLUSTRATED_HYPOTHESIS_EXAMPLES", 150)),
                     deadline=None, database=None,
@@ -33,6 +33,8 @@ def test_reads_pairs_skipping_blank_lines_bom_and_crlf(tmp_path):
     (b"a\tb\nc\td\te\n", "pairs.tsv:2: expected one tab between source and target, got 2 tabs"),
     (b"a\tb\n\n \tx\n", "pairs.tsv:3: expected a non-empty source, got an empty one"),
     (b"a\t  \nc\td\n", "pairs.tsv:1: expected a non-empty target, got an empty one"),
+    (b"a\tb\n\t\nc\td\n", "pairs.tsv:2: expected a non-empty source, got an empty one"),
+    (b"a\tb\n \t \r\nc\td\n", "pairs.tsv:2: expected a non-empty source, got an empty one"),
     (b"a\tb\nc\t\xe9t\xe9\n", "pairs.tsv:2: expected UTF-8 text, got the byte 0xe9 at column 3"),
     (b"a\tb\n\n", "pairs.tsv: expected at least 2 pairs (some to train on, some to test on), "
                   "got 1"),
@@ -79,6 +81,20 @@ def test_bleu_matches_known_values():
     assert partial == pytest.approx(100 * (4 / 5 * 2 / 3 * 1 / 2 * 1 / 2) ** 0.25)
     with pytest.raises(ValueError, match="references: expected as many as the 1 hypotheses"):
         bleu(["a"], [])
+
+
+def test_bleu_of_three_word_sentences_takes_the_order_they_allow():
+    references = ["i am here", "you see it", "we like cats"]
+    hypotheses = ["i am here", "you see it", "we like dogs"]
+    assert bleu_order(references) == 3 and bleu_order(["a b c d e"]) == 4
+    assert bleu_order(["hello"]) == 1 and bleu_order(["hi !"]) == 2  # 13a splits the "!"
+    assert bleu(references, references) == pytest.approx(0.0)  # no 4-gram anywhere
+    assert bleu(references, references, max_order=3) == pytest.approx(100.0)
+    # precisions 8/9, 5/6, 2/3 (3-grams); no brevity penalty
+    assert bleu(hypotheses, references, max_order=3) == pytest.approx(
+        100 * (8 / 9 * 5 / 6 * 2 / 3) ** (1 / 3))
+    with pytest.raises(ValueError, match="max_order: expected an integer in \\[1, 4\\], got 5"):
+        bleu(references, references, max_order=5)
 
 
 # ------------------------------------------------------------------ special tokens, NFC, limits

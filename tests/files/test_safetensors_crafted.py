@@ -99,8 +99,18 @@ CASES = {
                             "header nested more than 32"),
     "config 5,000 deep": (with_meta("config", "[" * DEEP + "]" * DEEP),
                           "config metadata nested more than 32"),
+    "source vocabulary 2,000 deep": (with_meta("src_vocab", "[" * 2_000),
+                                     "src_vocab metadata nested more than 32"),
     "source vocabulary 100,000 deep": (with_meta("src_vocab", "[" * 100_000),
-                                       "src_vocab metadata nested more than 32"),
+                                       "src_vocab metadata is 100.0 kB, more than the 9.2 kB "
+                                       "its config's src_vocab_size=8 allows"),
+    "a vocabulary of 10**6 tokens": (with_meta("src_vocab", json.dumps(
+        [f"w{i}" for i in range(10**6)])), "src_vocab metadata is 12.9 MB, more than the 9.2 kB "
+                                           "its config's src_vocab_size=8 allows"),
+    "config over its size": (with_meta("config", " " * (1 << 16)),
+                             "config metadata is 65.5 kB, more than the 65.5 kB such"),
+    "other metadata over its size": (with_meta("notes", "x" * (1 << 20)),
+                                     "notes metadata is 1.0 MB, more than the 1.0 MB such"),
     "target vocabulary 5,000 deep": (with_meta("tgt_vocab", "[" * DEEP + "]" * DEEP),
                                      "tgt_vocab metadata nested more than 32"),
     "header not UTF-8": (raw_header(b'{"\xff": 1}'), "damaged header: not UTF-8"),

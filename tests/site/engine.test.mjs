@@ -1,13 +1,13 @@
-// The page's engine (site/js/engine.js, jax-js) against PyTorch: the fixture that
+// The page's engine (site/js/engine/engine.js, jax-js) against PyTorch: the fixture that
 // tests/site/js_fixture.py writes into $FIXTURE_DIR (tests/site/test_engine_parity.py runs both).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import * as jax from "../../site/node_modules/@jax-js/jax/dist/index.js";
-import { learningRate, modelFrom, trainer, transformer } from "../../site/js/engine.js";
-import { encode } from "../../site/js/graphs.js";
-import { beamSearch } from "../../site/js/search_beam.js";
+import { learningRate, modelFrom, trainer, transformer } from "../../site/js/engine/engine.js";
+import { encode } from "../../site/js/engine/graphs.js";
+import { beamSearch } from "../../site/js/engine/search_beam.js";
 
 const dir = process.env.FIXTURE_DIR;
 const read = (name) => JSON.parse(readFileSync(join(dir, name), "utf8"));

@@ -1,4 +1,4 @@
-"""Writes what tests/site/engine.test.mjs compares the page's engine (site/js/engine.js) with.
+"""Writes what tests/site/engine.test.mjs compares the page's engine (site/js/engine/engine.js) with.
 
 ``python tests/site/js_fixture.py DIR`` writes into DIR:
 

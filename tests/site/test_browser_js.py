@@ -6,8 +6,6 @@ docs/ARCHITECTURE.md, not a test: issue 32.)
 (tests/browser/ drives them in Chromium against the package.)"""
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import unicodedata
 from pathlib import Path
@@ -17,12 +15,12 @@ import pytest
 import illustrated as il
 from illustrated.commands import web_export
 from illustrated.data.tokenizer import tokenize
+from node_runner import NODE, requires_node, run_node
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "site"
 
-node = shutil.which("node")
-pytestmark = pytest.mark.skipif(node is None, reason="Node.js not installed (make site-assets needs it)")
+pytestmark = requires_node
 
 EDGE_CASES = [
     "L'animal n'a pas traversé la rue parce qu'il était trop fatigué.",
@@ -37,15 +35,8 @@ EDGE_CASES = [
 ERROR_CASES = ["", "   ", "\t\n", "\xa0\u3000", "\x1c"]
 
 
-def _node(script: str, data) -> object:
-    result = subprocess.run([node, "--input-type=module", "-e", script], cwd=SITE,
-                            input=json.dumps(data), capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 TOKENIZE = """
-import { tokenize } from "./js/tokenizer.js";
+import { tokenize } from "./js/engine/tokenizer.js";
 import { readFileSync } from "node:fs";
 const sentences = JSON.parse(readFileSync(0, "utf8"));
 const out = sentences.map((s) => { try { return tokenize(s); } catch (e) { return "Error: " + e.message; } });
@@ -64,20 +55,20 @@ def _sentences() -> list[str]:
 
 def test_tokenizer_matches_python_on_every_corpus_sentence():
     sentences = _sentences()
-    got = _node(TOKENIZE, sentences)
+    got = run_node(TOKENIZE, sentences)
     wrong = [(s, g, tokenize(s)) for s, g in zip(sentences, got) if g != tokenize(s)]
     assert not wrong, f"{len(wrong)} of {len(sentences)} differ, e.g. {wrong[:3]}"
 
 
 def test_tokenizer_matches_python_on_edge_cases():
     cases = EDGE_CASES + [s.upper() for s in EDGE_CASES]
-    got = _node(TOKENIZE, cases)
+    got = run_node(TOKENIZE, cases)
     wrong = [(s, g, tokenize(s)) for s, g in zip(cases, got) if g != tokenize(s)]
     assert not wrong, wrong
 
 
 DETOKENIZE = """
-import { detokenize } from "./js/tokenizer.js";
+import { detokenize } from "./js/engine/tokenizer.js";
 import { readFileSync } from "node:fs";
 console.log(JSON.stringify(JSON.parse(readFileSync(0, "utf8")).map(detokenize)));
 """
@@ -89,7 +80,7 @@ def test_detokenize_matches_python_on_every_corpus_sentence():
     from illustrated.data.tokenizer import detokenize
     token_lists = [["il", "n'", "a", "pas", "dit", "qu'", "elle", "est", "là", "."]] + [
         tokenize(s) for s in _sentences() + EDGE_CASES]
-    got = _node(DETOKENIZE, token_lists)
+    got = run_node(DETOKENIZE, token_lists)
     assert got[0] == "il n'a pas dit qu'elle est là.", got[0]
     wrong = [(t, g, detokenize(t)) for t, g in zip(token_lists, got) if g != detokenize(t)]
     assert not wrong, f"{len(wrong)} of {len(token_lists)} differ, e.g. {wrong[:3]}"
@@ -100,13 +91,13 @@ def test_tokenizer_spaces_are_pythons():
     lowercase letters: all of U+0000-U+30FF that Python's Unicode database knows (Node's is
     newer: U+1C89, new in Unicode 16, has a lowercase there and none in Python 3.11)."""
     chars = [chr(c) for c in range(0x3100) if unicodedata.category(chr(c)) not in ("Cs", "Cn")]
-    got = _node(TOKENIZE, [f"a{c}b" for c in chars])
+    got = run_node(TOKENIZE, [f"a{c}b" for c in chars])
     wrong = [(hex(ord(c)), g) for c, g in zip(chars, got) if g != tokenize(f"a{c}b")]
     assert not wrong, wrong[:10]
 
 
 def test_tokenizer_refuses_blank_sentences():
-    got = _node(TOKENIZE, ERROR_CASES)
+    got = run_node(TOKENIZE, ERROR_CASES)
     assert all(isinstance(g, str) and g.startswith("Error: sentence:") for g in got), got
     for sentence in ERROR_CASES:
         with pytest.raises(ValueError, match="sentence"):
@@ -114,7 +105,7 @@ def test_tokenizer_refuses_blank_sentences():
 
 
 SOURCE_IDS = """
-import { sourceIds, Vocab } from "./js/vocab.js";
+import { sourceIds, Vocab } from "./js/engine/vocab.js";
 import { readFileSync } from "node:fs";
 const { tokens, sentences } = JSON.parse(readFileSync(0, "utf8"));
 const model = { corpus: "post", srcVocab: new Vocab(tokens), config: { max_len: 4 } };
@@ -128,7 +119,7 @@ def test_source_ids_match_vocab_encode_and_name_unknown_words():
     _, src_vocab, _ = il.pretrained("post")
     sentences = ["je suis étudiant", "Merci.", "je suis professeur , merci gâteau",
                  "je <eos>", "je je je je je"]
-    got = _node(SOURCE_IDS, {"tokens": src_vocab.tokens, "sentences": sentences})
+    got = run_node(SOURCE_IDS, {"tokens": src_vocab.tokens, "sentences": sentences})
     assert got[0] == src_vocab.encode(sentences[0])
     assert got[1].startswith("Error: sentence: unknown word \".\"")
     assert got[2].startswith('Error: sentence: unknown words "professeur", ",", "gâteau" for '
@@ -140,7 +131,7 @@ def test_source_ids_match_vocab_encode_and_name_unknown_words():
 READABLE = """
 import { readFileSync } from "node:fs";
 globalThis.window = { document: {} };  // dom.js reads window.document when imported
-const { readable } = await import("./js/sentence.js");
+const { readable } = await import("./js/widgets/sentence.js");
 const { config, texts } = JSON.parse(readFileSync(0, "utf8"));
 console.log(JSON.stringify(texts.map((t) => {
   try { return readable(t, config); } catch (e) { return "Error: " + e.message; }
@@ -164,7 +155,7 @@ def _config(corpus: str, bigrams: bool = False) -> dict:
 def test_widgets_read_the_posts_sentence_with_its_full_stop():
     texts = ["Je suis étudiant.", "je suis étudiant je", "Merci, merci !", "je suis professeur !",
              "", "  ", "?!", "je <eos>"]
-    got = _node(READABLE, {"config": _config("post"), "texts": texts})
+    got = run_node(READABLE, {"config": _config("post"), "texts": texts})
     assert got[0] == {"sentence": "je suis étudiant",
                       "notes": ['Left out ".": the post model never saw punctuation.']}
     assert got[1] == {"sentence": "je suis étudiant je", "notes": [
@@ -184,7 +175,7 @@ def test_widgets_name_a_near_miss_a_single_word_and_a_sentence_unlike_the_corpus
     neighbouring words the corpus never has is said to be unlike it, and the corpus's own
     sentences are not."""
     texts = ["je suis etudiant", "étudiant", "je suis étudiant", "étudiant suis je", "xyz"]
-    got = _node(READABLE, {"config": _config("fr-en", bigrams=True), "texts": texts})
+    got = run_node(READABLE, {"config": _config("fr-en", bigrams=True), "texts": texts})
     assert got[0] == ('Error: The fr-en model does not know "etudiant": it knows only the words of '
                       'its corpus. Did you mean "étudiant" for "etudiant"?')
     assert got[1]["notes"] == ["Warning: 1 word, but the fr-en model was trained on sentences of "
@@ -196,11 +187,11 @@ def test_widgets_name_a_near_miss_a_single_word_and_a_sentence_unlike_the_corpus
     assert got[4] == ('Error: The fr-en model does not know "xyz": it knows only the words of its '
                       'corpus.')
     street = "the street didn't cross the animal because it was too tired"
-    [note] = _node(READABLE, {"config": _config("coreference", bigrams=True),
+    [note] = run_node(READABLE, {"config": _config("coreference", bigrams=True),
                               "texts": [street]})[0]["notes"]
     assert '"street didn\'t", "animal because"' in note
     tired = "the animal didn't cross the street because it was too tired"
-    *_, note = _node(READABLE, {"config": _config("coreference", bigrams=True),
+    *_, note = run_node(READABLE, {"config": _config("coreference", bigrams=True),
                                 "texts": [" ".join([tired] * 3)]})[0]["notes"]
     assert note.count('"tired the"') == 1, note  # a word pair the corpus lacks is named once
 
@@ -211,7 +202,7 @@ def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
     and no note: every test sentence is of a trained length."""
     pairs, _, _ = il.data.load_corpus(corpus, "test")
     texts = [s + "." for s, _ in pairs]
-    got = _node(READABLE, {"config": _config(corpus, bigrams=True), "texts": texts})
+    got = run_node(READABLE, {"config": _config(corpus, bigrams=True), "texts": texts})
     for text, g in zip(texts, got):
         assert g == {"sentence": " ".join(tokenize(text)[:-1]),
                      "notes": [f'Left out ".": the {corpus} model never saw punctuation.']}, (text, g)
@@ -221,6 +212,6 @@ def test_widgets_read_every_test_sentence_as_python_tokenizes_it(corpus):
 def test_eslint():
     if not (SITE / "node_modules" / "eslint").exists():
         pytest.skip("eslint (npm) not installed: `make site-assets` installs it")
-    result = subprocess.run([node, "node_modules/eslint/bin/eslint.js", "js"], cwd=SITE,
+    result = subprocess.run([NODE, "node_modules/eslint/bin/eslint.js", "js"], cwd=SITE,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr

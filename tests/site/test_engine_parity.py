@@ -1,4 +1,4 @@
-"""The page's engine (site/js/engine.js, jax-js) against PyTorch, with Node: the fixture is
+"""The page's engine (site/js/engine/engine.js, jax-js) against PyTorch, with Node: the fixture is
 written here from the package (tests/site/js_fixture.py) into a temporary folder, and
 tests/site/engine.test.mjs checks training (losses, step-0 gradients, weights after 20 steps;
 post-LN and pre-LN, label smoothing 0 and 0.1) and inference (every shipped model's test

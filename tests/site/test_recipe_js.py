@@ -1,17 +1,22 @@
-"""site/js/recipe.js reads the page's limits, schedules, defaults, Adam's settings and
-d_ff = k x d_model from recipe.json (il.recipe.schema, written by web_export): the schema as
-shipped gives the limits the widget always stated, and a doctored schema moves the page."""
+"""site/js/engine/recipe.js reads the page's limits, schedules, defaults, Adam's settings,
+d_ff = k x d_model and the training widget's fields (names, labels, input steps, how a run says
+them) from recipe.json (il.recipe.schema, written by web_export): the schema as shipped gives the
+limits the widget always stated, and a doctored schema moves the page."""
 from __future__ import annotations
 
 import copy
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 from illustrated import recipe
 
 READ = """
 import { readFileSync } from "node:fs";
-import { limitsText, recipeFrom, trainOptions } from "./js/recipe.js";
+globalThis.window = { document: {} };  // dom.js reads window.document when imported
+const { recipeFrom, trainOptions } = await import("./js/engine/recipe.js");
+const { limitsText } = await import("./js/widgets/fields.js");
 const { schema, options } = JSON.parse(readFileSync(0, "utf8"));
 const data = { config: { d_model: 32, n_heads: 4, n_layers: 2, norm_first: false },
   train_settings: { steps: 100, lr: 0.003, warmup: 10, schedule: "constant", label_smoothing: 0,
@@ -26,7 +31,7 @@ console.log(JSON.stringify({ r, text, tried }));
 
 
 def read(schema: dict, options: list) -> dict:
-    return _node(READ, {"schema": schema, "options": options})
+    return run_node(READ, {"schema": schema, "options": options})
 
 
 def test_the_shipped_schema_gives_the_limits_the_widget_states():
@@ -76,12 +81,12 @@ def test_a_doctored_schema_moves_the_pages_limits_choices_and_rules():
 PROBLEMS = """
 import { readFileSync } from "node:fs";
 globalThis.window = { document: {} };
-const { recipeFrom } = await import("./js/recipe.js");
-const { problems } = await import("./js/fields.js");
+const { recipeFrom } = await import("./js/engine/recipe.js");
+const { problems } = await import("./js/widgets/fields.js");
 const { schema, tried } = JSON.parse(readFileSync(0, "utf8"));
 const r = recipeFrom(schema);
 const recipe = { steps: 100, lr: 0.003, warmup: 10, labelSmoothing: 0, dModel: 32, nHeads: 4, nLayers: 2,
-  seed: 0, schedule: "constant", normFirst: false, corpus: "post" };
+  seed: 0, schedule: "constant", normFirst: "post", corpus: "post" };
 // null in JSON: a field left empty or unreadable, which fields.js's read() gives as undefined
 const read = (o) => Object.fromEntries(Object.entries({ ...recipe, ...o }).map(([k, v]) => [k, v ?? undefined]));
 console.log(JSON.stringify(tried.map((o) => problems(read(o), r))));
@@ -94,7 +99,7 @@ def test_the_widget_refuses_an_empty_field_and_says_d_models_rule_by_the_labels(
     n_heads: 12 with 4 heads passes, an odd multiple of 4), in the labels' words."""
     tried = [{}, {"labelSmoothing": None}, {"labelSmoothing": None, "steps": None},
              {"dModel": 30}, {"dModel": 12}, {"dModel": 36, "nHeads": 8}, {"lr": 5}]
-    out = _node(PROBLEMS, {"schema": recipe.schema(), "tried": tried})
+    out = run_node(PROBLEMS, {"schema": recipe.schema(), "tried": tried})
     assert out[0] == {} and out[4] == {}, out
     assert out[1] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing"}
     assert out[2] == {"labelSmoothing": "label smoothing: expected a number in [0, 0.5], got nothing",
@@ -102,3 +107,50 @@ def test_the_widget_refuses_an_empty_field_and_says_d_models_rule_by_the_labels(
     assert out[3] == {"dModel": "d_model: expected an even number divisible by n_heads (4), got 30"}
     assert out[5] == {"dModel": "d_model: expected an even number divisible by n_heads (8), got 36"}
     assert out[6] == {"lr": "learning rate: expected a number in [0.00001, 0.05], got 5"}, out[6]
+
+
+#: runs.js's sayer and runName (a run's name) over recipe.json's fields.
+SAY = """
+import { readFileSync } from "node:fs";
+
+globalThis.window = { document: {} };
+const { recipeFrom } = await import("./js/engine/recipe.js");
+const { runName, sayer } = await import("./js/widgets/runs.js");
+const { schema, said, named } = JSON.parse(readFileSync(0, "utf8"));
+const r = recipeFrom(schema);
+const say = sayer(r.fields);
+console.log(JSON.stringify({ said: said.map(([k, v]) => say(k, v)),
+  named: named.map(([values, recipe, always]) => runName(values, recipe, always, say)),
+  fields: r.fields.map((f) => [f.name, f.label, f.control, f.options]) }));
+"""
+
+
+def test_the_page_names_labels_and_says_each_setting_as_the_kernel_twin_does():
+    """One declaration (the Recipe's field metadata and PAGE_SETTINGS): the page's run names
+    are book/runs.py's, word for word, and its controls are page_fields' in order."""
+    from illustrated.book import runs
+    said = [("steps", 1), ("steps", 300), ("nLayers", 1), ("nHeads", 2), ("lr", 0.01),
+            ("labelSmoothing", 0.1), ("normFirst", "pre"), ("referentWeight", 0),
+            ("referentWeight", 1), ("referentWeight", 2.5), ("schedule", "noam"),
+            ("corpus", "reverse"), ("seed", 3), ("warmup", 40), ("dModel", 64)]
+    base = {"corpus": "reverse", "steps": 200, "lr": 0.01, "schedule": "cosine",
+            "labelSmoothing": 0.0, "normFirst": "post"}
+    named = [(base, base, []), (base, base, ["normFirst"]),
+             ({**base, "schedule": "noam", "normFirst": "pre"}, base, []),
+             ({**base, "labelSmoothing": 0.1, "lr": 0.003}, base, ["corpus"])]
+    out = run_node(SAY, {"schema": recipe.schema(), "said": said, "named": named})
+    assert out["said"] == [runs.say(k, v) for k, v in said]
+    assert out["said"][:3] == ["1 step", "300 steps", "1 layer"] and out["said"][6] == "pre-LN"
+    assert out["said"][7:10] == ["no “it” objective", "“it” objective", "“it” objective x2.5"]
+    assert out["named"] == [runs.run_name(*n) for n in named]
+    assert out["named"][2] == "noam, pre-LN"
+    fields = recipe.page_fields()
+    assert [f[0] for f in out["fields"]] == [f["name"] for f in fields]
+    assert [f[1] for f in out["fields"]] == [f["label"] for f in fields]
+    menus = {f[0]: f[3] for f in out["fields"] if f[2] == "menu"}
+    assert menus == {"corpus": None, "schedule": [[s, s] for s in il_schedules()],
+                     "normFirst": [["post", "post-LN"], ["pre", "pre-LN"]]}
+
+
+def il_schedules() -> list:
+    return list(recipe.recipe_fields()["schedule"].metadata["choices"])

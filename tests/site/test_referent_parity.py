@@ -1,4 +1,4 @@
-"""The page's "it" objective (site/js/referent.js in engine.js's trainer, jax-js) against the package's
+"""The page's "it" objective (site/js/engine/referent.js in engine.js's trainer, jax-js) against the package's
 (illustrated.training.referent inside il.train), with Node: for the same initial weights (the read-out's among them)
 and batch of coreference pairs (one pair unlabelled), the translation loss, the weighted "it" loss and every
 gradient at step 0, then three training steps of il.train itself (each batch all the pairs: il.train shuffles
@@ -9,7 +9,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 import illustrated as il
 from illustrated.training import loop, referent
@@ -24,8 +26,9 @@ UNLABELLED = 1  # this pair's label is taken away: it must add nothing
 PARITY = """
 import { readFileSync } from "node:fs";
 import * as jax from "./node_modules/@jax-js/jax/dist/index.js";
-import { arrays, learningRate, objectiveOf, trainer } from "./js/engine.js";
-import { labelArrays } from "./js/referent.js";
+import { arrays, learningRate, objectiveOf, trainer } from "./js/engine/engine.js";
+import { labelArrays } from "./js/engine/referent.js";
+
 const c = JSON.parse(readFileSync(0, "utf8"));
 await jax.init("wasm");
 const np = jax.numpy;
@@ -76,7 +79,7 @@ def _fixture(monkeypatch):
             seen["extras"].append(out.item())
             return out
 
-    monkeypatch.setattr(training, "ReferentObjective", Watched)
+    monkeypatch.setattr(loop, "ReferentObjective", Watched)
     history = il.train(model, pairs, src_vocab, tgt_vocab, batch_size=len(pairs), progress=False,
                        compile=False, **RECIPE)
     labels = referent.labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])
@@ -120,7 +123,7 @@ def _fixture(monkeypatch):
 def test_the_pages_it_objective_equals_the_packages(monkeypatch):
     fixture, expected = _fixture(monkeypatch)
     assert None in fixture["labels"] and expected["extra"] > 0
-    out = _node(PARITY, fixture)
+    out = run_node(PARITY, fixture)
     first = out["first"]
     assert abs(first["loss"] - expected["loss"]) <= 1e-4
     assert abs(first["extra"] - expected["extra"]) <= 1e-4

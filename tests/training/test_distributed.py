@@ -145,7 +145,7 @@ def test_the_it_objective_under_two_processes_keeps_one_read_out_and_one_process
 # `torchrun -m illustrated train ...`, with il.train wrapped to keep each rank's final weights
 CLI = """
 import sys, torch
-import illustrated.training.loop as training
+import illustrated.training.loop as loop
 from illustrated.commands import cli
 spy_dir, argv = sys.argv[1], sys.argv[2:]
 plain = loop.train

@@ -117,7 +117,7 @@ def draw_steps(example, step: int = 6, *, width: float = kit.DESKTOP_WIDTH_IN):
     c = kit.COLORS
     rows = {"Input": (X, c["input"]), "Queries": (Q, c["query"]), "Keys": (K, c["key"]),
             "Values": (V, c["value"]), "Score": (scores, None), "Divide by 8 (√d_k)":
-            (scores / 8, None), "Softmax": (weights, None),
+            (scores / 8, None), "Softmax": (weights, c["weights"]),
             "Softmax × Value": (weights[:, None] * V, c["value"]), "Sum": (weights @ V, c["z"])}
     phone = kit.narrow(width)  # the same table, its labels closer to its columns
     columns, span, size = ((2.45, 4.9), 7.2, 9) if phone else ((5.0, 9.0), 12.8, 10)
@@ -126,12 +126,15 @@ def draw_steps(example, step: int = 6, *, width: float = kit.DESKTOP_WIDTH_IN):
         ax.text(x + 1.0, -0.8, word, ha="center", fontsize=11, fontweight="bold", color=_INK)
     for y, (label, filled_at) in enumerate(STEPS):
         shown = filled_at <= step
-        ax.text(0.1, y, label, va="center", fontsize=size, color=_INK if shown else "#cfd8dc")
+        ax.text(0.1, y, label, va="center", fontsize=size, color=_INK if shown else kit.COLORS["faint"])
         if not shown:
             continue
         values, color = rows[label]
         if label == "Sum":
             _cells(ax, columns[0], y, values, color)
+        elif label == "Softmax":  # one weight per word, a cell of the weights' colour
+            for x, value in zip(columns, values):
+                _cells(ax, x + 1.0 - 0.375, y, [value], color)
         elif color is None:  # one number per word
             for k, (x, value) in enumerate(zip(columns, values)):
                 text = f"q1 · k{k + 1} = {kit.format_value(value)}" if label == "Score" \

@@ -21,7 +21,7 @@ __all__ = ["cross_attention", "draw_step", "draw_translation", "translate_widget
            "draw_causal_mask", "UnmaskedTransformer", "without_mask", "leak_test",
            "train_with_and_without_mask", "draw_output_softmax"]
 
-_MUTED = "#cfd8dc"
+_MUTED = kit.COLORS["faint"]
 
 
 def cross_attention(trace, layer: int, head: int | None) -> np.ndarray:
@@ -37,7 +37,8 @@ def _heads(layer: int, head: int | None) -> str:
 def _bars(ax, words, probs, chosen: str) -> None:
     """Horizontal probability bars, the most probable on top, the chosen word coloured."""
     y = np.arange(len(words))
-    ax.barh(y, probs, color=[kit.COLORS["z"] if w == chosen else _MUTED for w in words])
+    ax.barh(y, probs, color=[kit.COLORS["chosen"] if w == chosen else kit.COLORS["probs"]
+                           for w in words])
     for yi, p in zip(y, probs):
         ax.text(p + 0.03, yi, f"{p:.2f}", va="center", fontsize=9)
     ax.set_yticks(y, words, fontsize=10)
@@ -67,7 +68,7 @@ def draw_step(trace, step: int, *, vocab_tokens, layer: int = -1, head: int | No
     for i in range(n):
         word = trace.decoder_input_tokens[i] if i <= step else ""
         kit.box(ax, 0.05, n - 1 - i + 0.1, 0.9, 0.8, word,
-                kit.COLORS["decoder"] if word else "#f5f5f5", fontsize=10, bold=False,
+                kit.COLORS["decoder"] if word else kit.COLORS["blank"], fontsize=10, bold=False,
                 rounding=0.1)
     kit.arrow(ax, (1.0, n - 0.5 - step), (1.4, n - 0.5 - step))
     kit.box(ax, 1.45, n - 1 - step + 0.1, 0.95, 0.8, chosen, kit.COLORS["z"], fontsize=10,
@@ -243,7 +244,7 @@ def draw_output_softmax(x, logits, probs, vocab_tokens, *, top_k: int = 8,
                 vmax=limit)
     axes[0].set_title(f"decoder output: {x.size} floats", fontsize=10)
     axes[0].tick_params(labelsize=9)
-    colors = [kit.COLORS["z"] if i == best else _MUTED for i in order]
+    colors = [kit.COLORS["chosen"] if i == best else kit.COLORS["probs"] for i in order]
     for ax, values, title, decimals in (
             (axes[1], logits[order], f"Linear → logits, one per word ({len(probs)} words; "
              f"the {top_k} highest shown)", 2),

@@ -131,7 +131,7 @@ def draw_label_smoothing(epsilon: float, V: int, *, tokens, target_id: int, size
                                       gridspec_kw={"height_ratios" if phone else "width_ratios":
                                                    [1.25, 1] if phone else [1.1, 1]})
     k = min(V, shown)
-    bars.bar(range(k), p[:k], color=[kit.COLORS["z"] if i == target_id else kit.COLORS["value"]
+    bars.bar(range(k), p[:k], color=[kit.COLORS["chosen"] if i == target_id else kit.COLORS["probs"]
                                      for i in range(k)])
     bars.set_xticks(range(k), tokens[:k], rotation=45, ha="right", fontsize=9)
     bars.set_ylim(0, 1.05)
@@ -151,7 +151,7 @@ def draw_label_smoothing(epsilon: float, V: int, *, tokens, target_id: int, size
                    linewidth=2.2 if size == V else 1.2)
         label_y = max(curve[-1], label_y + 0.09 * top)  # a 9 pt line apart: labels never overlap
         floor.text(grid[-1] + 0.01, label_y, f"V = {size}", va="center", fontsize=9)
-    floor.plot([epsilon], [entropy(p)], "o", color=kit.COLORS["z"], markersize=8)
+    floor.plot([epsilon], [entropy(p)], "o", color=kit.COLORS["chosen"], markersize=8)
     floor.set(xlim=(0, 0.7 if phone else 0.66), ylim=(0, max(top, label_y + 0.05 * top)))
     floor.set_xticks(np.arange(0, 0.51, 0.1))  # ε goes to 0.5; the room after it holds the labels
     floor.spines["bottom"].set_bounds(0, 0.5)
@@ -164,4 +164,4 @@ def draw_label_smoothing(epsilon: float, V: int, *, tokens, target_id: int, size
 
 
 def _faint(size: int, sizes) -> str:
-    return plt.get_cmap("Greys")(0.35 + 0.1 * list(sizes).index(size))
+    return plt.get_cmap(kit.palette.COLORMAPS["series"])(0.35 + 0.1 * list(sizes).index(size))

@@ -22,8 +22,9 @@ from .kit import COLORS, DESKTOP_WIDTH_IN, DPI, MIN_FONT_PT, narrow, wrap
 BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "results" / "decoding.json"
 
 # How a hypothesis is drawn: kept in the beam, finished with <eos>, looked at and dropped.
-STYLE = {"start": ("#eceff1", COLORS["text"], "-"), "kept": ("#e1d5f0", COLORS["query"], "-"),
-         "finished": ("#d7ecd0", "#4e8a3e", "-"), "dropped": ("#f5f5f5", "#9e9e9e", "--")}
+STYLE = {"start": (COLORS["off"], COLORS["text"], "-"), "kept": (COLORS["kept"], COLORS["query"], "-"),
+         "finished": (COLORS["finished"], COLORS["finished-edge"], "-"),
+         "dropped": (COLORS["blank"], COLORS["dropped-edge"], "--")}
 LEGEND = {"kept": "kept in the beam", "finished": "ended with <eos>", "dropped": "dropped"}
 
 
@@ -259,7 +260,7 @@ def draw_cache_work(work: dict, *, width: float = DESKTOP_WIDTH_IN):
     fig, axes = plt.subplots(rows, cols, figsize=(width, 2 * (0.3 * n + 1.4) if phone
                                                  else 0.36 * n + 2.0),
                              dpi=DPI, layout="constrained")
-    colours = {"computed": COLORS["key"], "cached": "#fde9d5", "later": "white"}
+    colours = {"computed": COLORS["key"], "cached": COLORS["cached"], "later": "white"}
     for ax, use_cache in zip(axes, (False, True)):
         computed = work[use_cache]["computed"]
         for step, positions in enumerate(computed, start=1):
@@ -267,7 +268,7 @@ def draw_cache_work(work: dict, *, width: float = DESKTOP_WIDTH_IN):
                 state = ("computed" if pos in positions else "cached" if pos < step
                          else "later")
                 ax.add_patch(plt.Rectangle((pos, step - 1), 0.92, 0.84, fc=colours[state],
-                                           ec=COLORS["muted"] if state != "later" else "#eceff1",
+                                           ec=COLORS["muted"] if state != "later" else COLORS["off"],
                                            lw=0.6))
         total = sum(len(p) for p in computed)
         source = work[use_cache]["source"]

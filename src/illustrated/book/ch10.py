@@ -5,6 +5,7 @@ import shlex
 import subprocess
 import sys
 import textwrap
+from dataclasses import asdict
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
@@ -14,7 +15,7 @@ from matplotlib.transforms import blended_transform_factory
 from ..data import CORPORA, load_corpus
 from ..modules import Transformer
 from ..pretrained_models import SETTINGS, make_config, pretrained
-from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, recipe_fields
+from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, page_fields, recipe_fields
 from ..training.referent import labels
 from ..inference.tracing import trace
 from ..files.checkpoint import save_checkpoint
@@ -170,45 +171,45 @@ def translate_widget(corpus: str = "fr-en", sentence: str = "nous avons la voitu
                                                               width=width))
 
 
-#: The training widget's controls: name in the page (site/js/train.js) -> Recipe field or
-#: config keyword.
-PAGE_NAMES = {"steps": "steps", "lr": "lr", "warmup": "warmup", "labelSmoothing": "label_smoothing",
-              "dModel": "d_model", "nHeads": "n_heads", "nLayers": "n_layers", "seed": "seed"}
-
-
 def train_limits() -> dict:
-    """The page's limits of the training widget's controls, {page name: (low, high)}: the
-    Recipe's page limits and :data:`illustrated.recipe.PAGE_MODEL_LIMITS`."""
+    """The page's limits of the training widget's number controls, {page name: (low, high)}: the
+    Recipe's page limits and :data:`illustrated.recipe.PAGE_SETTINGS`'."""
     page = {name: f.metadata["page"] for name, f in recipe_fields().items()}
-    return {key: tuple({**page, **PAGE_MODEL_LIMITS}[name]) for key, name in PAGE_NAMES.items()}
+    page.update(PAGE_MODEL_LIMITS)
+    return {f["name"]: tuple(page[f["field"]]) for f in page_fields() if f["control"] == "number"}
 
 
 def recipe(corpus: str) -> dict:
     """A corpus's presets.SETTINGS recipe with the Recipe's defaults, as the training widget
-    reads it; ``referentWeight`` only for a corpus with "it" labels (illustrated.training.referent)."""
+    reads it (page names, :func:`illustrated.recipe.page_fields`; ``normFirst`` "post" or
+    "pre"); ``referentWeight`` only for a corpus with "it" labels (illustrated.training.referent)."""
     pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
     cfg, t = make_config(corpus, src_vocab, tgt_vocab), Recipe(**SETTINGS[corpus]["train"])
-    out = {"steps": t.steps, "lr": t.lr, "warmup": t.warmup, "schedule": t.schedule,
-           "labelSmoothing": t.label_smoothing, "dModel": cfg.d_model, "nHeads": cfg.n_heads,
-           "nLayers": cfg.n_layers, "normFirst": "pre" if cfg.norm_first else "post",
-           "seed": t.seed}
-    if any(labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])):
-        out["referentWeight"] = t.referent_weight  # the "it" objective's switch (train.js)
+    values = {**asdict(cfg), **asdict(t), "norm_first": "pre" if cfg.norm_first else "post"}
+    out = {f["name"]: values[f["field"]] for f in page_fields() if f["field"] in values}
+    if not any(labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])):
+        del out["referentWeight"]  # the "it" objective's switch only where labels exist
     return out
 
 
-def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **changes):
-    """Train a tiny Transformer in the page (site/js/train.js, jax-js in a Web Worker) with a
+def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, own_pairs=None,
+                 **changes):
+    """Train a tiny Transformer in the page (site/js/widgets/train.js, jax-js in a Web Worker) with a
     corpus's recipe or the reader's changes (``changes``: the page's option names, e.g.
-    ``labelSmoothing=0.1``); every run is kept on one chart and in a table (site/js/runs.js).
+    ``labelSmoothing=0.1``); every run is kept on one chart and in a table (site/js/widgets/runs.js).
     ``compare``: (option, [value, value]) trained one after the other by one button, e.g.
-    ``("normFirst", ["post", "pre"])``. In Jupyter and Colab the same controls train with PyTorch."""
+    ``("normFirst", ["post", "pre"])``. ``own_pairs`` (default: where nothing is compared) also
+    offers "your pairs", typed or pasted into a box or read from a .tsv file, as
+    ``python -m illustrated train --pairs`` reads them. In Jupyter and Colab the same controls
+    train with PyTorch."""
     settings = {c: {**recipe(c), **(changes if c == corpus else {})} for c in corpora}
     params = {"corpus": corpus, "corpora": list(corpora), "settings": settings,
               "floors": {c: runs.floors(c) for c in corpora},
               "baselines": {c: runs.frequency_loss(c) for c in corpora}}
     if compare:
         params["compare"] = {"option": compare[0], "values": list(compare[1])}
+    if compare is None if own_pairs is None else own_pairs:
+        params["ownPairs"] = True
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
                    "its loss curve beside the earlier runs, translations every 50 steps and "
                    "exact match",
@@ -216,23 +217,22 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, **chan
 
 
 def _train_controls(corpus: str, settings: dict) -> dict:
-    """The training widget's settings in a kernel, set to ``corpus``'s: a number box per bounded
-    setting (train_limits), the learning-rate schedule and where the norm goes."""
+    """The training widget's settings in a kernel, set to ``corpus``'s: its controls as the page
+    shows them (:func:`illustrated.recipe.page_fields`), a bounded number box per number."""
     style = {"description_width": "initial"}
-    limits = train_limits()
-    number = {k: (widgets.BoundedIntText if isinstance(settings[corpus][k], int)
-                  else widgets.BoundedFloatText) for k in limits}
-    controls = {k: number[k](value=settings[corpus][k], min=lo, max=hi, description=k, style=style)
-                for k, (lo, hi) in limits.items()}
-    controls["schedule"] = widgets.Dropdown(options=list(recipe_fields()["schedule"].metadata[
-                                                "choices"]),
-                                            value=settings[corpus]["schedule"], description="schedule")
-    controls["normFirst"] = widgets.Dropdown(options=["post", "pre"], description="norm",
-                                             value=settings[corpus]["normFirst"])
-    controls["referentWeight"] = widgets.Checkbox(  # the "it" objective, where labels exist
-        value=bool(settings[corpus].get("referentWeight")), style=style,
-        description="also ask the encoder which noun “it” means",
-        disabled="referentWeight" not in settings[corpus])
+    limits, controls, now = train_limits(), {}, settings[corpus]
+    for f in page_fields():
+        key = f["name"]
+        if f["control"] == "number":
+            box = widgets.BoundedIntText if isinstance(now[key], int) else widgets.BoundedFloatText
+            lo, hi = limits[key]
+            controls[key] = box(value=now[key], min=lo, max=hi, description=f["label"], style=style)
+        elif f["control"] == "menu" and f["options"]:
+            controls[key] = widgets.Dropdown(options=[(label, v) for v, label in f["options"]],
+                                             value=now[key], description=f["label"], style=style)
+        elif f["control"] == "switch":  # offered where the corpus has "it" labels
+            controls[key] = widgets.Checkbox(value=bool(now.get(key)), style=style,
+                                             description=f["label"], disabled=key not in now)
     return controls
 
 
@@ -321,11 +321,10 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         name = _unique_name(runs.run_name(values, {**settings[c], "corpus": corpus}, always), kept)
         file = f"run{len(kept) + 1}-{c}.pt"
         save_checkpoint(file, model, (src_vocab, tgt_vocab), cfg)
-        eps = round(100 * v["labelSmoothing"])
         kept.append({"name": name, "losses": history.loss, "seconds": history.seconds[-1],
                      "settings": ", ".join(runs.say(k, x) for k, x in values.items()),
                      "exact_match": exact_match(model, test, src_vocab, tgt_vocab), "file": file,
-                     "floor": params["floors"][c][eps] if abs(eps - 100 * v["labelSmoothing"]) < 1e-9 else 0,
+                     "floor": runs.floor_at(params["floors"][c], v["labelSmoothing"]),
                      "baseline": params.get("baselines", {}).get(c, 0)})
         show()
 

@@ -18,23 +18,20 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.transforms import Bbox
 
+from . import palette
+
 __all__ = ["COLORS", "HEAD_COLORS", "CMAP", "DIVERGING_CMAP", "MIN_FONT_PT", "DESKTOP_WIDTH_IN",
            "PHONE_WIDTH_IN", "PHONE_TEXT_CHARS", "MAX_FIGURE_WIDTH_IN", "COLUMN_WIDTH_IN", "DPI",
            "narrow", "wrap", "drawn_texts", "smallest_text_pt", "canvas", "box", "arrow", "title",
            "format_value", "probability_text", "ink_on", "heatmap", "write_values", "colorbar"]
 
-# The post's colour code (inputs green, queries purple, keys orange, values blue) and its boxes.
-COLORS = {
-    "input": "#7dbb6e", "query": "#a77bca", "key": "#f0a35e", "value": "#6aa7d8",
-    "z": "#e57373", "encoder": "#9ccc65", "decoder": "#f48fb1", "ffn": "#80cbc4",
-    "attention": "#ffcc80", "norm": "#fff59d", "output": "#b0bec5", "text": "#263238",
-    "muted": "#78909c",
-}
+# The colours of book/palette.py under the names the figures use: a tensor kind by its name
+# (input, query, key, value, weights, z, memory, state, probs), a layer or ink by its role.
+COLORS = {name: t.color for name, t in palette.TENSORS.items()} | dict(palette.ROLES)
 # One colour per attention head, the same in the page's live view (site/js/selfattention.js).
-HEAD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-               "#17becf")
-CMAP = "viridis"            # sequential values: attention weights, probabilities
-DIVERGING_CMAP = "RdBu_r"   # signed values: embeddings, positional encodings
+HEAD_COLORS = palette.HEAD_COLORS
+CMAP = palette.COLORMAPS["sequential"]           # attention weights, probabilities
+DIVERGING_CMAP = palette.COLORMAPS["diverging"]  # signed values: embeddings, positional encodings
 
 # Every draw function takes a keyword-only ``width`` (inches) and lays itself out for it. The
 # book draws each figure twice: DESKTOP_WIDTH_IN for the page's text column (672 CSS px at
@@ -104,12 +101,17 @@ def canvas(figsize: tuple[float, float], xlim: tuple[float, float], ylim: tuple[
     return fig, ax
 
 
-def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str, *,
+def box(ax: Axes, x: float, y: float, w: float, h: float, text: str, color: str | None = None,
+        *, kind: str | None = None,
         fontsize: float = 11, bold: bool = True, subtitle: str = "", dashed: bool = False,
         rounding: float = 0.12, alpha: float = 1.0, zorder: float = 2,
         subtitle_size: float | None = None) -> FancyBboxPatch:
     """A rounded box at (x, y) of size (w, h) with its label centred (and a smaller subtitle, of
-    ``subtitle_size`` pt: by default 3/4 of the label's, at least MIN_FONT_PT)."""
+    ``subtitle_size`` pt: by default 3/4 of the label's, at least MIN_FONT_PT); ``kind`` (a tensor
+    kind of book/palette.py) gives its colour and box style."""
+    if kind is not None:
+        style = palette.box_style(kind)
+        color, rounding, dashed = style["color"], style["rounding"], dashed or style["dashed"]
     patch = FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0,rounding_size={rounding}",
                            facecolor=color, edgecolor=_INK, linewidth=1.2, alpha=alpha,
                            linestyle="--" if dashed else "-", zorder=zorder)

@@ -1,4 +1,4 @@
-"""The training widget's run bench in a kernel (the twin of site/js/runs.js): every run kept,
+"""The training widget's run bench in a kernel (the twin of site/js/widgets/runs.js): every run kept,
 named by what differs from the recipe, drawn on one chart with the label-smoothing floor, and
 listed in a table. The floors the page draws come from here too (train_widget's params)."""
 from __future__ import annotations
@@ -10,43 +10,53 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..data import load_corpus
+from ..recipe import page_fields, recipe_fields
 from ..reference import smooth_labels
 from . import kit
 from .ch08 import entropy
 
-#: How a run's name says one setting (the page's option names; site/js/runs.js says the same).
-SAID = {"corpus": "{}", "steps": "{} steps", "lr": "lr {}", "warmup": "warm-up {}",
-        "schedule": "{}", "labelSmoothing": "label smoothing {}", "dModel": "d_model {}",
-        "nHeads": "{} heads", "nLayers": "{} layers", "seed": "seed {}"}
-#: The floors' grid: label smoothing 0, 0.01, ..., 0.5 (the page draws one where ε is on it).
+#: The floors' grid: label smoothing in this many equal steps from 0 to the page's highest (the
+#: page draws a floor where ε is on the grid, reading the step from the floors' count).
 FLOOR_STEPS = 50
 
 
+def _written(value) -> str:
+    """A value as the page writes it: 0.1, 1 (not 1.0), 1e-05, "pre"."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def say(key: str, value) -> str:
-    """One setting as a run's name says it: "pre-LN", "lr 0.01", "label smoothing 0.1"."""
-    if key == "normFirst":
-        return f"{value}-LN"
-    if value == 1 and key in ("nLayers", "nHeads", "steps"):  # "1 layer", not "1 layers"
-        return SAID[key][:-1].format(1)
-    if key == "referentWeight":  # the "it" objective's switch
-        return (f"“it” objective{'' if value == 1 else f' x{value:g}'}" if value > 0
-                else "no “it” objective")
-    return SAID[key].format(f"{value:g}" if isinstance(value, float) else value)
+    """One setting (its page name) as a run's name says it: "pre-LN", "lr 0.01", "1 layer"."""
+    shown = next(f for f in page_fields() if f["name"] == key)
+    return shown["said_at"].get(_written(value), shown["said"].replace("{}", _written(value)))
 
 
 def run_name(values: dict, recipe: dict, always=()) -> str:
     """What differs from ``recipe`` (and the settings in ``always``, e.g. the compared one)."""
-    said = [say(k, v) for k, v in values.items() if k in SAID or k in ("normFirst", "referentWeight")
-            if k in always or v != recipe.get(k)]
+    said = [say(k, v) for k, v in values.items() if k in always or v != recipe.get(k)]
     return ", ".join(said) or "the recipe"
 
 
+def floor_grid() -> list[float]:
+    """The label-smoothing values the floors are drawn at: 0 to the page's highest, in
+    :data:`FLOOR_STEPS` steps."""
+    high = recipe_fields()["label_smoothing"].metadata["page"][1]
+    return [round(i * high / FLOOR_STEPS, 10) for i in range(FLOOR_STEPS + 1)]
+
+
+def floor_at(floors_of_corpus: list, eps: float) -> float:
+    """The floor at label smoothing ``eps`` where it is on the grid (:func:`floor_grid`), else 0."""
+    step = floor_grid()[1]
+    i = round(eps / step)
+    return floors_of_corpus[i] if abs(i * step - eps) < 1e-9 and i < len(floors_of_corpus) else 0
+
+
 def floors(corpus: str) -> list[float]:
-    """The lowest loss reachable with label smoothing ε = i / 100, i = 0..50, for the corpus's
+    """The lowest loss reachable with label smoothing ε on :func:`floor_grid`, for the corpus's
     output vocabulary: the entropy of the smoothed target (it does not depend on the word), nats."""
     size = len(load_corpus(corpus, "train")[2])
-    return [round(entropy(smooth_labels([0], size, i / 100)[0]), 4) + 0.0  # (no -0.0)
-            for i in range(FLOOR_STEPS + 1)]
+    return [round(entropy(smooth_labels([0], size, eps)[0]), 4) + 0.0  # (no -0.0)
+            for eps in floor_grid()]
 
 
 #: How the chart names the loss of knowing only how often each token occurs (chapter 06's words).

@@ -20,7 +20,7 @@ from . import kit
 __all__ = ["Motion", "motion", "step_labels", "draw_whole_model", "whole_model_figure",
            "whole_model_widget"]
 
-_INK, _MUTED, _OFF = kit.COLORS["text"], kit.COLORS["muted"], "#eceff1"
+_INK, _MUTED, _OFF = kit.COLORS["text"], kit.COLORS["muted"], kit.COLORS["off"]
 
 
 class Motion:

@@ -10,8 +10,10 @@ exit code 130 (:mod:`illustrated.commands.interrupt`).
 from __future__ import annotations
 
 import argparse
+import decimal
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -53,6 +55,10 @@ def _number(kind: str, low: float | None = None, high: float | None = None,
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
         if kind == "float" and not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if kind == "float" and value == 0 and _nonzero(text):
+            raise argparse.ArgumentTypeError(
+                f"expected 0 or a number float64 can hold (at least 5e-324 in size), got "
+                f"{text!r}, which rounds to 0")
         if (low is not None and (value < low or (low_open and value == low))) or \
                 (high is not None and (value > high or (high_open and value == high))):
             low_, high_ = (f"{x:g}" if isinstance(x, float) else x for x in (low, high))
@@ -62,6 +68,33 @@ def _number(kind: str, low: float | None = None, high: float | None = None,
         return value
     parse.__name__ = kind  # argparse names the type in its messages
     return parse
+
+
+def _nonzero(text: str) -> bool:
+    """Whether the number ``text`` spells is not 0 (its digits, before float64 rounds them)."""
+    try:
+        return decimal.Decimal(text.strip().replace("_", "")) != 0
+    except decimal.InvalidOperation:
+        return False
+
+
+#: A number argparse would take for an option: -inf, -nan, -1e5 (it reads only -5 and -.5 as
+#: numbers), so that ``--clip-grad -inf`` reaches the option's own check.
+_SIGNED_NUMBER = re.compile(r"-(?:inf(?:inity)?|nan|\d[\d_]*\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?)",
+                            re.I)
+
+
+def _values_joined(argv: list[str]) -> list[str]:
+    """``argv`` with each ``--option -NUMBER`` written ``--option=-NUMBER``: argparse takes a
+    value like ``-inf`` or ``-1e5`` for an option and says only "expected one argument"."""
+    joined: list[str] = []
+    for arg in argv:
+        if joined and _SIGNED_NUMBER.fullmatch(arg) and joined[-1].startswith("--") \
+                and "=" not in joined[-1] and joined[-1] != "--":
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
 
 
 POSITIVE = _number("int", 1)
@@ -172,7 +205,7 @@ def _train_pairs(args: argparse.Namespace) -> None:
                   tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
                   tgt_pad_id=tgt_vocab.pad_id)
     recipe = {**recipe, **_loop_options(args)}
-    from .. import distributed
+    from ..training import distributed
     several = distributed.launched_by_torchrun()  # torchrun --nproc_per_node=N -m illustrated
     try:
         device = distributed.init(args.device, timeout=args.timeout) if several else args.device
@@ -246,12 +279,18 @@ def _duration(seconds: float) -> str:
 
 
 def _bleu(predictions: list[str], references: list[str]) -> str:
-    """'BLEU 12.34', or why it is missing: sacrebleu is optional (``illustrated[bleu]``)."""
-    from ..data.pairs_file import bleu
+    """'BLEU 12.34' (up to 4-grams), 'BLEU 100.00 (up to 3-grams: ...)' when no reference has
+    4 words, or why it is missing: sacrebleu is optional (``illustrated[bleu]``)."""
+    from ..data.pairs_file import bleu, bleu_order
     try:
-        return f"BLEU {bleu(predictions, references):.2f}"
+        order = bleu_order(references)
+        score = bleu(predictions, references, max_order=order)
     except ImportError as error:
         return f"BLEU not computed ({error}: pip install sacrebleu)"
+    if order == 4:
+        return f"BLEU {score:.2f}"
+    return (f"BLEU {score:.2f} (up to {order}-grams: the longest test sentence has {order} "
+            f"word{'s' if order > 1 else ''}, so standard 4-gram BLEU is 0 by construction)")
 
 
 def _train_pairs_run(args, pairs, train_pairs, test_pairs, src_vocab, tgt_vocab, cfg, recipe,
@@ -393,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     once it was in place. Warnings are one line each (``warning: ...``).
     """
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_values_joined(sys.argv[1:] if argv is None
+                                                        else list(argv)))
         with torch_start_up():  # nothing is read or written yet
             import torch  # noqa: F401 - its import runs Python code called from C++
         end_of_start()

@@ -52,7 +52,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..files.atomic import InterruptedAfterWrite
+from ..files.atomic import InterruptedAfterWrite, read_only_mount
 from ..files.clash import corpus_files, refuse_clashes
 from ..files.file_set import SetWriter, check_wait, read_group_index
 from .interrupt import INTERRUPTED, end_of_start, exit_with
@@ -277,9 +277,10 @@ def read_export(out_dir: str | os.PathLike) -> dict:
     regular file, of the size and sha256 the index gives (the set the index names, whole).
 
     Raises ValueError in one line naming the file: a missing or damaged index, another format,
-    or a file that does not match it.
+    a missing or extra entry or member, a name outside the folder, or a file that does not
+    match it. Met during a writer's switch, the index is read once more.
     """
-    return read_group_index(out_dir, INDEX, FORMAT, tuple(KINDS))
+    return read_group_index(out_dir, INDEX, FORMAT, tuple(KINDS), fields=("opset", "torch"))
 
 
 def _out_dir(text: str) -> Path:
@@ -294,6 +295,9 @@ def _out_dir(text: str) -> Path:
     except OSError as error:
         raise ValueError(f"--out: cannot create the directory {text!r} "
                          f"({error.strerror or error})") from None
+    if read_only_mount(path):  # as the other writers name it (files.atomic.check_writable)
+        raise ValueError(f"--out: cannot write in the directory {text!r} (a read-only file "
+                         f"system)")
     if not os.access(path, os.W_OK | os.X_OK):
         raise ValueError(f"--out: cannot write in the directory {text!r} (Permission denied)")
     return path

@@ -29,10 +29,12 @@ from .interrupt import INTERRUPTED, end_of_start, exit_with
 from ..files.safetensors import FORMAT, to_bytes
 from ..data import load_corpus, tokenize
 from ..pretrained_models import MANIFEST, SETTINGS, load_shipped, make_config, weights_path
-from ..recipe import Recipe, schema
+from ..config import TINY
+from ..data import pairs_file
+from ..recipe import PRESETS, Recipe, schema
 from ..training.referent import labels
 
-__all__ = ["FORMAT", "to_bytes", "save_model", "export_site", "read_site", "main"]
+__all__ = ["FORMAT", "to_bytes", "save_model", "page_schema", "export_site", "read_site", "main"]
 
 
 def save_model(path, model, vocabs) -> Path:
@@ -59,6 +61,23 @@ def _train_json(corpus: str) -> dict:
             "bos_id": tgt_vocab.bos_id, "eos_id": tgt_vocab.eos_id,
             "train": train, "test": [[encode[0](s), " ".join(tokenize(t)), s] for s, t in test],
             **({"referent": [list(x) if x else None for x in found]} if any(found) else {})}
+
+
+def page_schema() -> dict:
+    """recipe.json: the Recipe's schema (:func:`illustrated.recipe.schema`) and ``x-pairs``, a
+    reader's own pairs as the page reads them (site/js/engine/pairs.js): the pairs file's limits
+    (:mod:`illustrated.data.pairs_file`), split_pairs' test share, and the ``tiny`` preset's model
+    sizes and recipe, as ``python -m illustrated train --pairs`` uses them."""
+    import inspect
+    test_fraction = inspect.signature(pairs_file.split_pairs).parameters["test_fraction"].default
+    recipe = PRESETS["tiny"].recipe
+    settings = {k: getattr(recipe, k) for k in ("steps", "lr", "warmup", "schedule",
+                                                 "label_smoothing", "batch_size", "referent_weight")}
+    return {**schema(), "x-pairs": {
+        "min_pairs": pairs_file.MIN_PAIRS, "max_line_bytes": pairs_file.MAX_LINE_BYTES,
+        "max_file_bytes": pairs_file.MAX_FILE_BYTES,
+        "max_sentence_tokens": pairs_file.MAX_SENTENCE_TOKENS, "test_fraction": test_fraction,
+        "config": {**asdict(TINY), **PRESETS["tiny"].model}, "train_settings": settings}}
 
 
 def _src_bigrams(corpus: str) -> list[str]:
@@ -101,7 +120,7 @@ def export_site(out_dir, corpora=tuple(SETTINGS), *, wait: float = 0) -> dict:
     out_dir.mkdir(parents=True, exist_ok=True)
     with SetWriter(out_dir, "index.json", owned=_owned, name="--out", kind=FORMAT,
                    wait=wait) as writer:
-        index["recipe"] = writer.add("recipe.json", (json.dumps(schema(), indent=1) + "\n")
+        index["recipe"] = writer.add("recipe.json", (json.dumps(page_schema(), indent=1) + "\n")
                                      .encode("utf-8"))
         for corpus in corpora:
             model, src_vocab, tgt_vocab = load_shipped(corpus)
@@ -121,12 +140,15 @@ def export_site(out_dir, corpora=tuple(SETTINGS), *, wait: float = 0) -> dict:
 
 
 def read_site(out_dir) -> dict:
-    """The index of a page export in ``out_dir``, after checking every file it names against it
-    (present, a regular file, its size and sha256): the set the index names, whole.
+    """The index of a page export in ``out_dir``, after checking every file it names against it,
+    ``recipe.json`` included (present, a regular file in the folder, its size and sha256): the
+    set the index names, whole. Met during a writer's switch, the index is read once more.
 
     Raises ValueError in one line naming the file: a missing or damaged index, another format,
-    or a file that does not match it."""
-    return read_group_index(out_dir, "index.json", FORMAT, ("model", "vocab", "train"))
+    a missing or extra entry or member, a name outside the folder, or a file that does not
+    match it."""
+    return read_group_index(out_dir, "index.json", FORMAT, ("model", "vocab", "train"),
+                            single=("recipe",))
 
 
 def main(argv: list[str] | None = None) -> int:

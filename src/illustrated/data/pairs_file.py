@@ -1,7 +1,8 @@
 """A reader's own sentence pairs: a tab-separated file, its vocabularies, a held-out split, BLEU.
 
-The file holds one pair per line, ``source<TAB>target``, in UTF-8. Lines that are blank are
-skipped; every other malformed line is a ValueError naming the file and the line number.
+The file holds one pair per line, ``source<TAB>target``, in UTF-8. Lines that are blank (no
+character but spaces, and no tab) are skipped; every other malformed line is a ValueError
+naming the file and the line number.
 
 References: post "Recap Of Training" (the vocabulary is made in preprocessing); paper §6.1
 (BLEU on a held-out test set); Post 2018, "A Call for Clarity in Reporting BLEU Scores"
@@ -22,7 +23,7 @@ from .tokenizer import SPECIALS, normalize, special_token, words
 from .vocab import Vocab, tokens_of
 
 __all__ = ["MIN_PAIRS", "MAX_LINE_BYTES", "MAX_FILE_BYTES", "MAX_SENTENCE_TOKENS", "read_pairs",
-           "build_vocab", "split_pairs", "bleu"]
+           "build_vocab", "split_pairs", "bleu", "bleu_order"]
 
 #: Fewest pairs a file must hold: at least one to train on and one to test on.
 MIN_PAIRS = 2
@@ -114,7 +115,7 @@ def _pair(line: bytes, where: str, first: bool) -> tuple[str, str] | None:
     if first:
         text = text.removeprefix("\ufeff")  # a byte-order mark some editors write
     text = text.rstrip("\r")
-    if not text.strip():
+    if not text.strip() and "\t" not in text:  # a line holding a tab is a pair, maybe empty
         return None
     parts = text.split("\t")
     if len(parts) < 2:
@@ -188,17 +189,30 @@ def split_pairs(pairs: Sequence[tuple[str, str]], *, test_fraction: float = 0.1,
     return train, test
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+def bleu(hypotheses: Sequence[str], references: Sequence[str], *,
+         max_order: int = 4) -> float:
     """Corpus BLEU (0-100) of the hypotheses against one reference each, by sacreBLEU.
 
-    sacreBLEU's defaults: 13a tokenization, up to 4-grams, case-sensitive, 'exp' smoothing (an
-    n-gram order with no match counts 1/2, then 1/4, ... of a match). Raises ValueError if the
-    two lists differ in length or are empty. Papineni et al. 2002; Post 2018 (sacreBLEU); paper
-    §6.1 reports BLEU on newstest2014.
+    sacreBLEU's defaults: 13a tokenization, n-grams up to ``max_order`` (4, the standard),
+    case-sensitive, 'exp' smoothing (an n-gram order with no match counts 1/2, then 1/4, ... of
+    a match). References shorter than ``max_order`` words hold no n-gram of that order, and
+    BLEU is then 0 whatever the hypotheses: :func:`bleu_order` gives the order they allow.
+    Raises ValueError if the two lists differ in length or are empty, or ``max_order`` is not
+    1 to 4. Papineni et al. 2002; Post 2018 (sacreBLEU); paper §6.1 reports BLEU on newstest2014.
     """
+    check_int("max_order", max_order, low=1, high=4)
     hypotheses, references = list(hypotheses), list(references)
     if not hypotheses or len(hypotheses) != len(references):
         raise ValueError(f"references: expected as many as the {len(hypotheses)} hypotheses "
                          f"(at least one), got {len(references)}")
     import sacrebleu
-    return float(sacrebleu.corpus_bleu(hypotheses, [references]).score)
+    return float(sacrebleu.BLEU(max_ngram_order=max_order).corpus_score(
+        hypotheses, [references]).score)
+
+
+def bleu_order(references: Sequence[str]) -> int:
+    """The highest n-gram order, at most 4, that the references hold: the words (13a
+    tokenization, as :func:`bleu` counts them) of the longest reference, at least 1."""
+    import sacrebleu
+    tokenize = sacrebleu.BLEU().tokenizer  # 13a, as corpus BLEU tokenizes
+    return max(1, min(4, max((len(tokenize(r).split()) for r in references), default=1)))

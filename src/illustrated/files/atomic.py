@@ -24,7 +24,8 @@ from typing import IO, Any, Iterator
 from .._args import ArgumentTypeError
 from .bounded import describe_type, size_text
 
-__all__ = ["InterruptedAfterWrite", "NAME_MAX", "check_writable", "atomic_write", "write_bytes",
+__all__ = ["InterruptedAfterWrite", "NAME_MAX", "check_writable", "read_only_mount", "atomic_write",
+           "write_bytes",
            "write_text", "atomic_save", "serialize"]
 
 #: Longest file name, in bytes, that POSIX file systems take (``NAME_MAX``); the directory's
@@ -66,6 +67,10 @@ def _read_only_mount(directory: Path) -> bool:
         return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
     except (OSError, AttributeError):
         return False
+
+
+#: Whether a directory's file system is mounted read-only (for messages that name it so).
+read_only_mount = _read_only_mount
 
 
 def _target(path: Any, name: str) -> Path:

@@ -37,7 +37,7 @@ def describe_type(mode: int) -> str:
 def size_text(count: int) -> str:
     """A byte count for a message: '0 bytes', '812.3 kB', '1.2 MB', '4.3 GB'."""
     if count < 1000:
-        return f"{count} bytes"
+        return f"{count} byte{'' if count == 1 else 's'}"
     if count < 1_000_000:
         return f"{count / 1e3:.1f} kB"
     return f"{count / 1e6:.1f} MB" if count < 1_000_000_000 else f"{count / 1e9:.1f} GB"
@@ -105,9 +105,10 @@ def read_bytes(path: str | os.PathLike, name: str, what: str = "a file", *, limi
     return data
 
 
-# A JSON string (an unterminated one runs to the end: each character is looked at once) or a
+# A JSON string (an unterminated one runs to the end: each character is looked at once, and the
+# repetition is possessive, so no backtracking state is kept per character) or a
 # bracket: the brackets outside strings give the nesting depth.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[\[\]{}]', re.S)
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.S)
 
 
 def json_depth(text: str, limit: int) -> int:

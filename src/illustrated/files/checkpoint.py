@@ -13,6 +13,7 @@ file, and written and checked by :mod:`illustrated.files.training_state`.
 from __future__ import annotations
 
 import os
+import re
 import warnings
 import zipfile
 from dataclasses import asdict, fields
@@ -24,7 +25,7 @@ import torch
 from . import safetensors as _safetensors
 from .._args import MAX_ELEMENTS, MAX_WEIGHTS, ArgumentTypeError, check_instance
 from .atomic import check_writable, serialize, write_bytes
-from .bounded import regular_file_size
+from .bounded import regular_file_size, size_text
 from ..config import TransformerConfig
 from ..data import Vocab
 from ..data.vocab import check_vocab_fits
@@ -123,6 +124,22 @@ def _check_weights(cfg: TransformerConfig, state: Any, model: Transformer | None
             raise ValueError(f"has non-finite weights: {key!r} holds NaN or infinity")
 
 
+def _check_digests(digests: Any, state: dict) -> None:
+    """ValueError (message without a subject) unless ``digests`` (None: a file written without
+    them) names every tensor of ``state`` with its :func:`~illustrated.files.safetensors.tensor_digest`."""
+    if digests is None:
+        return
+    if not isinstance(digests, dict) or set(digests) != set(state) \
+            or not all(isinstance(v, str) for v in digests.values()):
+        names = sorted(set(state) ^ set(digests)) if isinstance(digests, dict) else []
+        raise ValueError(f"has digests that do not name its tensors (expected one sha256 per "
+                         f"tensor{f', not {names[0]!r}' if names else ''})")
+    for key, value in state.items():
+        if _safetensors.tensor_digest(key, value) != digests[key]:
+            raise ValueError(f"is damaged: tensor {key!r} does not match its sha256 in the file "
+                             f"(a byte changed since it was written)")
+
+
 def estimate_bytes(cfg: TransformerConfig, *, training: bool = False, steps: int = 0,
                    pairs: int = 0, referent: bool = False) -> int:
     """An upper estimate of the size in bytes of a checkpoint of a ``Transformer(cfg)``.
@@ -214,7 +231,8 @@ def checkpoint_bytes(model: Transformer, vocabs: tuple[Vocab, Vocab], cfg: Trans
     except ValueError as error:
         raise ValueError(f"model: {str(error).removeprefix('has ')}") from None
     data = {"format": FORMAT, "config": asdict(cfg), "src_vocab": list(src_vocab.tokens),
-            "tgt_vocab": list(tgt_vocab.tokens), "state_dict": state}
+            "tgt_vocab": list(tgt_vocab.tokens), "state_dict": state,
+            "digests": {k: _safetensors.tensor_digest(k, v) for k, v in state.items()}}
     if extra is not None:
         if not isinstance(extra, dict) or set(extra) & set(data):
             raise ValueError(f"extra: expected a dict of fields other than {sorted(data)}, got "
@@ -223,13 +241,26 @@ def checkpoint_bytes(model: Transformer, vocabs: tuple[Vocab, Vocab], cfg: Trans
     return serialize(data)
 
 
-def _read_torch(path: Path, head: bytes) -> Any:
+def _torch_reason(error: BaseException) -> str:
+    """torch.load's reason in one line: the weights-only unpickler's own finding when it gives
+    one (not its advice to load with ``weights_only=False``), else its first line, cut at a
+    word within 160 characters."""
+    text = str(error)
+    found = re.search(r"WeightsUnpickler error: ([^\n]*)", text)
+    line = found.group(1) if found else (text.splitlines() or [""])[0]
+    if len(line) > 160:
+        line = line[:160].rsplit(" ", 1)[0] + " ..."
+    return f"{type(error).__name__}: {line}".rstrip(": ")
+
+
+def _read_torch(path: Path, head: bytes, size: int) -> Any:
     """torch.load(weights_only=True), every failure turned into a ValueError naming the file."""
     name = str(path)
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        with open(path, "rb") as file:  # a file object: torch's own choice by name is skipped
+            return torch.load(file, map_location="cpu", weights_only=True)
     except (MemoryError, Exception) as error:  # noqa: BLE001 - every failure, one message
-        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        reason = _torch_reason(error)
     if head == b"PK\x03\x04":  # a zip, like every file torch.save writes
         try:
             with zipfile.ZipFile(path) as archive:
@@ -239,10 +270,11 @@ def _read_torch(path: Path, head: bytes) -> Any:
         if damaged:
             raise ValueError(f"path: {name!r} is truncated or damaged (a torch file whose "
                              f"archive is incomplete)") from None
-        raise ValueError(f"path: {name!r} is not an illustrated checkpoint ({reason[:200]})"
+        raise ValueError(f"path: {name!r} is not an illustrated checkpoint ({reason})"
                          ) from None
-    raise ValueError(f"path: {name!r} is not an illustrated checkpoint (not a file written by "
-                     f"torch.save; {reason[:200]})") from None
+    raise ValueError(f"path: {name!r} is not an illustrated checkpoint (expected a file written "
+                     f"by torch.save, a zip, or a page model, safetensors; got {size_text(size)} "
+                     f"starting {head[:4]!r})") from None
 
 
 def _read_data(path: Path) -> Any:
@@ -256,12 +288,12 @@ def _read_data(path: Path) -> Any:
         raise ValueError(f"path: {name!r} is empty, not an illustrated checkpoint")
     try:
         with open(path, "rb") as file:
-            head = file.read(9)
-        if _safetensors.looks_like(head, path):  # a model trained in the book's page
+            head, page_model = file.read(9), _safetensors.looks_like(file, path)
+        if page_model:  # a model trained in the book's page, decided by its whole header
             return {"format": FORMAT, **_safetensors.read_checkpoint_dict(path, _shapes)}
     except OSError as error:
         raise ValueError(f"path: cannot read {name!r} ({error.strerror or error})") from None
-    return _read_torch(path, head[:4])
+    return _read_torch(path, head[:4], size)
 
 
 def _config(config: Any) -> TransformerConfig:
@@ -301,7 +333,9 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
     at most :data:`MAX_CHECKPOINT_BYTES`), and everything in it before the model is built
     (``torch.load(weights_only=True)``: no arbitrary object is ever unpickled): the format, the
     config's fields and sizes, both vocabularies against the config, and every weight's name,
-    shape, type and finiteness. A vocabulary written before tokens were normalised may spell a
+    shape, type and finiteness, and its sha256 where the file carries them (``digests``: every
+    file :func:`save_checkpoint` and the package's page-model writer write). A vocabulary
+    written before tokens were normalised may spell a
     word in two Unicode forms: it loads, with a :class:`VocabularyFormsWarning` (one line).
 
     Returns
@@ -316,8 +350,8 @@ def load_checkpoint(path: str | os.PathLike) -> tuple[Transformer, tuple[Vocab, 
         One error, whose message names the file and what is wrong with it: missing, a
         directory, a device or FIFO, too big, empty, not a checkpoint, truncated or damaged, an
         invalid config, config and weights that disagree, vocabularies and config that
-        disagree, non-finite weights, or sizes out of range (a positional table above
-        :data:`MAX_POSITION_TABLE` numbers).
+        disagree, non-finite weights, a tensor that does not match its sha256 (named), or
+        sizes out of range (a positional table above :data:`MAX_POSITION_TABLE` numbers).
     """
     model, vocabs, cfg, _ = read_checkpoint(path)
     return model, vocabs, cfg
@@ -352,6 +386,7 @@ def read_checkpoint(path: Any) -> tuple[Transformer, tuple[Vocab, Vocab], Transf
         _check_weights(cfg, state, None)  # bounds the model's size before it is built
         model = Transformer(cfg)
         _check_weights(cfg, state, model)
+        _check_digests(data.get("digests"), state)
     except ValueError as error:
         raise ValueError(f"path: {name!r} {error}") from None
     model.load_state_dict(state)

@@ -1,6 +1,8 @@
 // The sinusoidal positional encoding of modules/positional.py for the page's engine, both layouts,
 // and the check that refuses a config the engine cannot run as PyTorch does (issue 32).
-import { evenDivisible } from "./recipe.js";
+
+/** d_model's rule in words, n_heads said as `heads`: the heads split it, the sines and cosines pair its dimensions. */
+export const evenDivisible = (heads) => ["an even number divisible by ", heads];
 
 /** The sinusoidal positions as a Float32Array (n, d): `layout` "interleaved" (sin on even, cos on
  * odd dimensions; paper §3.5) or "concatenated" (all sines, then all cosines, timescales geometric

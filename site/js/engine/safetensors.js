@@ -1,7 +1,8 @@
 // Safetensors, the file of a model trained in the page and of the shipped models (as
 // src/illustrated/files/safetensors.py): 8 bytes little-endian header length, a JSON header {name:
-// {dtype: "F32", shape, data_offsets}, __metadata__: {format, config, src_vocab, tgt_vocab}
-// (JSON strings)}, then the float32 data.
+// {dtype: "F32", shape, data_offsets}, __metadata__: {format, config, src_vocab, tgt_vocab, digests}
+// (JSON strings)}, then the float32 data. ``digests``: each tensor's sha256 as
+// safetensors.tensor_digest computes it, which il.load_checkpoint checks.
 
 /** The format of the page's model files and of the index naming them (web_export.FORMAT). */
 export const FORMAT = "illustrated-safetensors/1";
@@ -21,10 +22,28 @@ export function readModel(buffer) {
   return { tensors, config, srcTokens, tgtTokens };
 }
 
+/** Hex sha256 of one float32 tensor: its name, dtype, shape (as Python's json.dumps writes a
+ * list) and bytes, each part after its length as 8 bytes little-endian (tensor_digest). */
+async function tensorDigest(name, shape, data) {
+  const text = new TextEncoder();
+  const parts = [text.encode(name), text.encode("float32"), text.encode(`[${shape.join(", ")}]`),
+    new Uint8Array(data.buffer, data.byteOffset, data.byteLength)];
+  const all = new Uint8Array(parts.reduce((n, part) => n + 8 + part.length, 0));
+  parts.reduce((at, part) => {
+    new DataView(all.buffer).setBigUint64(at, BigInt(part.length), true);
+    all.set(part, at + 8);
+    return at + 8 + part.length;
+  }, 0);
+  const hash = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", all));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** The bytes of a model file: tensors {name: {shape, data: Float32Array}} in that order. */
-export function writeModel(tensors, config, srcTokens, tgtTokens) {
+export async function writeModel(tensors, config, srcTokens, tgtTokens) {
+  const digests = {};
+  for (const [name, { shape, data }] of Object.entries(tensors)) digests[name] = await tensorDigest(name, shape, data);
   const header = { __metadata__: { format: FORMAT, config: JSON.stringify(config),
-    src_vocab: JSON.stringify(srcTokens), tgt_vocab: JSON.stringify(tgtTokens) } };
+    src_vocab: JSON.stringify(srcTokens), tgt_vocab: JSON.stringify(tgtTokens), digests: JSON.stringify(digests) } };
   let offset = 0;
   for (const [name, { shape, data }] of Object.entries(tensors)) {
     header[name] = { dtype: "F32", shape, data_offsets: [offset, (offset += data.byteLength)] };

@@ -5,9 +5,11 @@ import { arrays, learningRate, trainer } from "./engine.js";
 import { batches } from "./batches.js";
 import { encode } from "./graphs.js";
 import { MODELS_URL, loadIndex, loadRuntime, setTrained } from "./models.js";
-import { initialWeights, loadRecipe, trainOptions, uniform } from "./recipe.js";
+import { initialWeights, uniform } from "./init.js";
+import { loadRecipe, trainOptions } from "./recipe.js";
 import { isReadout, readoutFor, withoutReadout } from "./referent.js";
 import { writeModel } from "./safetensors.js";
+import { checkedPairs, pairsData } from "./pairs.js";
 import { beamSearch } from "./search_beam.js";
 import { detokenize } from "./tokenizer.js";
 import { SPECIALS, Vocab } from "./vocab.js";
@@ -25,15 +27,21 @@ async function greedy(model, sources) {
   return out;
 }
 
+// The training data: a shipped corpus's {corpus}.train.json, or the reader's pairs made into one (pairs.js).
+async function dataOf({ pairs, corpus, seed }, recipe) {
+  if (pairs) return pairsData(checkedPairs(pairs, recipe.pairs), seed ?? recipe.defaults.seed, recipe.pairs);
+  const { files } = (await loadIndex()).models[corpus];  // named with their sha256
+  return (await fetch(new URL(files.train, MODELS_URL))).json();
+}
+
 // The corpus's data, the options checked, the model, Adam's state and the batches.
-async function setup(options) {
-  const { files } = (await loadIndex()).models[options.corpus];  // named with their sha256
-  const data = await (await fetch(new URL(files.train, MODELS_URL))).json();
+async function setup({ pairs, ...options }) {
   const recipe = await loadRecipe();
+  const data = await dataOf({ pairs, ...options }, recipe);
   const o = trainOptions(options, data, recipe);
   const jax = await loadRuntime();
   const cfg = { ...data.config, d_model: o.dModel, n_heads: o.nHeads, d_ff: recipe.dFfPerDModel * o.dModel,
-    n_layers: o.nLayers, norm_first: o.normFirst, dropout: 0 };
+    n_layers: o.nLayers, norm_first: o.normFirst === "pre", dropout: 0 };
   const readout = readoutFor(o, data, cfg);  // {} when the "it" objective is off
   const random = uniform(o.seed);
   const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps,
@@ -100,7 +108,8 @@ async function run(options) {
     .map((tokens, i) => ({ source: data.test[i][2], translation: detokenize(tokens) }));
   return { corpus: o.corpus, options: o, losses, referentLosses, exactMatch, heldOut, steps: step, samples,
     stopped: step < o.steps,
-    msPerStep: (seconds * 1000) / step, seconds, weights: writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
+    msPerStep: (seconds * 1000) / step, seconds,
+    weights: await writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
     trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };
 }
 
@@ -132,7 +141,8 @@ function offerTrained(corpus) {
 let worker = null;
 let runs = Promise.resolve();
 
-/** illustrated.train: options as docs/ARCHITECTURE.md says, run in the one worker, one at a time. */
+/** illustrated.train: options as docs/ARCHITECTURE.md says (`pairs`: the reader's [[source, target], ...] instead
+ * of a corpus), run in the one worker, one at a time. */
 export function train(options = {}, onProgress = () => {}) {
   worker ??= new window.Worker(import.meta.url, { type: "module" });
   const pause = () => worker.postMessage({ type: "pause", paused: window.document.hidden });
@@ -153,7 +163,7 @@ export function train(options = {}, onProgress = () => {}) {
       }
       resolve(data.result);
     };
-    worker.postMessage({ type: "train", options: { corpus: "post", ...rest } });
+    worker.postMessage({ type: "train", options: { corpus: rest.pairs ? "pairs" : "post", ...rest } });
     pause();
   });
   const result = runs.then(start);

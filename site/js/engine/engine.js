@@ -69,9 +69,17 @@ export function transformer(jax, cfg) {
   }
   const maskOf = (src) => src.notEqual(cfg.pad_id).reshape([src.shape[0], 1, 1, src.shape[1]]);
   const forward = (p, src, tgtIn) => decode(p, tgtIn, encode(p, src.ref, maskOf(src.ref)), maskOf(src));
-  /** F.cross_entropy(ignore_index=tgt_pad_id, label_smoothing) of a batch, and its accuracy; with `onMemory`,
-   * also what it makes of the encoder's output (it consumes it: referent.js's loss), third. */
-  function lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing, onMemory) {
+  const cached = kvCache(jax, cfg, { linear, norm, keysValues, attention, residual, ffn, table });
+  const model = { encode, decode, ...cached, forward, maskOf, dispose: () => table.dispose() };
+  return Object.assign(model, { lossAndAccuracy: lossOf(jax, cfg, model) });
+}
+
+/** The model's lossAndAccuracy(p, src, tgtIn, tgtOut, smoothing, onMemory): F.cross_entropy(ignore_index=tgt_pad_id,
+ * label_smoothing) of a batch, and its accuracy; with `onMemory`, also what it makes of the encoder's output (it
+ * consumes it: referent.js's loss), third. */
+function lossOf(jax, cfg, { encode, decode, maskOf }) {
+  const { numpy: np, nn } = jax;
+  return (p, src, tgtIn, tgtOut, smoothing, onMemory) => {
     const memory = encode(p, src.ref, maskOf(src.ref));
     const extra = onMemory?.(memory.ref);
     const logProbs = nn.logSoftmax(decode(p, tgtIn, memory, maskOf(src)), -1);  // (batch, tgt_len, vocab)
@@ -82,10 +90,7 @@ export function transformer(jax, cfg) {
     const count = kept.ref.sum();
     const accuracy = jax.lax.stopGradient(right.div(count.ref));
     return [perToken.mul(kept).sum().div(count), accuracy, ...(extra ? [extra] : [])];
-  }
-  const cached = kvCache(jax, cfg, { linear, norm, keysValues, attention, residual, ffn, table });
-  return { encode, decode, ...cached, forward, lossAndAccuracy, maskOf,
-    dispose: () => table.dispose() };
+  };
 }
 
 /** The loss a trainer differentiates, [value, aux]: the translation loss ([loss, [accuracy]]), or with the

@@ -3,10 +3,10 @@
 // per corpus {corpus}.json (words, sizes, train_src_len) and {corpus}.safetensors; the corpus "trained" too.
 import { FORMAT } from "./safetensors.js";
 
-/** Where the runtime's files are served: _vendor/ beside this folder's _illustrated/. */
-export const RUNTIME_URL = new URL("../../_vendor/jax-js/", import.meta.url);
-/** Where the models are served: _illustrated/models/ beside this folder. */
-export const MODELS_URL = new URL("../models/", import.meta.url);
+/** Where the runtime's files are served: _vendor/ beside _illustrated/. */
+export const RUNTIME_URL = new URL("../../../_vendor/jax-js/", import.meta.url);
+/** Where the models are served: _illustrated/models/ (this folder is _illustrated/js/engine/). */
+export const MODELS_URL = new URL("../../models/", import.meta.url);
 const cache = new Map();  // name -> Promise of the runtime, a file or a model
 const modelFrom = async (...args) => (await import("./engine.js")).modelFrom(...args);  // on first use
 

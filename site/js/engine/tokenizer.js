@@ -8,8 +8,9 @@ export const PUNCTUATION = ".,!?;:";
 /** French words that elide before a vowel; the token keeps the apostrophe (tokenizer.ELISIONS). */
 export const ELISIONS = ["l", "d", "j", "m", "n", "s", "t", "c", "qu", "jusqu", "lorsqu", "puisqu"];
 
-// Python's \s on str (str.isspace): JavaScript's \s lacks \x1c-\x1f and \x85 and adds \ufeff.
-const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+/** Python's \s on str (str.isspace), for a character class: JavaScript's \s lacks \x1c-\x1f and \x85 and
+ * adds \ufeff. */
+export const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const escaped = PUNCTUATION.replace(/[.?]/g, "\\$&");
 const DELIMITERS = SPACE + escaped;
 // Longest first, as Python sorts them (a stable sort by length, reversed).
@@ -38,6 +39,9 @@ export function tokenize(sentence) {
   const text = sentence.replaceAll("\u2019", "'").toLowerCase().normalize("NFC");
   return text.match(TOKEN) ?? [];
 }
+
+/** The tokens of a text by tokenize's rules, unchecked: [] for a blank one (tokenizer.words). */
+export const words = (text) => text.replaceAll("\u2019", "'").toLowerCase().normalize("NFC").match(TOKEN) ?? [];
 
 /** Tokens joined back into a sentence, as tokenizer.detokenize joins them: single spaces, an elided word
  * (l', qu') glued to the next token and punctuation to the previous one ("n' a" -> "n'a", "tard ." -> "tard."). */

@@ -3,7 +3,7 @@
 // cross-entropy times referentWeight joins the translation loss (engine.js's trainer; jax-js differentiates
 // it). The read-out's weights sit beside the model's as "referent.linear.*" and are dropped after training.
 import { refuse } from "./options.js";
-import { uniform } from "./recipe.js";
+import { uniform } from "./init.js";
 
 const PREFIX = "referent.";
 
