@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .batched_attention import attend_keys_first, fused_attention
-from .self_attention import scaled_dot_product_attention
+from .self_attention import attend_step_by_step
 
 __all__ = ["Attend", "kernel_for"]
 
@@ -50,7 +50,7 @@ class Attend(nn.Module):
                 mask: torch.Tensor | None = None, dropout: nn.Module | None = None,
                 return_attention: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         if return_attention:  # step by step, keeping the weights
-            return scaled_dot_product_attention(q, k, v, mask, dropout)
+            return attend_step_by_step(q, k, v, mask, dropout)
         kernel = self.kernel or (attend_keys_first if q.device.type == "cpu"  # kernel_for
                                  else fused_attention)
         p = dropout.p if dropout is not None and dropout.training else 0.0

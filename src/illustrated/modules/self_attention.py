@@ -10,7 +10,7 @@ import torch
 
 from ._checks import check_sdpa_inputs
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "attend_step_by_step"]
 
 
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -30,6 +30,14 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
     check_sdpa_inputs(q, k, v, mask)
+    return attend_step_by_step(q, k, v, mask, dropout)
+
+
+def attend_step_by_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        mask: torch.Tensor | None = None, dropout: torch.nn.Module | None = None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`scaled_dot_product_attention` for inputs the caller checked (the attention's
+    kernel; a value check would also stop ``torch.export``)."""
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
     if mask is not None:
