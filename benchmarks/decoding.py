@@ -15,7 +15,7 @@ its flat untrained distributions hold near-ties that float32 rounding, summed in
 with and without the cache, can flip after a hundred steps of beam search (seen at 200 tokens).
 Tokens and scores are asserted identical (scores to 1e-4 in float32) before any time is kept.
 Both paths are the same model under the same policy (decoding's: inputs checked once per call,
-``decode`` run with ``check=False``, ``torch.inference_mode``); cached and uncached calls
+``decode_unchecked`` at each step, ``torch.inference_mode``); cached and uncached calls
 alternate, and the fastest of each is kept.
 Part 1b, ``--profile``: where one greedy decode's time goes at the longest length, with and
 without the cache (cProfile's own time per function, summed by kind), written beside.

@@ -36,20 +36,29 @@ class TorchTransformer(nn.Module):
             return ~src_mask[:, 0, 0, :]
         return src == pad_id  # torch: True = ignore
 
-    def encode(self, src, src_mask=None, *, check=True):
-        # check=False (the captured training step) skips our embeddings' checks, as ours does
+    supports_kv_cache = False  # torch's decoder keeps no KV cache of ours
+
+    def encode(self, src, src_mask=None):
         pad = self._key_padding(src, self.cfg.pad_id, src_mask)
-        x = self.positional(self.src_embed(src, check=check), check=check)
+        x = self.positional(self.src_embed(src))
         return self.core.encoder(x, src_key_padding_mask=pad)
 
-    def decode(self, tgt_in, memory, src_mask=None, *, check=True):
+    def decode(self, tgt_in, memory, src_mask=None):
         causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.shape[1], device=tgt_in.device)
         pad = None if src_mask is None else ~src_mask[:, 0, 0, :]
-        y = self.positional(self.tgt_embed(tgt_in, check=check), check=check)
+        y = self.positional(self.tgt_embed(tgt_in))
         return self.core.decoder(y, memory, tgt_mask=causal, tgt_is_causal=True,
                                  memory_key_padding_mask=pad)
 
-    def forward(self, src, tgt_in, src_mask=None):
+    # no checks of ours at either door: the unchecked entry points are the same
+    encode_unchecked = encode
+
+    def decode_unchecked(self, tgt_in, memory, src_mask=None, cache=None):
+        return self.decode(tgt_in, memory, src_mask)
+
+    def forward(self, src, tgt_in, src_mask=None, *, return_memory=False):
         if src_mask is None:
             src_mask = (src != self.cfg.pad_id)[:, None, None, :]
-        return self.generator(self.decode(tgt_in, self.encode(src, src_mask), src_mask))
+        memory = self.encode(src, src_mask)
+        logits = self.generator(self.decode(tgt_in, memory, src_mask))
+        return (logits, memory) if return_memory else logits

@@ -3,7 +3,6 @@ a pairs-file side of invisible characters only, NaN in a query or the memory, an
 that is not UTF-8, a NumPy seed when retraining, a model on the meta device traced, a checkpoint
 whose folder cannot be searched, a torchrun timeout past what the process group holds. (A
 negative Adam second moment in a resumed file: tests/files/test_training_state.py.)"""
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ from illustrated.training import distributed
 from illustrated.files import atomic as _atomic
 from illustrated.files import checkpoint
 from illustrated.data.pairs_file import read_pairs
-from illustrated.modules import DecoderLayer, MultiHeadAttention
+from illustrated.modules import MultiHeadAttention
 
 GOOD = "".join(f"le chat {i}\tthe cat {i}\n" for i in range(12))
 
@@ -49,14 +48,6 @@ def test_nan_in_a_query_key_or_value_is_refused(bad, where):
     with pytest.raises(ValueError, match=rf"^{where}: expected finite numbers, got NaN or "
                                          rf"infinity$"):
         mha(inputs["query"], inputs["key"], inputs["value"])
-
-
-def test_nan_in_the_memory_is_refused_by_a_decoder_layer():
-    layer = DecoderLayer(replace(il.TINY, d_model=16, n_heads=4, d_ff=24)).eval()
-    memory = torch.randn(1, 4, 16)
-    memory[0, 1, 0] = float("nan")
-    with pytest.raises(ValueError, match=r"^memory: expected finite numbers, got NaN"):
-        layer(torch.randn(1, 3, 16), memory)
 
 
 def test_a_nan_memory_from_the_model_is_blamed_on_the_model():

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import illustrated as il
-from illustrated.modules import MultiHeadAttention, scaled_dot_product_attention
+from illustrated.modules import scaled_dot_product_attention
 from illustrated.modules.batched_attention import attend_keys_first, mask_bias
 
 
@@ -57,18 +57,3 @@ def test_a_mask_of_fewer_than_two_dimensions_broadcasts_as_on_the_step_by_step_p
     expected, _ = mha(x, x, x, None, return_attention=True)
     torch.testing.assert_close(mha(x, x, x, mask), expected)
     torch.testing.assert_close(mha(x, x, x, mask, return_attention=True)[0], expected)
-
-
-@pytest.mark.parametrize("bias", [True, False])
-def test_the_stacked_projections_are_w_q_w_k_w_v_applied_one_by_one(bias):
-    """The compiled training step projects an input once with W_Q, W_K, W_V stacked (self-
-    attention) or W_K, W_V (cross-attention, the memory): the same heads as the three layers."""
-    torch.manual_seed(0)
-    mha = MultiHeadAttention(d_model=16, n_heads=4, bias=bias).double()
-    x, memory = torch.randn(2, 5, 16, dtype=torch.float64), torch.randn(2, 7, 16, dtype=torch.float64)
-    for query, source in ((x, x), (x, memory)):
-        stacked = mha._stacked_projections(query, source, source)
-        one_by_one = (mha.split_heads(mha.w_q(query)), mha.split_heads(mha.w_k(source)),
-                      mha.split_heads(mha.w_v(source)))
-        for got, expected in zip(stacked, one_by_one):
-            torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)

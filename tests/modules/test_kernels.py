@@ -4,7 +4,7 @@ key-first batched one that ``MultiHeadAttention`` picks on a CPU, and
 ``torch.nn.functional.scaled_dot_product_attention``, which it picks on CUDA and MPS.
 
 The fused kernel runs on a CPU too, so every test here drives the whole attention, layer or
-model through each batched kernel (``batched_kernel`` patched, as on another device): the branch
+model through each batched kernel (``Attend.kernel`` set, as on another device): the branch
 a GPU takes is never untested for want of one."""
 from dataclasses import replace
 
@@ -13,20 +13,22 @@ import torch
 from torch.nn import functional as F
 
 import illustrated as il
-from illustrated.modules import DecoderLayer, EncoderLayer, MultiHeadAttention, multi_head
-from illustrated.modules.batched_attention import attend_keys_first
+from illustrated.modules import DecoderLayer, EncoderLayer, MultiHeadAttention
+from illustrated.modules import batched_attention
+from illustrated.modules.attend import Attend, kernel_for
+from illustrated.modules.batched_attention import attend_keys_first, fused_attention
 
 CFG = replace(il.TINY, src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=4, d_ff=24,
               n_layers=2, dropout=0.0)
 ATOL = {torch.float32: 1e-6, torch.float64: 1e-12}
 KERNELS = {"keys-first (CPU)": attend_keys_first,
-           "F.scaled_dot_product_attention (CUDA, MPS)": F.scaled_dot_product_attention}
+           "F.scaled_dot_product_attention (CUDA, MPS)": fused_attention}
 
 
 @pytest.fixture(params=list(KERNELS))
 def kernel(request, monkeypatch):
-    """Make ``MultiHeadAttention`` take this batched kernel, as it would on that device."""
-    monkeypatch.setattr(multi_head, "batched_kernel", lambda device: KERNELS[request.param])
+    """Make every ``MultiHeadAttention`` take this batched kernel, as it would on that device."""
+    monkeypatch.setattr(Attend, "kernel", staticmethod(KERNELS[request.param]))
     return KERNELS[request.param]
 
 
@@ -48,9 +50,9 @@ def masks(batch: int, heads: int, seq_q: int, seq_k: int) -> dict[str, torch.Ten
 
 
 def test_the_kernel_is_keys_first_on_a_cpu_and_torchs_fused_one_elsewhere(monkeypatch):
-    assert multi_head.batched_kernel(torch.device("cpu")) is attend_keys_first
+    assert kernel_for(torch.device("cpu")) is attend_keys_first
     for device in ("cuda", "mps"):
-        assert multi_head.batched_kernel(torch.device(device)) is F.scaled_dot_product_attention
+        assert kernel_for(torch.device(device)) is fused_attention
     mha = MultiHeadAttention(16, 4).eval()
     x = torch.randn(2, 5, 16)
     expected = mha(x, x, x, il.causal_mask(5))
@@ -58,8 +60,34 @@ def test_the_kernel_is_keys_first_on_a_cpu_and_torchs_fused_one_elsewhere(monkey
     def refuse(*args, **kwargs):
         raise AssertionError("the fused kernel ran on a CPU")
 
-    monkeypatch.setattr(multi_head.F, "scaled_dot_product_attention", refuse)
+    monkeypatch.setattr(batched_attention.F, "scaled_dot_product_attention", refuse)
     assert torch.equal(mha(x, x, x, il.causal_mask(5)), expected)
+
+
+@pytest.mark.parametrize("masked", ["padding", "causal"])
+def test_the_kernel_another_device_takes_masks_the_keys(float64, masked):
+    """The path a GPU takes, on the CPU: the attention's kernel set to the one ``kernel_for``
+    gives a CUDA device. A masked key gets no weight: the output is the step-by-step one, and
+    changing a masked key's value (a pad, a later position) changes no output."""
+    mha = MultiHeadAttention(16, 4).eval()
+    mha.attend.kernel = kernel_for(torch.device("cuda"))
+    x = torch.randn(2, 5, 16)
+    if masked == "padding":
+        tokens = torch.tensor([[3, 4, 5, 0, 0], [3, 4, 5, 6, 7]])
+        mask, changed = il.padding_mask(tokens, 0), x.clone()
+        changed[0, 3:] += 100.0  # the first sentence's pads
+        rows = (slice(None), slice(None))  # every query
+    else:
+        mask, changed = il.causal_mask(5), x.clone()
+        changed[:, 3:] += 100.0  # positions 3 and 4
+        rows = (slice(None), slice(0, 3))  # the queries before them
+    out = mha(x, x, x, mask)
+    step_by_step, weights = mha(x, x, x, mask, return_attention=True)
+    assert torch.allclose(out, step_by_step, atol=1e-12, rtol=0)
+    assert torch.all(weights.masked_select(~mask.expand_as(weights)) == 0)
+    again = mha(x, changed, changed, mask)  # the same queries, the masked keys changed
+    assert torch.allclose(again[rows], out[rows], atol=1e-12, rtol=0)
+    assert not torch.allclose(mha(x, changed, changed), mha(x, x, x))  # unmasked, it would
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -156,9 +184,9 @@ def test_a_query_row_with_no_key_is_refused_at_every_call(float64):
     mask[2, :] = False  # changed in place: no check is remembered, so it is caught
     with pytest.raises(ValueError, match="mask: some query position may attend to no key"):
         mha(x, x, x, mask)
-    layer = EncoderLayer(CFG)
-    with pytest.raises(ValueError, match="mask: some query position may attend to no key"):
-        layer(x, torch.zeros(2, 1, 1, 5, dtype=torch.bool))
+    model = il.modules.Transformer(CFG)  # a layer trusts its input: the model checks at its door
+    with pytest.raises(ValueError, match="src_mask: some query position may attend to no key"):
+        model.encode(torch.tensor([[3, 4, 5]]), torch.zeros(1, 1, 1, 3, dtype=torch.bool))
 
 
 def test_a_source_of_padding_only_is_refused():

@@ -294,12 +294,30 @@ def test_appending_while_autograd_records_concatenates_and_backward_runs():
 @pytest.mark.parametrize("args, error, match", [
     ((0,), ValueError, "n_layers: expected an integer >= 1, got 0"),
     (("2",), TypeError, "n_layers: expected an integer"),
-    ((2, -1), ValueError, "capacity: expected a number of positions >= 0, got -1"),
+    ((2, -1), ValueError, r"capacity: expected a number of positions in \[0, 16777216\], got -1"),
+    ((1, 10**12), ValueError, r"^capacity: expected a number of positions in \[0, 16777216\], "
+                              r"got 1000000000000$"),
     ((2, 1.5), TypeError, "capacity: expected a number of positions"),
 ])
 def test_a_cache_of_bad_sizes_is_refused(args, error, match):
     with pytest.raises(error, match=match):
         KVCache(*args)
+
+
+@pytest.mark.parametrize("index, match", [
+    (torch.tensor([0, 2]), r"^index: expected rows in \[0, 2\) \(the rows the cache holds\), got 2$"),
+    (torch.tensor([-1]), r"^index: expected rows in \[0, 2\) .*got -1$"),
+    (torch.tensor([0.0]), r"^index: expected an int64 tensor \(n,\) of rows, n >= 1, got dtype "
+                          r"torch.float32"),
+    ([0, 1], r"^index: expected an int64 tensor \(n,\) of rows, n >= 1, got list$"),
+])
+def test_reorder_refuses_an_index_out_of_the_rows_held(index, match):
+    cache = KVCache(1)
+    k = torch.randn(2, 1, 3, 4)
+    cache.layers[0][0].append(k, k)
+    with pytest.raises(ValueError, match=match):
+        cache.reorder(index)
+    assert torch.equal(cache.layers[0][0].k, k)  # nothing moved
 
 
 def test_decoding_fills_its_cache_to_max_len_without_growing(monkeypatch):

@@ -2,7 +2,8 @@
 torch.cuda's graphs: what is recorded when, which inputs a replay reads, what Adam is given during
 a capture and after it, and what a failed capture leaves. The stand-in records the step during
 "capture" without running it, and runs it on the graph's own input and output tensors at each
-replay, as a CUDA graph does; the real graphs are tested on a GPU (tests/training/test_captured_step.py)."""
+replay, Adam reading its rate from the graph's own rate tensor, as a CUDA graph does; the real
+graphs are tested on a GPU (tests/training/test_captured_step.py)."""
 import contextlib
 import warnings
 from dataclasses import replace
@@ -25,7 +26,7 @@ class FakeGraph:
     made: list = []
 
     def __init__(self):
-        self.step, self.replays, self.seen = None, 0, []
+        self.step, self.replays, self.seen, self.rates = None, 0, [], []
         FakeGraph.made.append(self)
 
     def pool(self):
@@ -60,10 +61,20 @@ def fake_cuda(monkeypatch):
             return real_body(self, batch)
         outputs = (torch.zeros(()), torch.zeros(()), torch.zeros((), dtype=torch.long))
 
-        def step():  # what the graph does: the step on its inputs, into its outputs
+        def step():  # what the graph does: the step on its inputs, into its outputs, Adam
+            # reading the rate tensor the capture handed it (not the float the loop sets)
             g.seen.append([t.clone() for t in batch])
-            for out, got in zip(outputs, real_body(self, batch)):
-                out.copy_(got.detach())
+            g.rates.append(self.lr.item())
+            groups = self.optimizer.param_groups
+            rates = [x["lr"] for x in groups]
+            for x in groups:
+                x["lr"] = self.lr
+            try:
+                for out, got in zip(outputs, real_body(self, batch)):
+                    out.copy_(got.detach())
+            finally:
+                for x, rate in zip(groups, rates):
+                    x["lr"] = rate
         g.step = step
         return outputs
 
@@ -81,7 +92,9 @@ def fake_cuda(monkeypatch):
     def init(self, *args, **kwargs):
         nonlocal captured
         real_init(self, *args, **kwargs)
-        self.capture, self.stream, self.lr = seen.get("capture", True), stream(), torch.zeros(())
+        # a float64 rate tensor: Adam's update is then the float rate's, bit for bit
+        self.capture, self.stream = seen.get("capture", True), stream()
+        self.lr = torch.zeros((), dtype=torch.float64)
         captured = self
 
     monkeypatch.setattr(graphed_step.GraphedStep, "__init__", init)
@@ -130,6 +143,21 @@ def test_the_second_batch_of_a_shape_records_and_every_later_one_replays(vocabs,
     # during the capture Adam reads its rate from a tensor and may be captured
     assert fake_cuda["during"] == [[(torch.Tensor, True)]]
     assert all(p.grad is None for p in graphed_model.parameters())  # released with the graphs
+
+
+def test_each_replay_reads_its_steps_learning_rate_from_the_graphs_rate(vocabs, fake_cuda):
+    """Warm-up then a cosine decay: the rate changes at every step, and a replayed graph's Adam reads
+    it from the graph's own rate tensor, which must be written before each replay."""
+    uncaptured = None
+    for capture in (False, True):
+        fake_cuda["capture"] = capture
+        history, trained = train(vocabs, "aot_eager", lr=1e-2, schedule="cosine")
+        uncaptured = uncaptured or (history, trained)
+    (graph,) = FakeGraph.made
+    assert len(set(history.lr)) == len(history.lr) == 6  # a new rate every step
+    assert graph.rates == pytest.approx(history.lr[1:], rel=1e-6)  # steps 2-6 replayed
+    for (name, a), b in zip(uncaptured[1].state_dict().items(), trained.state_dict().values()):
+        assert torch.equal(a, b), name  # every update took its step's rate
 
 
 def test_a_capture_that_fails_warns_once_and_the_run_goes_on_uncaptured(vocabs, fake_cuda,

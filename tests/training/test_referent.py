@@ -3,6 +3,7 @@ coreference grammar gives, what one training step changes, its bad arguments, mi
 add up to the whole batch's objective, and the "it" head it grew in the shipped coreference model
 (the post's figure: "it" -> "the animal" / "the street")."""
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -107,6 +108,33 @@ def test_micro_batches_give_the_objective_of_the_whole_batch(it_pairs):
         if not name.endswith("w_k.bias"):  # its true gradient is 0 (tests/training/test_distributed.py)
             torch.testing.assert_close(accumulated_state[name], weight, rtol=1e-4, atol=1e-4,
                                        msg=name)
+
+
+def test_the_compiled_step_takes_the_it_objective_as_the_eager_one(it_pairs):
+    """``compile="aot_eager"`` on the CPU runs the path a GPU takes (padded buckets, the labels
+    as inputs of the compiled step, the memory handed to the read-out, no hook): the same
+    losses and weights as the eager step, and the objective acts (the encoder moves
+    otherwise than without it)."""
+    pairs, src_vocab, tgt_vocab = it_pairs
+    runs = {}
+    for compile, weight in ((False, 5.0), ("aot_eager", 5.0), ("aot_eager", 0.0)):
+        il.set_seed(0)
+        model = il.modules.Transformer(replace(il.TINY, src_vocab_size=len(src_vocab),
+                                               tgt_vocab_size=len(tgt_vocab), dropout=0.0))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no fallback to the eager step, no hook warning
+            history = il.train(model, pairs, src_vocab, tgt_vocab, steps=4, batch_size=16,
+                               warmup=0, lr=1e-2, referent_weight=weight, device="cpu",
+                               progress=False, compile=compile)
+        runs[compile, weight] = (history.loss, model.state_dict())
+    (eager, eager_state), (compiled, compiled_state) = runs[False, 5.0], runs["aot_eager", 5.0]
+    assert compiled == pytest.approx(eager, rel=1e-5)
+    for name, weight in eager_state.items():
+        if not name.endswith("w_k.bias"):  # its true gradient is 0
+            torch.testing.assert_close(compiled_state[name], weight, rtol=1e-4, atol=1e-4,
+                                       msg=name)
+    without = runs["aot_eager", 0.0][1]["src_embed.lut.weight"]
+    assert not torch.allclose(compiled_state["src_embed.lut.weight"], without, atol=1e-4)
 
 
 def it_weights(model, src_vocab, sentences):

@@ -172,7 +172,9 @@ def draw_causal_mask(tokens, weights, *, layer: int, width: float = kit.DESKTOP_
 class UnmaskedTransformer(Transformer):
     """The package's Transformer with one change: no causal mask in the decoder (a demonstration)."""
 
-    def decode(self, tgt_in, memory, src_mask=None):
+    supports_kv_cache = False  # a later position changes the earlier ones: no cache holds
+
+    def decode_unchecked(self, tgt_in, memory, src_mask=None, cache=None):
         y = self.positional(self.tgt_embed(tgt_in))  # (batch, tgt_len, d_model)
         return self.decoder(y, memory, src_mask, None)
 

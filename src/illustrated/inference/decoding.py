@@ -84,19 +84,22 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *,
 
 def check_model(name: str, model: object) -> None:
     """TypeError (also a ValueError) naming ``name`` unless ``model`` decodes like a
-    :class:`Transformer`: the class itself, or an ``nn.Module`` with a ``cfg``
-    (TransformerConfig) and ``encode``/``decode``/``generator`` of the same contract (the
-    benchmarks wrap ``torch.nn.Transformer`` that way)."""
+    :class:`Transformer`: the class itself, or an ``nn.Module`` with its ``cfg``
+    (TransformerConfig), ``encode``, ``decode``, ``generator``, ``encode_unchecked``,
+    ``decode_unchecked`` and ``supports_kv_cache`` of the same contract (the benchmarks wrap
+    ``torch.nn.Transformer`` that way)."""
     if isinstance(model, Transformer):
         return
     if (isinstance(model, torch.nn.Module)
             and isinstance(getattr(model, "cfg", None), TransformerConfig)
+            and isinstance(getattr(model, "supports_kv_cache", None), bool)
             and all(callable(getattr(model, method, None))
-                    for method in ("encode", "decode", "generator"))):
+                    for method in ("encode", "decode", "generator", "encode_unchecked",
+                                   "decode_unchecked"))):
         return
     check_instance(name, model, Transformer,
-                   "an illustrated Transformer (or an nn.Module with its cfg, encode, decode and "
-                   "generator)")
+                   "an illustrated Transformer (or an nn.Module with its cfg, encode, decode, "
+                   "generator, encode_unchecked, decode_unchecked and supports_kv_cache)")
 
 
 def _check_decode_args(model: Transformer, bos_id: int, eos_id: int, max_len: int) -> None:
@@ -109,6 +112,10 @@ def _check_decode_args(model: Transformer, bos_id: int, eos_id: int, max_len: in
     if eos_id == bos_id:
         raise ValueError(f"eos_id: expected an id other than bos_id={bos_id} (<bos> is never "
                          f"generated, so <eos> could never end a hypothesis), got {eos_id}")
+    if bos_id == model.cfg.tgt_pad_id:
+        raise ValueError(f"bos_id: expected an id other than the padding id "
+                         f"tgt_pad_id={model.cfg.tgt_pad_id} (the decoder would read <bos> as "
+                         f"padding), got {bos_id}")
     if eos_id == model.cfg.tgt_pad_id:
         raise ValueError(f"eos_id: expected an id other than the padding id "
                          f"tgt_pad_id={model.cfg.tgt_pad_id} (<pad> is never generated), "
@@ -129,28 +136,21 @@ def _check_beam_args(model: Transformer, bos_id: int, eos_id: int, beam_size: in
     _check_decode_args(model, bos_id, eos_id, max_len)
 
 
-def _own_decode(model: Transformer) -> bool:
-    """True for an illustrated Transformer with its own causal ``decode``: it takes a KV cache
-    and ``check=False``. The benchmarks' wrapped ``nn.Transformer`` and a subclass that overrides
-    ``decode`` (chapter 07's decoder without its mask, where a later position changes the earlier
-    ones and no cache holds) decode without a cache, their inputs checked at every step."""
-    return isinstance(model, Transformer) and type(model).decode is Transformer.decode
-
-
 class _Decoder:
-    """One decoding call's model, encoded source and policy, shared by both paths: an own
-    model's ``decode`` and ``generator`` run with ``check=False`` with the cache and without (the
-    decoding function checked the source, and the target ids are its own choices), and without
-    a source mask when the source has no padding (no key is hidden: the same numbers)."""
+    """One decoding call's model, encoded source and policy, shared by both paths. The decoding
+    function checked the source and the target ids are its own choices, so the model's
+    ``encode_unchecked`` and ``decode_unchecked`` run; a KV cache when asked and the model's
+    decode is causal (``supports_kv_cache``); no source mask when the source has no padding
+    (no key is hidden: the same numbers)."""
 
     def __init__(self, model: Transformer, src: torch.Tensor, bos_id: int, use_cache: bool,
                  max_len: int) -> None:
-        self.model, self.own = model, _own_decode(model)
+        self.model = model
         self.cache = KVCache(model.cfg.n_layers, capacity=max_len) \
-            if use_cache and self.own else None
+            if use_cache and model.supports_kv_cache else None
         src_mask = (src != model.cfg.pad_id)[:, None, None, :]  # (batch, 1, 1, src_len)
-        self.memory = model.encode(src, src_mask)  # (batch, src_len, d_model)
-        self.src_mask = None if self.own and bool(src_mask.all()) else src_mask
+        self.memory = model.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
+        self.src_mask = None if bool(src_mask.all()) else src_mask
         self.banned = torch.tensor([bos_id, model.cfg.tgt_pad_id], device=src.device)
 
     def fed(self, step: int) -> int:
@@ -162,14 +162,9 @@ class _Decoder:
         impossible (the caller refuses NaN rows: :func:`_refuse_nan`). ``tgt`` (n, t - past):
         the positions after those cached (the whole prefix without a cache); memory (n,
         src_len, d_model)."""
-        model = self.model
-        if self.own:
-            out = model.decode(tgt, memory, self.src_mask, check=False,
-                               cache=self.cache)  # (n, t - past, d_model)
-            logits = model.generator(out.select(1, -1), check=False)  # (n, tgt_vocab_size)
-        else:
-            out = model.decode(tgt, memory, self.src_mask)  # (n, t, d_model)
-            logits = model.generator(out.select(1, -1))  # (n, tgt_vocab_size)
+        out = self.model.decode_unchecked(tgt, memory, self.src_mask,
+                                          self.cache)  # (n, t - past, d_model)
+        logits = self.model.generator(out.select(1, -1))  # (n, tgt_vocab_size)
         return logits.log_softmax(dim=-1).index_fill_(1, self.banned, float("-inf"))
 
 
@@ -283,7 +278,7 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
         the encoder-decoder attention's keys and values (n_heads x src_len x d_k a layer) are
         computed at the first step only. The same tokens and scores as ``use_cache=False``,
         which feeds the whole prefix at every step (O(t^2) work for t tokens; tested). A model
-        whose class overrides ``decode`` decodes without the cache. Paper §3.1
+        whose ``supports_kv_cache`` is False decodes without the cache. Paper §3.1
         (auto-regressive), §3.2.3 (masking makes earlier positions final).
 
     Returns
@@ -300,7 +295,8 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
         For an empty source, one of padding only, too long or with an id outside the
         vocabulary; ``max_len`` outside [1, model.cfg.max_len] (n generated tokens feed the
         decoder at most n positions); ``bos_id``/``eos_id`` outside the target vocabulary,
-        ``eos_id`` equal to ``bos_id`` or the padding id; a model whose scores are NaN (NaN or
+        ``eos_id`` equal to ``bos_id`` or the padding id, ``bos_id`` equal to the padding id;
+        a model whose scores are NaN (NaN or
         infinite weights): ``"model: its scores for the next token are NaN ..."``.
 
     References

@@ -1,14 +1,9 @@
-"""Input checks shared by the modules: clear errors naming the argument, not deep torch tracebacks.
+"""The checks at the model's door: clear errors naming the argument, not deep torch tracebacks.
 
-Shape, dtype and device checks read tensor metadata only, in plain Python: they cost
-microseconds and never wait for the GPU. Two checks read values: token ids inside the
-vocabulary, and no mask row that forbids every key (a sentence of padding only). They run where
-a tensor enters the model: ``Transformer.encode``, ``decode`` and ``forward`` check their inputs
-and call their parts with ``check=False``; a stack calls its layers, and a layer its
-sub-layers, the same way. A module called by a user checks its inputs (``check=True``, the
-default). A training step reads values four times: the range of the source ids, the source
-padding, the range of the target ids and the source mask (in ``decode``); the causal mask is
-made, never read.
+They run where a tensor enters: ``Transformer.encode``, ``decode`` and ``forward``, and a
+MultiHeadAttention built on its own; the layers inside trust their inputs. Shape, dtype and
+device checks read metadata only; two read values: token ids inside the vocabulary, and no mask
+row that forbids every key (a sentence of padding only).
 """
 from __future__ import annotations
 
@@ -19,13 +14,12 @@ import torch
 from .._args import (MAX_WEIGHTS, ArgumentTypeError, check_bool, check_choice, check_int,
                      check_real, check_size_limit, describe)
 from ..config import TransformerConfig
+from .kv_cache import check_cache
 
 __all__ = ["check_features", "check_mask", "check_token_ids", "check_size",
            "check_dropout", "check_config", "check_attention_sizes", "check_attention_inputs",
-           "check_layout", "check_positional_sizes", "check_positions", "check_sdpa_inputs",
-           "check_residual_args", "check_encoder_inputs", "check_decoder_inputs",
-           "check_source_ids", "check_source", "check_target", "check_pair", "param_count",
-           "check_sizes"]
+           "check_layout", "check_positional_sizes", "check_sdpa_inputs", "check_source_ids",
+           "check_source", "check_target", "check_pair", "param_count", "check_sizes"]
 
 
 def _broadcasts_to(shape: tuple[int, ...], expected: tuple[int, ...]) -> bool:
@@ -80,17 +74,6 @@ def check_positional_sizes(d_model: object, max_len: object, layout: object,
     check_dropout(dropout)
 
 
-def check_positions(name: str, x: torch.Tensor, d_model: int, max_len: int,
-                    table: torch.Tensor) -> None:
-    """Raise unless ``x`` is (batch, seq, d_model) floats with ``seq <= max_len``, on ``table``'s
-    device (any float dtype: the table is converted to it)."""
-    check_features(name, x, d_model)
-    if x.shape[1] > max_len:
-        raise ValueError(f"{name}: expected at most max_len={max_len} positions, got sequence "
-                         f"length {x.shape[1]}")
-    if x.device != table.device:
-        raise ValueError(f"{name}: expected a tensor on {table.device} like the module, got one "
-                         f"on {x.device}")
 
 
 def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask",
@@ -201,8 +184,8 @@ def check_config(cfg: object, whole_model: bool = False) -> None:
 
 
 def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
-                          bias: object) -> None:
-    """The arguments of ``MultiHeadAttention(d_model, n_heads, dropout, bias)``, checked."""
+                          bias: object, standalone: object = True) -> None:
+    """The arguments of ``MultiHeadAttention(d_model, n_heads, dropout, bias, standalone)``."""
     check_size("d_model", d_model)
     check_size_limit("d_model", d_model * d_model, "d_model x d_model")
     check_size("n_heads", n_heads)
@@ -211,11 +194,14 @@ def check_attention_sizes(d_model: object, n_heads: object, dropout: object,
                          f"got {n_heads}")
     check_dropout(dropout)
     check_bool("bias", bias)
+    check_bool("standalone", standalone)
 
 
 def check_attention_inputs(attention: torch.nn.Module, query: torch.Tensor, key: torch.Tensor,
-                           value: torch.Tensor, mask: torch.Tensor | None) -> None:
-    """The inputs of :meth:`MultiHeadAttention.forward`, checked (shapes, dtypes, mask)."""
+                           value: torch.Tensor, mask: torch.Tensor | None,
+                           cache=None) -> None:
+    """The inputs of :meth:`MultiHeadAttention.forward`, checked (shapes, dtypes, mask); with
+    a ``cache``, seq_k counts the keys it keeps too."""
     like = attention.w_q.weight
     check_features("query", query, attention.d_model, like)
     check_features("key", key, attention.d_model, like)
@@ -224,7 +210,9 @@ def check_attention_inputs(attention: torch.nn.Module, query: torch.Tensor, key:
         raise ValueError(f"value: expected (batch, seq_k) = {tuple(key.shape[:2])} like key "
                          f"and batch {query.shape[0]} like query, got value "
                          f"{tuple(value.shape)}, key {tuple(key.shape)}")
-    check_mask(mask, (query.shape[0], attention.n_heads, query.shape[1], key.shape[1]),
+    seq_k = key.shape[1] if cache is None or cache.k is None else (
+        cache.k.shape[2] + (0 if cache.ready else key.shape[1]))
+    check_mask(mask, (query.shape[0], attention.n_heads, query.shape[1], seq_k),
                device=query.device)
 
 
@@ -254,42 +242,10 @@ def check_sdpa_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
         check_mask(mask, (*leading, q.shape[-2], k.shape[-2]), device=q.device)
 
 
-def check_residual_args(x: torch.Tensor, sublayer_out: torch.Tensor, norm: object,
-                       norm_first: object) -> None:
-    """The arguments of :func:`add_and_norm`: two float tensors of one shape, a norm, a bool."""
-    for name, t in (("x", x), ("sublayer_out", sublayer_out)):
-        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
-            got = f"dtype {t.dtype}" if isinstance(t, torch.Tensor) else _got(t)
-            raise ArgumentTypeError(f"{name}: expected a floating-point tensor, got {got}")
-    if sublayer_out.shape != x.shape:  # no silent broadcasting of the residual
-        raise ValueError(f"sublayer_out: expected the shape of x {tuple(x.shape)}, got "
-                         f"{tuple(sublayer_out.shape)}")
-    if not callable(norm):
-        raise ArgumentTypeError(f"norm: expected a LayerNorm module, got {_got(norm)}")
-    check_bool("norm_first", norm_first)
 
 
-def check_encoder_inputs(layer: torch.nn.Module, x: torch.Tensor,
-                         mask: torch.Tensor | None) -> None:
-    """x (batch, seq, d_model) of the layer's dtype and device; mask for its self-attention."""
-    attention = layer.self_attn
-    check_features("x", x, attention.d_model, attention.w_q.weight)
-    check_mask(mask, (x.shape[0], attention.n_heads, x.shape[1], x.shape[1]),
-               device=x.device)
 
 
-def check_decoder_inputs(layer: torch.nn.Module, x: torch.Tensor, memory: torch.Tensor,
-                         src_mask: torch.Tensor | None, tgt_mask: torch.Tensor | None) -> None:
-    """x (batch, tgt_len, d_model), memory (batch, src_len, d_model), and both masks."""
-    attention = layer.self_attn
-    check_features("x", x, attention.d_model, attention.w_q.weight)
-    check_features("memory", memory, attention.d_model, attention.w_q.weight)
-    if memory.shape[0] != x.shape[0]:
-        raise ValueError(f"memory: expected batch {x.shape[0]} like x, got shape "
-                         f"{tuple(memory.shape)}")
-    batch, tgt_len, src_len, heads = x.shape[0], x.shape[1], memory.shape[1], attention.n_heads
-    check_mask(src_mask, (batch, heads, tgt_len, src_len), "src_mask", x.device)
-    check_mask(tgt_mask, (batch, heads, tgt_len, tgt_len), "tgt_mask", x.device)
 
 
 def check_source_ids(name: str, src: torch.Tensor, cfg: TransformerConfig,
@@ -324,11 +280,14 @@ def check_source(model: torch.nn.Module, src: torch.Tensor,
 
 
 def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Tensor,
-                 src_mask: torch.Tensor | None) -> None:
-    """Check a Transformer's ``tgt_in`` ids, ``memory`` and ``src_mask`` (for ``decode``)."""
+                 src_mask: torch.Tensor | None, cache=None) -> None:
+    """Check a Transformer's ``tgt_in`` ids, ``memory``, ``src_mask`` and KV ``cache`` (None,
+    or a KVCache of ``cfg.n_layers`` for this batch with room for ``tgt_in``) for ``decode``."""
     cfg, weight = model.cfg, model.generator.proj.weight
     check_token_ids("tgt_in", tgt_in, cfg.tgt_vocab_size, cfg.max_len, weight.device,
                     "target vocabulary")
+    if cache is not None:
+        check_cache(cache, cfg.n_layers, tgt_in.shape[0], tgt_in.shape[1], cfg.max_len)
     # not read here: decoding calls decode at every step with the model's own memory, and
     # refuses NaN scores naming the model (a NaN memory comes from NaN weights)
     check_features("memory", memory, cfg.d_model, weight, finite=False)
@@ -341,9 +300,8 @@ def check_target(model: torch.nn.Module, tgt_in: torch.Tensor, memory: torch.Ten
 
 def check_pair(model: torch.nn.Module, src: torch.Tensor, tgt_in: torch.Tensor,
                src_mask: torch.Tensor | None) -> None:
-    """What ``Transformer.forward`` checks before ``encode`` (which it calls with
-    ``check=False``): ``src`` and ``src_mask`` as :func:`check_source`, and a ``tgt_in`` of as
-    many sentences; ``decode`` checks the rest of ``tgt_in``."""
+    """What ``Transformer.forward`` checks before it encodes: ``src`` and ``src_mask`` as
+    :func:`check_source`, and a ``tgt_in`` of as many sentences; ``decode`` checks the rest."""
     check_source(model, src, src_mask)
     if isinstance(tgt_in, torch.Tensor) and tgt_in.dim() == 2 and tgt_in.shape[0] != src.shape[0]:
         raise ValueError(f"tgt_in: expected batch {src.shape[0]} like src, got shape "

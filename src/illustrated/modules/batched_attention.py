@@ -1,15 +1,11 @@
-"""Attention for every head and sentence at once, laid out for speed on a CPU.
+"""Attention for every head and sentence at once, without the weights: the batched kernels.
 
-The book's :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` computes
-softmax(Q Kᵀ / sqrt(d_k)) V step by step, as the post draws it, and hands the weights back.
-Training and inference need no weights, and on a CPU PyTorch's softmax over rows as short as a
-sentence is slow on AVX-512 machines ((256, 10, 10): 324 µs along the last dimension, 24 µs
-along a long stride; ``F.scaled_dot_product_attention`` takes 420 µs; issues 14 and 21). So
-the scores are laid out key-first, the softmax runs over keys along a long stride, and the
-scaling and the mask (an additive bias: 0 where a query may attend, -inf where not) enter the
-scores in one operation that broadcasts the mask over heads. ``tests/modules/test_kernels.py``
-holds the result and its gradients equal to the step-by-step path (1e-12 in float64).
-Post "Matrix Calculation of Self-Attention"; paper §3.2.1 (Eq. 1).
+:func:`attend_keys_first` lays the scores out key-first, so that the softmax over keys runs
+along a long stride (fast on a CPU for rows as short as a sentence), with the scaling and the
+mask (an additive bias) entering the scores in one operation. :func:`fused_attention` is
+``torch.nn.functional.scaled_dot_product_attention``, one fused kernel. Both equal the book's
+step-by-step :func:`~illustrated.modules.self_attention.scaled_dot_product_attention` to
+rounding, gradients too. Post "Matrix Calculation of Self-Attention"; paper §3.2.1 (Eq. 1).
 """
 from __future__ import annotations
 
@@ -18,7 +14,18 @@ import math
 import torch
 from torch.nn import functional as F
 
-__all__ = ["attend_keys_first", "mask_bias"]
+__all__ = ["attend_keys_first", "fused_attention", "mask_bias"]
+
+
+def fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                    mask: torch.Tensor | None = None, dropout_p: float = 0.0) -> torch.Tensor:
+    """``F.scaled_dot_product_attention``, taking a mask of any number of dimensions that
+    broadcasts to (batch, n_heads, seq_q, seq_k), as :func:`attend_keys_first` does.
+    q (batch, n_heads, seq_q, d_k), k and v (batch, n_heads, seq_k, d_k) -> z (batch, n_heads,
+    seq_q, d_k). Paper §3.2.1, Eq. 1."""
+    if mask is not None and mask.dim() < 2:  # the fused kernel takes (..., seq_q, seq_k)
+        mask = mask.view((1,) * (2 - mask.dim()) + tuple(mask.shape))  # (1, 1 or seq_k)
+    return F.scaled_dot_product_attention(q, k, v, mask, dropout_p)
 
 
 def mask_bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -44,12 +51,12 @@ def attend_keys_first(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     q (batch, n_heads, seq_q, d_k), k and v (batch, n_heads, seq_k, d_k); mask None or bool,
     broadcastable to (batch, n_heads, seq_q, seq_k), True = may attend, no query row all False
     (the caller checked it); dropout_p on the weights (0 outside training).
-    Returns z (batch, n_heads, seq_q, d_k). Paper §3.2.1, Eq. 1.
+    Returns z (batch, n_heads, seq_q, d_k). One query a head (a decoding step with a KV
+    cache) has no short rows to lay out: :func:`fused_attention` computes it. Paper §3.2.1, Eq. 1.
     """
     batch, n_heads, seq_q, d_k = q.shape
-    if seq_q == 1:  # one query a head (a decoding step with a KV cache): its scores are one row
-        # over the keys, no short rows to lay out; the fused kernel takes a third of the time
-        return F.scaled_dot_product_attention(q, k, v, mask, dropout_p)  # (batch, n_heads, 1, d_k)
+    if seq_q == 1:  # one row of scores over the keys a head
+        return fused_attention(q, k, v, mask, dropout_p)  # (batch, n_heads, 1, d_k)
     seq_k = k.shape[2]
     q = q.reshape(batch * n_heads, seq_q, d_k)  # (batch * n_heads, seq_q, d_k), a copy
     k = k.reshape(batch * n_heads, seq_k, d_k)  # (batch * n_heads, seq_k, d_k), a copy

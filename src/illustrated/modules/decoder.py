@@ -8,23 +8,14 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_decoder_inputs
+from ._checks import check_config
 from .dropout import Dropout
 from .feed_forward import FeedForward
-from .kv_cache import AttentionCache, check_cache, check_cached_mask
+from .kv_cache import KVCache
 from .multi_head import MultiHeadAttention
 from .residual import add_and_norm, sublayer_input
 
 __all__ = ["DecoderLayer", "Decoder"]
-
-
-def _check_inputs(layer: "DecoderLayer", x: torch.Tensor, memory: torch.Tensor,
-                  src_mask: torch.Tensor | None, tgt_mask: torch.Tensor | None,
-                  self_cache: AttentionCache | None) -> None:
-    """A decoder layer's inputs; with a cache, tgt_mask covers the cached keys too."""
-    check_decoder_inputs(layer, x, memory, src_mask, None if self_cache is not None else tgt_mask)
-    if self_cache is not None:
-        check_cached_mask(tgt_mask, self_cache, x, x, layer.self_attn.n_heads, "tgt_mask")
 
 
 class DecoderLayer(nn.Module):
@@ -36,10 +27,8 @@ class DecoderLayer(nn.Module):
     broadcastable to (batch, n_heads, tgt_len, src_len), tgt_mask to (batch, n_heads, tgt_len,
     tgt_len)) -> (batch, tgt_len, d_model). The weights of its two attentions are read with
     :func:`~illustrated.modules.recording.recording_attention`.
-    Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` or ``memory`` is
-    not a float tensor (batch, seq, d_model) of the layer's dtype and device, their batches
-    differ, or a mask does not fit (``check=False``: the caller checked them, as
-    :class:`Decoder` does for its layers).
+    Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig. The inputs are
+    trusted: :class:`~illustrated.modules.transformer.Transformer` checks them at its door.
     ``cache`` (decoding only): the layer's pair ``(self, cross)`` of
     :class:`~illustrated.modules.kv_cache.AttentionCache` from a
     :class:`~illustrated.modules.kv_cache.KVCache`; ``x`` then holds only the positions after
@@ -51,8 +40,8 @@ class DecoderLayer(nn.Module):
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         check_config(cfg)
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, standalone=False)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, standalone=False)
         self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
@@ -63,20 +52,17 @@ class DecoderLayer(nn.Module):
         self.norm_first = cfg.norm_first
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None, *, check: bool = True,
-                cache=None) -> torch.Tensor:
-        self_cache, cross_cache = (None, None) if cache is None else cache
-        if check:
-            _check_inputs(self, x, memory, src_mask, tgt_mask, self_cache)
-        h = sublayer_input(x, self.norm1, self.norm_first, check=False)
-        z = self.self_attn(h, h, h, tgt_mask, check=False, cache=self_cache)
-        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first, check=False)
-        h = sublayer_input(x, self.norm2, self.norm_first, check=False)
-        z = self.cross_attn(h, memory, memory, src_mask, check=False, cache=cross_cache)
-        x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first, check=False)
-        h = sublayer_input(x, self.norm3, self.norm_first, check=False)
-        r = self.feed_forward(h, check=False)
-        x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first, check=False)
+                tgt_mask: torch.Tensor | None = None, *, cache=None) -> torch.Tensor:
+        self_cache, cross_cache = cache or (None, None)  # decoding: the layer's KV cache pair
+        h = sublayer_input(x, self.norm1, self.norm_first)
+        z = self.self_attn(h, h, h, tgt_mask, cache=self_cache)  # (batch, tgt_len, d_model)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)
+        h = sublayer_input(x, self.norm2, self.norm_first)
+        z = self.cross_attn(h, memory, memory, src_mask, cache=cross_cache)  # (batch, tgt_len, d_model)
+        x = add_and_norm(x, z, self.norm2, self.dropout2, self.norm_first)
+        h = sublayer_input(x, self.norm3, self.norm_first)
+        r = self.feed_forward(h)
+        x = add_and_norm(x, r, self.norm3, self.dropout3, self.norm_first)
         return x  # (batch, tgt_len, d_model)
 
 
@@ -97,14 +83,9 @@ class Decoder(nn.Module):
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None, *, check: bool = True,
-                cache=None) -> torch.Tensor:
-        if check:  # once for the stack: every layer is called with check=False
-            if cache is not None:
-                check_cache(cache, len(self.layers), x.shape[0])
-            _check_inputs(self.layers[0], x, memory, src_mask, tgt_mask,
-                          None if cache is None else cache.layers[0][0])
+                tgt_mask: torch.Tensor | None = None, *, cache: KVCache | None = None
+                ) -> torch.Tensor:
         for i, layer in enumerate(self.layers):
-            layer_cache = None if cache is None else cache.layers[i]
-            x = layer(x, memory, src_mask, tgt_mask, check=False, cache=layer_cache)
+            layer_cache = cache.layers[i] if cache is not None else None  # decoding only
+            x = layer(x, memory, src_mask, tgt_mask, cache=layer_cache)  # (batch, tgt_len, d_model)
         return self.norm(x)  # (batch, tgt_len, d_model)

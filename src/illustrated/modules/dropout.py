@@ -12,9 +12,8 @@ __all__ = ["Dropout"]
 
 class Dropout(nn.Dropout):
     """``nn.Dropout`` that returns its input itself in eval mode or with ``p = 0``, as
-    ``torch.nn.functional.dropout`` does, without calling it: a cached decoding step calls nine
-    dropouts, and each eval-mode call into torch costs about as much as the step's smallest
-    matrix product. Training with ``p > 0`` is ``nn.Dropout``'s own call (the same random
+    ``torch.nn.functional.dropout`` does, without calling into torch (a cached decoding step
+    calls nine dropouts). Training with ``p > 0`` is ``nn.Dropout``'s own call (the same random
     numbers). Still a module, called as one: hooks see every call.
 
     x: any shape -> the same shape. Paper §5.4.

@@ -9,7 +9,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_sizes, check_token_ids
+from ._checks import check_sizes
 
 __all__ = ["Embeddings"]
 
@@ -18,10 +18,8 @@ class Embeddings(nn.Module):
     """Turn each word id into a vector of size ``d_model`` (a learned lookup table).
 
     ids (batch, seq) int64 -> (batch, seq, d_model), multiplied by sqrt(d_model) (paper §3.4).
-    Raises TypeError (also a ValueError) if a size is not an int or ``ids`` not an int64/int32
-    tensor; ValueError if a size is not positive, or ``ids`` is not (batch, seq) with both >= 1,
-    lies on another device than the table, or holds an id outside [0, vocab_size)
-    (``check=False`` skips the checks of ``ids``).
+    Raises TypeError (also a ValueError) if a size is not an int; ValueError if it is not
+    positive. The ids are trusted (the Transformer checks them at its door).
     Post "Bringing The Tensors Into The Picture"; paper §3.4.
     """
 
@@ -32,7 +30,5 @@ class Embeddings(nn.Module):
         self.d_model = d_model
         self.scale = math.sqrt(d_model)
 
-    def forward(self, ids: torch.Tensor, *, check: bool = True) -> torch.Tensor:
-        if check:  # the Transformer passes check=False: it checked the ids
-            check_token_ids("ids", ids, self.lut.num_embeddings, device=self.lut.weight.device)
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
         return self.lut(ids) * self.scale  # (batch, seq, d_model)

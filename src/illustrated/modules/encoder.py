@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
-from ._checks import check_config, check_encoder_inputs
+from ._checks import check_config
 from .dropout import Dropout
 from .feed_forward import FeedForward
 from .multi_head import MultiHeadAttention
@@ -25,9 +25,8 @@ class EncoderLayer(nn.Module):
     forward(x (batch, seq, d_model), mask broadcastable to (batch, n_heads, seq, seq))
     -> (batch, seq, d_model). Its self-attention's weights are read with
     :func:`~illustrated.modules.recording.recording_attention`.
-    Raises TypeError / ValueError if ``cfg`` is not a TransformerConfig, ``x`` is not a float
-    tensor (batch, seq, d_model) of the layer's dtype and device, or the mask does not fit
-    (``check=False``: the caller checked them, as :class:`Encoder` does for its layers).
+    Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig. The inputs are
+    trusted: :class:`~illustrated.modules.transformer.Transformer` checks them at its door.
     Post "Now We're Encoding!"; paper §3.1. Equal to ``nn.TransformerEncoderLayer`` with ReLU and
     ``batch_first=True`` (tested).
     """
@@ -35,7 +34,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         check_config(cfg)
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.dropout, standalone=False)
         self.feed_forward = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
@@ -43,16 +42,13 @@ class EncoderLayer(nn.Module):
         self.dropout2 = Dropout(cfg.dropout)
         self.norm_first = cfg.norm_first
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
-                check: bool = True) -> torch.Tensor:
-        if check:
-            check_encoder_inputs(self, x, mask)
-        h = sublayer_input(x, self.norm1, self.norm_first, check=False)
-        z = self.self_attn(h, h, h, mask, check=False)  # (batch, seq, d_model)
-        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first, check=False)
-        h = sublayer_input(x, self.norm2, self.norm_first, check=False)
-        r = self.feed_forward(h, check=False)
-        x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first, check=False)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        h = sublayer_input(x, self.norm1, self.norm_first)
+        z = self.self_attn(h, h, h, mask)  # (batch, seq, d_model)
+        x = add_and_norm(x, z, self.norm1, self.dropout1, self.norm_first)
+        h = sublayer_input(x, self.norm2, self.norm_first)
+        r = self.feed_forward(h)
+        x = add_and_norm(x, r, self.norm2, self.dropout2, self.norm_first)
         return x  # (batch, seq, d_model)
 
 
@@ -70,10 +66,7 @@ class Encoder(nn.Module):
         # Pre-LN leaves the residual stream un-normalised, so a last LayerNorm closes the stack.
         self.norm = nn.LayerNorm(cfg.d_model) if cfg.norm_first else nn.Identity()
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None, *,
-                check: bool = True) -> torch.Tensor:
-        if check:  # once for the stack: every layer is called with check=False
-            check_encoder_inputs(self.layers[0], x, mask)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         for layer in self.layers:
-            x = layer(x, mask, check=False)  # (batch, src_len, d_model)
+            x = layer(x, mask)  # (batch, src_len, d_model)
         return self.norm(x)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_features, check_sizes
+from ._checks import check_sizes
 from .dropout import Dropout
 
 __all__ = ["FeedForward"]
@@ -18,9 +18,8 @@ class FeedForward(nn.Module):
 
     ``FFN(x) = max(0, x W_1 + b_1) W_2 + b_2``: linear1 (d_model -> d_ff), dropout after the ReLU,
     linear2 (d_ff -> d_model). x (batch, seq, d_model) -> (batch, seq, d_model).
-    Raises TypeError / ValueError for a size that is not a positive int, a dropout outside
-    [0, 1), or an ``x`` that is not a float tensor (..., d_model) of the module's dtype and device
-    (``check=False`` skips the check of ``x``).
+    Raises TypeError / ValueError for a size that is not a positive int or a dropout outside
+    [0, 1).
     Post "Now We're Encoding!"; paper §3.3, Eq. 2.
     """
 
@@ -31,7 +30,5 @@ class FeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, *, check: bool = True) -> torch.Tensor:
-        if check:  # a layer passes check=False: its input is the layer's own
-            check_features("x", x, self.linear1.in_features, self.linear1.weight, any_leading=True)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))  # (batch, seq, d_model)

@@ -14,9 +14,12 @@ from __future__ import annotations
 import torch
 
 from .._args import check_instance, check_int
-from ._checks import check_mask
 
-__all__ = ["AttentionCache", "KVCache", "check_cache"]
+__all__ = ["AttentionCache", "KVCache", "check_cache", "MAX_POSITIONS"]
+
+#: The most positions a cache may be built to hold: far beyond any model's max_len, and a
+#: buffer that size of one sentence, one head and d_k = 1 still fits in memory.
+MAX_POSITIONS = 2**24
 
 
 class AttentionCache:
@@ -54,6 +57,18 @@ class AttentionCache:
     def ready(self) -> bool:
         """True when the keys and values need no computing: a filled cache that does not grow."""
         return self._k is not None and not self.grows
+
+    def keys_values(self, attention, key: torch.Tensor, value: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Every key and value ``attention`` (a MultiHeadAttention) attends to, (batch, n_heads,
+        seq_k, d_k) each: those kept, after ``key``/``value`` (batch, new, d_model) projected
+        by its w_k/w_v and kept too (self-attention); once filled, a cross-attention's
+        cache projects nothing."""
+        if self.ready:
+            return self.k, self.v  # (batch, n_heads, src_len, d_k) each
+        k = attention.split_heads(attention.w_k(key))  # (batch, n_heads, new, d_k)
+        v = attention.split_heads(attention.w_v(value))  # (batch, n_heads, new, d_k)
+        return self.append(k, v)  # (batch, n_heads, past + new, d_k) each
 
     def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keep the new keys and values (after the earlier ones if it grows); return them all."""
@@ -112,12 +127,13 @@ class KVCache:
     are computed at the first call. ``reorder(index)`` keeps row ``index[j]`` of every tensor as
     row j (beam search follows the hypotheses it keeps, and expands one source to the beam).
     Raises TypeError (also a ValueError) if ``n_layers`` or ``capacity`` is not an int,
-    ValueError if ``n_layers`` is below 1 or ``capacity`` negative. Paper §3.1, §3.2.3.
+    ValueError if ``n_layers`` is below 1 or ``capacity`` outside [0, MAX_POSITIONS]; reorder:
+    ValueError for an index that is not int64 (n,) of rows the cache holds. Paper §3.1, §3.2.3.
     """
 
     def __init__(self, n_layers: int, capacity: int = 0) -> None:
         check_int("n_layers", n_layers, low=1)
-        check_int("capacity", capacity, low=0, what="a number of positions")
+        check_int("capacity", capacity, low=0, high=MAX_POSITIONS, what="a number of positions")
         self.layers = [(AttentionCache(grows=True, capacity=capacity), AttentionCache(grows=False))
                        for _ in range(n_layers)]
 
@@ -134,6 +150,7 @@ class KVCache:
 
     def reorder(self, index: torch.Tensor) -> None:
         """Row j becomes the old row ``index[j]`` in every layer's keys and values (int64 (n,))."""
+        check_index(index, self.batch)
         for pair in self.layers:
             for attention in pair:
                 attention.reorder(index)
@@ -156,12 +173,16 @@ def check_cache(cache: object, n_layers: int, batch: int, new: int = 0,
     return cache.length
 
 
-def check_cached_mask(mask: torch.Tensor | None, cache: AttentionCache, query: torch.Tensor,
-                      key: torch.Tensor, n_heads: int, name: str = "mask") -> None:
-    """A cached call's mask: broadcastable to (batch, n_heads, seq_q, seq_k), seq_k counting the
-    keys kept in ``cache`` and those ``key`` adds."""
-    if cache.ready:
-        seq_k = cache.k.shape[2]
-    else:
-        seq_k = key.shape[1] + (0 if cache.k is None else cache.k.shape[2])
-    check_mask(mask, (query.shape[0], n_heads, query.shape[1], seq_k), name, query.device)
+def check_index(index: object, rows: int | None) -> None:
+    """Raise unless ``index`` is an int64 tensor (n,), n >= 1, of rows in [0, rows) (any rows
+    while the cache is empty)."""
+    if not isinstance(index, torch.Tensor) or index.dtype != torch.int64 or index.dim() != 1 \
+            or index.numel() == 0:
+        got = (f"dtype {index.dtype}, shape {tuple(index.shape)}" if isinstance(index, torch.Tensor)
+               else type(index).__name__)
+        raise ValueError(f"index: expected an int64 tensor (n,) of rows, n >= 1, got {got}")
+    if rows is not None:
+        low, high = (int(v) for v in torch.aminmax(index))
+        if low < 0 or high >= rows:
+            raise ValueError(f"index: expected rows in [0, {rows}) (the rows the cache holds), "
+                             f"got {low if low < 0 else high}")

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from .._args import check_int, check_size_limit
-from ._checks import check_layout, check_positional_sizes, check_positions, check_size
+from ._checks import check_layout, check_positional_sizes, check_size
 from .dropout import Dropout
 
 __all__ = ["PositionalEncoding", "sinusoid_table"]
@@ -51,12 +51,11 @@ class PositionalEncoding(nn.Module):
 
     x (batch, seq, d_model) -> (batch, seq, d_model); d_model even; max_len: rows of the table;
     layout: see :func:`sinusoid_table`; dropout: on the sum (paper §5.4).
-    Raises TypeError (also a ValueError) if a size is not an int or ``x`` not a floating-point
-    tensor; ValueError if ``d_model`` is not a positive even integer, ``max_len`` not positive,
-    ``layout`` unknown, ``dropout`` not in [0, 1), or ``x`` is not (batch, seq, d_model), is on
-    another device than the module, or has ``seq > max_len`` (``check=False`` skips the checks
-    of ``x``). ``start``: the position of ``x``'s first row (a decoding step with a KV cache
-    feeds only the new positions; start + seq <= max_len, checked by the caller).
+    ``start``: the position of ``x``'s first row (a decoding step with a KV cache feeds only
+    the new positions); start + seq <= max_len, checked by the caller (the Transformer).
+    Raises TypeError (also a ValueError) if a size is not an int; ValueError if ``d_model`` is
+    not a positive even integer, ``max_len`` not positive, ``layout`` unknown or ``dropout``
+    not in [0, 1).
     Post "Representing The Order of The Sequence Using Positional Encoding"; paper §3.5.
     """
 
@@ -69,8 +68,6 @@ class PositionalEncoding(nn.Module):
         self.register_buffer("pe", sinusoid_table(max_len, d_model, layout), persistent=False)
         self.dropout = Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, *, check: bool = True, start: int = 0) -> torch.Tensor:
-        if check:  # the Transformer passes check=False: it checked the ids' length
-            check_positions("x", x, self.d_model, self.max_len - start, self.pe)
+    def forward(self, x: torch.Tensor, *, start: int = 0) -> torch.Tensor:
         seq = x.shape[1]
         return self.dropout(x + self.pe[start:start + seq].to(x.dtype))  # (batch, seq, d_model)

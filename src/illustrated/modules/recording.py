@@ -1,10 +1,11 @@
 """Reading the attention weights of a model whose layers return only their outputs.
 
 Every layer and stack returns one tensor, and calls its attention without weights: the batched
-kernel computes none. :func:`recording_attention` asks for them from outside, with hooks: a
-forward pre-hook on each :class:`~illustrated.modules.multi_head.MultiHeadAttention` passes
-``return_attention=True`` (the step-by-step kernel, equal to the batched one to rounding), and a
-forward hook keeps the weights and hands the layer the output alone, as it expects.
+kernel computes none. :func:`recording_attention` asks for them from outside, with hooks on each
+:class:`~illustrated.modules.multi_head.MultiHeadAttention`'s kernel (``attend``, which it calls
+with ``return_attention`` by name): a forward pre-hook sets it True (the step-by-step kernel,
+equal to the batched one to rounding) and a forward hook keeps the weights; the attention
+returns what it returns without them.
 :class:`Attention` groups a Transformer's weights by layer.
 Post "Self-Attention at a High Level" (the weights the post draws); paper §3.2.
 """
@@ -25,21 +26,17 @@ __all__ = ["recording_attention", "Attention"]
 
 
 class _Recorder:
-    """The two hooks of one attention module: ask for the weights, keep them."""
+    """The two hooks on one attention's kernel (``attend``): ask for the weights, keep them."""
 
     def __init__(self, calls: list[torch.Tensor]) -> None:
         self.calls = calls
-        self.strip: list[bool] = []  # per call in flight: hand back the output alone?
 
-    def before(self, _module, args, kwargs):
-        asked = bool(kwargs.get("return_attention", args[4] if len(args) > 4 else False))
-        self.strip.append(not asked)
-        return args[:4], {**kwargs, "return_attention": True}
+    @staticmethod
+    def before(_module, args, kwargs):
+        return args, {**kwargs, "return_attention": True}  # the step-by-step kernel
 
     def after(self, _module, _args, output):
-        out, weights = output  # (batch, seq_q, d_model), (batch, n_heads, seq_q, seq_k)
-        self.calls.append(weights)
-        return out if self.strip.pop() else output
+        self.calls.append(output[1])  # the weights (batch, n_heads, seq_q, seq_k)
 
 
 @contextlib.contextmanager
@@ -66,8 +63,9 @@ def recording_attention(model: nn.Module) -> Iterator[dict[str, list[torch.Tenso
     try:
         for name, attention in attentions:
             recorder = _Recorder(record[name])
-            handles.append(attention.register_forward_pre_hook(recorder.before, with_kwargs=True))
-            handles.append(attention.register_forward_hook(recorder.after))
+            handles.append(attention.attend.register_forward_pre_hook(recorder.before,
+                                                                      with_kwargs=True))
+            handles.append(attention.attend.register_forward_hook(recorder.after))
         yield record
     finally:
         for handle in handles:

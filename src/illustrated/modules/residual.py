@@ -10,39 +10,28 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .._args import check_bool
-from ._checks import check_residual_args
 
 __all__ = ["sublayer_input", "add_and_norm"]
 
 
-def sublayer_input(x: torch.Tensor, norm: nn.LayerNorm, norm_first: bool, *,
-                   check: bool = True) -> torch.Tensor:
+def sublayer_input(x: torch.Tensor, norm: nn.LayerNorm, norm_first: bool) -> torch.Tensor:
     """What the sub-layer sees: ``x`` itself (post-LN) or ``LayerNorm(x)`` (pre-LN).
 
-    x (batch, seq, d_model) -> (batch, seq, d_model). Raises TypeError if ``norm_first`` is not
-    a bool (``check=False`` skips that: a layer passes its own setting). Paper §3.1; Xiong et
-    al. 2020, "On Layer Normalization in the Transformer Architecture" (pre-LN).
+    x (batch, seq, d_model) -> (batch, seq, d_model). Paper §3.1; Xiong et al. 2020, "On Layer
+    Normalization in the Transformer Architecture" (pre-LN).
     """
-    if check:
-        check_bool("norm_first", norm_first)
     return norm(x) if norm_first else x
 
 
 def add_and_norm(x: torch.Tensor, sublayer_out: torch.Tensor, norm: nn.LayerNorm,
-                 dropout: nn.Module, norm_first: bool, *, check: bool = True) -> torch.Tensor:
+                 dropout: nn.Module, norm_first: bool) -> torch.Tensor:
     """Add the sub-layer's output back to its input, then normalise (post-LN) or not (pre-LN).
 
     x: the sub-layer's input (the residual stream); sublayer_out: its output, both
     (batch, seq, d_model); dropout: residual dropout (paper §5.4). Returns (batch, seq, d_model).
-    Raises TypeError / ValueError if ``x`` or ``sublayer_out`` is not a float tensor, their
-    shapes differ (no silent broadcasting of the residual), ``norm`` is not callable or
-    ``norm_first`` not a bool (``check=False`` skips the checks: a layer passes it, its
-    tensors being its own input and its sub-layer's output).
+    A layer's own tensors, trusted (the model checks its inputs at its door).
     Post "The Residuals"; paper §3.1: LayerNorm(x + Sublayer(x)).
     """
-    if check:
-        check_residual_args(x, sublayer_out, norm, norm_first)
     if norm_first:
         return x + dropout(sublayer_out)  # (batch, seq, d_model)
     return norm(x + dropout(sublayer_out))  # (batch, seq, d_model)

@@ -10,12 +10,12 @@ import torch
 
 from ._checks import check_sdpa_inputs
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["scaled_dot_product_attention", "attend_step_by_step"]
 
 
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                  mask: torch.Tensor | None = None,
-                                 dropout: torch.nn.Module | None = None, *, check: bool = True
+                                 dropout: torch.nn.Module | None = None
                                  ) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(Q Kᵀ / sqrt(d_k)) V: each query scores every key, and the scores weight the values.
 
@@ -26,11 +26,18 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     Returns (z (..., seq_q, d_v), weights (..., seq_q, seq_k)), rows of weights summing to 1.
     Raises TypeError / ValueError if q, k, v are not float tensors of one dtype and device with
     shapes that fit (d_k and seq_k at least 1), or the mask is not bool, does not broadcast to
-    (..., seq_q, seq_k) or leaves a query with no key (``check=False``: the caller checked).
+    (..., seq_q, seq_k) or leaves a query with no key.
     Post "Matrix Calculation of Self-Attention"; paper §3.2.1, Eq. 1.
     """
-    if check:
-        check_sdpa_inputs(q, k, v, mask)
+    check_sdpa_inputs(q, k, v, mask)
+    return attend_step_by_step(q, k, v, mask, dropout)
+
+
+def attend_step_by_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        mask: torch.Tensor | None = None, dropout: torch.nn.Module | None = None
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`scaled_dot_product_attention` for inputs the caller checked (the attention's
+    kernel; a value check would also stop ``torch.export``)."""
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
     if mask is not None:

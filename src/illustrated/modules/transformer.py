@@ -13,7 +13,7 @@ from ._checks import check_config, check_pair, check_source, check_target
 from .decoder import Decoder
 from .embeddings import Embeddings
 from .encoder import Encoder
-from .kv_cache import KVCache, check_cache
+from .kv_cache import KVCache
 from .output import Generator
 from .positional import PositionalEncoding
 
@@ -23,31 +23,24 @@ __all__ = ["Transformer"]
 class Transformer(nn.Module):
     """Embeddings + positions, the encoder stack, the decoder stack and the final linear layer.
 
-    encode(src (batch, src_len) ids, src_mask) -> memory (batch, src_len, d_model)
-    decode(tgt_in (batch, tgt_len) ids, memory, src_mask) -> (batch, tgt_len, d_model)
-    forward(src, tgt_in, src_mask) -> logits (batch, tgt_len, tgt_vocab_size)
-    src_mask broadcasts to (batch, n_heads, 1, src_len); when None, encode/forward build it
-    from the source padding (``cfg.pad_id``); decode applies the causal mask itself.
-    Each returns one tensor and checks its inputs once, calling its parts with ``check=False``;
-    the attention weights are read with
-    :func:`~illustrated.modules.recording.recording_attention` (:class:`~illustrated.modules.
-    recording.Attention` groups them by layer).
-    decode(..., cache=KVCache(cfg.n_layers)) decodes auto-regressively (paper §3.1): ``tgt_in``
-    holds only the positions after the ``cache.length`` already decoded (one a step), the
-    causal mask covers (tgt_len, cache.length + tgt_len), and the cache keeps each layer's keys
-    and values, the self-attention's (batch, n_heads, length, d_k) growing a step at a time,
-    the cross-attention's (batch, n_heads, src_len, d_k) computed from ``memory`` at the first
-    call only. Outputs and weights equal those of the last rows of an uncached call on the
-    whole prefix (tested); ValueError if the cache is not a KVCache of n_layers, holds another
-    batch, or the positions would pass ``cfg.max_len``.
-    Raises TypeError (also a ValueError) if ``cfg`` is not a TransformerConfig, ids are not an
-    int64/int32 tensor, ``memory`` not a float tensor of the model's dtype, or a mask not bool;
-    ValueError for ids outside the vocabulary, id tensors not (batch, seq) with both >= 1,
-    sequences longer than ``cfg.max_len``, a source of padding only, batch sizes that differ,
-    tensors on another device than the model, or a mask that does not broadcast to
-    (batch, n_heads, seq_q, src_len) or leaves a query with no key. Messages name the argument.
-    Post, all sections; paper §3 and Figure 1.
+    encode(src (batch, src_len) ids, src_mask) -> memory (batch, src_len, d_model);
+    decode(tgt_in (batch, tgt_len) ids, memory, src_mask, cache=None) -> (batch, tgt_len,
+    d_model), the causal mask applied inside; forward(src, tgt_in, src_mask) -> logits (batch,
+    tgt_len, tgt_vocab_size), and the memory with ``return_memory=True``. src_mask broadcasts
+    to (batch, n_heads, 1, src_len); None: made from the source padding (``cfg.pad_id``).
+    ``cache`` (a KVCache(cfg.n_layers)): ``tgt_in`` holds only the positions after the
+    ``cache.length`` already decoded; outputs equal the last rows of an uncached call. The
+    three check their inputs (the door) and call ``encode_unchecked``/``decode_unchecked``,
+    which trust them (for callers that checked theirs: the decoding loops, the compiled step).
+    Raises TypeError (also a ValueError) / ValueError naming the argument for ids that are not
+    int64/int32 (batch, seq) in the vocabulary and within ``cfg.max_len``, a source of padding
+    only, batches or devices that differ, a mask that is not bool or does not fit, or a cache
+    that is not a KVCache of n_layers for this batch. Post, all sections; paper §3, Figure 1.
     """
+
+    #: decode is causal (a position never sees later ones), so decoding may keep a KV cache;
+    #: a subclass whose decode is not causal sets it False.
+    supports_kv_cache = True
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
@@ -63,42 +56,43 @@ class Transformer(nn.Module):
             if p.dim() > 1:
                 nn.init.xavier_uniform_(p)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None,
-               *, check: bool = True) -> torch.Tensor:
-        if check:  # the model's boundary: its parts are called with check=False
-            check_source(self, src, src_mask)
-        if src_mask is None:  # the padding's keys are hidden
-            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
-        x = self.src_embed(src, check=False)  # (batch, src_len, d_model)
-        x = self.positional(x, check=False)  # (batch, src_len, d_model)
-        return self.encoder(x, src_mask, check=False)  # (batch, src_len, d_model)
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        check_source(self, src, src_mask)  # the model's door: its parts trust their inputs
+        return self.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
 
     def decode(self, tgt_in: torch.Tensor, memory: torch.Tensor,
-               src_mask: torch.Tensor | None = None, *, check: bool = True,
-               cache: KVCache | None = None) -> torch.Tensor:
-        past = 0
-        if check:  # the model's boundary: its parts are called with check=False
-            check_target(self, tgt_in, memory, src_mask)
-            if cache is not None:
-                past = check_cache(cache, self.cfg.n_layers, tgt_in.shape[0], tgt_in.shape[1],
-                                   self.cfg.max_len)
-        elif cache is not None:
-            past = cache.length
+               src_mask: torch.Tensor | None = None, *, cache: KVCache | None = None
+               ) -> torch.Tensor:
+        check_target(self, tgt_in, memory, src_mask, cache)  # the model's door
+        return self.decode_unchecked(tgt_in, memory, src_mask, cache)  # (batch, tgt_len, d_model)
+
+    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
+                src_mask: torch.Tensor | None = None, *, return_memory: bool = False):
+        check_pair(self, src, tgt_in, src_mask)  # the model's door; decode checks tgt_in
+        if src_mask is None:  # the padding's keys are hidden
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        memory = self.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
+        out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
+        logits = self.generator(out)  # (batch, tgt_len, tgt_vocab_size)
+        return (logits, memory) if return_memory else logits
+
+    def encode_unchecked(self, src: torch.Tensor, src_mask: torch.Tensor | None = None
+                         ) -> torch.Tensor:
+        """:meth:`encode` for inputs the caller checked."""
+        if src_mask is None:  # the padding's keys are hidden
+            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
+        x = self.positional(self.src_embed(src))  # (batch, src_len, d_model)
+        return self.encoder(x, src_mask)  # (batch, src_len, d_model)
+
+    def decode_unchecked(self, tgt_in: torch.Tensor, memory: torch.Tensor,
+                         src_mask: torch.Tensor | None = None, cache: KVCache | None = None
+                         ) -> torch.Tensor:
+        """:meth:`decode` for inputs the caller checked."""
+        past = cache.length if cache is not None else 0  # positions decoded before tgt_in
         if cache is not None and tgt_in.shape[1] == 1:
             tgt_mask = None  # one new position: every key is at or before it
         else:
             total = past + tgt_in.shape[1]
             tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
-        y = self.tgt_embed(tgt_in, check=False)  # (batch, tgt_len, d_model)
-        y = self.positional(y, check=False, start=past)  # (batch, tgt_len, d_model)
-        return self.decoder(y, memory, src_mask, tgt_mask, check=False,
-                            cache=cache)  # (batch, tgt_len, d_model)
-
-    def forward(self, src: torch.Tensor, tgt_in: torch.Tensor,
-                src_mask: torch.Tensor | None = None) -> torch.Tensor:
-        check_pair(self, src, tgt_in, src_mask)  # decode checks tgt_in itself
-        if src_mask is None:  # the padding's keys are hidden
-            src_mask = padding_mask(src, self.cfg.pad_id)  # (batch, 1, 1, src_len)
-        memory = self.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
-        out = self.decode(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
-        return self.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
+        y = self.positional(self.tgt_embed(tgt_in), start=past)  # (batch, tgt_len, d_model)
+        return self.decoder(y, memory, src_mask, tgt_mask, cache=cache)  # (batch, tgt_len, d_model)

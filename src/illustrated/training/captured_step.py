@@ -1,55 +1,34 @@
-"""A training step the GPU runs as one piece: the forward pass and the loss, compiled, over
-batches padded to a few shapes.
+"""A training step the GPU runs as one piece: the forward pass and the objective, compiled,
+over batches padded to a few shapes.
 
-A tiny model's eager step is a few hundred kernels of microseconds each; on a GPU the time goes
-to Python and to launching them, not to the work (issue 34: 14.3 ms a step on an H100, what one
-CPU thread takes). Here the forward pass, the loss and the token accuracy of one batch are
-handed to ``torch.compile`` (inductor: a few fused kernels); on CUDA
-:class:`~illustrated.training.graphed_step.GraphedStep` then records the whole step, this forward, its
-backward, the clipping and Adam's update, as one CUDA graph and replays it with one launch. A
-CUDA graph replays fixed shapes, so each batch is padded to one of a few bucket shapes
-(:func:`bucket`: source length, target length and number of sentences, each rounded up to the
-ladder 8, 10, 12, 14, 16, 20, 24, ...): one graph per bucket, recorded the second time the
-bucket comes, replayed after.
-
-Padding changes no number the step computes, up to float rounding: padded source positions are
-hidden keys (the padding mask), padded target positions are ``ignore_index`` in the
-cross-entropy and come after every real position (the causal mask keeps them out of the real
-ones), and padded sentences copy the first sentence's input with every target ignored (a
-sentence of padding only would leave its queries no key). ``tests/training/test_captured_step.py``
-holds losses and gradients equal, padded and not, compiled and eager.
-
-The model keeps its one forward per layer: the step calls the model's own ``encode``,
-``decode`` and ``generator`` with ``check=False`` (the loop checked the data before training:
-every id from the vocabularies, every sentence within ``max_len``), so no value check reads
-the GPU in the middle of the graph. A model with hooks (forward or backward, on any module or
-parameter, or global ones) runs the eager step instead, with one warning, so that every hook
-sees its call as the model's code makes it.
-
-The same function is compiled on the CPU by a CPU backend (``"aot_eager"`` in the tests), so
-the path a GPU takes is tested without one, up to the capture. Why not
-``torch.compile(mode="reduce-overhead")``'s CUDA graph trees: they record the forward and the
-backward only, and left the autograd engine's gradient accumulations, the clipping and Adam to
-the CPU, 4 of a 5 ms step on an H200 (``benchmarks/results/gpu_profile.json``). Sources: PyTorch
-2.13, ``torch.compile`` and "CUDA Graphs" in the CUDA semantics notes; Nguyen et al. 2021,
-"Accelerating PyTorch with CUDA Graphs".
+Each batch is padded to a bucket shape (:func:`bucket`: source length, target length and number
+of sentences, each rounded up to the ladder 8, 10, 12, 14, 16, 20, 24, ...), so that the
+compiled step (``torch.compile``) and, on CUDA, its graph
+(:class:`~illustrated.training.graphed_step.GraphedStep`) are recorded once a bucket. Padding
+changes no number up to float rounding: padded source positions are hidden keys, padded target
+positions are ignored by the loss and come after every real one, padded sentences copy the
+first with every target ignored. The step calls the model's ``encode_unchecked`` and
+``decode_unchecked`` (the loop checked the data before training: no value check reads the GPU
+mid-graph) and :func:`~illustrated.training.objective.objective`, the eager step's. The same function
+runs on a CPU with any backend ("aot_eager" in the tests). Measurements:
+``benchmarks/results/gpu_profile.json``. Sources: PyTorch ``torch.compile`` and "CUDA Graphs"
+(CUDA semantics notes); Nguyen et al. 2021, "Accelerating PyTorch with CUDA Graphs".
 """
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch.nn.modules import module as nn_module
 
 from .._args import ArgumentTypeError, describe
 from ..data.vocab import Vocab
 from ..masks import padding_mask
+from .objective import objective
+from .referent import ReferentObjective
 
-__all__ = ["COMPILE_CHOICES", "bucket", "PaddedPairs", "padded_batch", "hooked_modules", "check_compile",
+__all__ = ["COMPILE_CHOICES", "bucket", "PaddedPairs", "padded_batch", "check_compile",
            "CapturedStep", "captured_step"]
 
 #: What ``train(compile=...)`` takes besides the name of a ``torch.compile`` backend.
@@ -79,8 +58,6 @@ class PaddedPairs:
     as the corpus's longest source and target + 1, in the smallest integer type that holds the
     vocabulary (int16 for fewer than 32,768 words): ``src`` (ids, then padding), ``tgt_in``
     (<bos>, ids, padding) and ``tgt_out`` (ids, <eos>, padding), with each pair's lengths.
-    A base-size batch of 768 pairs took about 3 ms of Python a step when padded pair by pair, on
-    a GPU time that the GPU waits (issue 34); a gather takes a few microseconds.
     """
 
     def __init__(self, encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Vocab,
@@ -145,23 +122,6 @@ def padded_batch(encoded: Sequence[tuple[list[int], list[int]]], src_vocab: Voca
                                                             max_len=max_len, device=device)
 
 
-def hooked_modules(model: torch.nn.Module, parts: tuple[list, list] | None = None) -> list[str]:
-    """Names of what has a hook that a compiled step would not call as the model's code does:
-    modules with forward (pre-)hooks or backward hooks, parameters with gradient hooks, and
-    "global" for hooks registered on every module. ``parts``: the model's ``named_modules()``
-    and ``named_parameters()`` as lists, when the caller keeps them (a step checks every time)."""
-    modules, params = parts or (list(model.named_modules()), list(model.named_parameters()))
-    found = [name or "model" for name, m in modules
-             if m._forward_hooks or m._forward_pre_hooks or m._backward_hooks
-             or m._backward_pre_hooks]
-    found += [name for name, p in params
-              if p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)]
-    if (nn_module._global_forward_hooks or nn_module._global_forward_pre_hooks
-            or nn_module._global_backward_hooks or nn_module._global_backward_pre_hooks):
-        found.append("global")
-    return found
-
-
 def check_compile(value: object) -> bool | str:
     """``value`` if it is "auto", True, False or a ``torch.compile`` backend's name."""
     if value in COMPILE_CHOICES and isinstance(value, (bool, str)):
@@ -180,15 +140,17 @@ class CapturedStep:
     """The forward pass, the loss and the token accuracy of one micro-batch, compiled.
 
     ``step.batch(rows)`` pads the pairs ``rows`` of ``encoded`` (the run's (source ids, target
-    ids) pairs) to their bucket (:class:`PaddedPairs`); ``step.forward(batch)`` returns (loss,
-    correct): the mean cross-entropy per target token of the micro-batch (label smoothing
-    included, under bf16 autocast when asked), a tensor with its graph for ``backward``; and
-    the number of target tokens whose logits' argmax is right. ``step.declines()`` is True,
-    with one warning, when the model has hooks (:func:`hooked_modules`): the caller runs its
-    eager step then; and from the first time ``torch.compile`` fails on a new bucket (no C
-    compiler, no Triton: "auto" must never stop a run that eager would finish), when
-    ``forward`` returns None, also with one warning. :class:`~illustrated.training.graphed_step.GraphedStep`
-    calls them.
+    ids) pairs) to their bucket (:class:`PaddedPairs`), with the "it" labels (``referent``, a
+    :class:`~illustrated.training.referent.ReferentObjective`) when the objective is on;
+    ``step.forward(batch)`` returns (total, loss, correct) of
+    :func:`~illustrated.training.objective.objective`: the loss plus the "it" term (what
+    ``backward`` takes), the mean cross-entropy per target token, the right target tokens.
+    ``step.declines()`` is True from the first time ``torch.compile`` fails on a new bucket
+    (no C compiler, no Triton: "auto" must never stop a run that eager would finish), when
+    ``forward`` returns None, with one warning: the caller runs its eager step then. The
+    model's hooks are traced into the compiled step (on CUDA they run when a bucket's graph
+    is captured, not at each replay: ``compile=False`` for a hook that must see every step).
+    :class:`~illustrated.training.graphed_step.GraphedStep` calls them.
     backend: ``torch.compile``'s ("inductor"; no ``mode``: on CUDA
     :class:`~illustrated.training.graphed_step.GraphedStep` captures the whole step itself).
     Paper §5.3-5.4 (the loss, label smoothing); post "The Loss Function".
@@ -197,51 +159,47 @@ class CapturedStep:
     def __init__(self, model: torch.nn.Module, src_vocab: Vocab, tgt_vocab: Vocab, *,
                  device: torch.device, encoded: Sequence[tuple[list[int], list[int]]] = (),
                  label_smoothing: float = 0.0, bf16: bool = False,
-                 backend: str = "inductor") -> None:
+                 backend: str = "inductor", referent: ReferentObjective | None = None) -> None:
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
+        self.referent = referent
         self.pairs = PaddedPairs(encoded, src_vocab, tgt_vocab) if encoded else None
         self.device, self.backend = device, backend
         self.shapes: set[tuple[int, ...]] = set()  # the buckets compiled so far
-        self._warned = False
         self.failed = False  # torch.compile failed once: the eager step from then on
-        self._parts = (list(model.named_modules()), list(model.named_parameters()))
         src_pad, tgt_pad = model.cfg.pad_id, tgt_vocab.pad_id
 
-        def forward_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor):
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16):
-                src_mask = padding_mask(src, src_pad)  # (batch, 1, 1, src_len)
-                memory = model.encode(src, src_mask, check=False)  # (batch, src_len, d_model)
-                out = model.decode(tgt_in, memory, src_mask, check=False)  # (batch, tgt_len, d_model)
-                logits = model.generator(out, check=False)  # (batch, tgt_len, tgt_vocab_size)
-                loss = F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(),
-                                       ignore_index=tgt_pad, label_smoothing=label_smoothing)
-            correct = ((logits.argmax(-1) == tgt_out) & (tgt_out != tgt_pad)).sum()
-            return loss, correct
+        def logits_and_memory(src: torch.Tensor, tgt_in: torch.Tensor):
+            src_mask = padding_mask(src, src_pad)  # (batch, 1, 1, src_len)
+            memory = model.encode_unchecked(src, src_mask)  # (batch, src_len, d_model)
+            out = model.decode_unchecked(tgt_in, memory, src_mask)  # (batch, tgt_len, d_model)
+            return model.generator(out), memory  # (batch, tgt_len, tgt_vocab_size), memory
+
+        def forward_loss(src: torch.Tensor, tgt_in: torch.Tensor, tgt_out: torch.Tensor,
+                         it: torch.Tensor | None = None, noun: torch.Tensor | None = None):
+            loss, correct, it_loss = objective(
+                logits_and_memory, src, tgt_in, tgt_out, pad_id=tgt_pad,
+                label_smoothing=label_smoothing, bf16=bf16, referent=referent, it=it, noun=noun)
+            return loss + it_loss, loss, correct  # what backward takes, what is reported
 
         self.forward_loss = forward_loss  # the uncompiled function, for tests
         self.compiled = torch.compile(forward_loss, backend=backend, dynamic=False)
 
     def declines(self) -> bool:
-        """True when the eager step must run: the model has hooks (warned once) or compiling
-        failed once."""
-        hooked = hooked_modules(self.model, self._parts)
-        if hooked:
-            if not self._warned:
-                warnings.warn(f"compile: the model has hooks ({', '.join(hooked[:4])}"
-                              f"{', ...' if len(hooked) > 4 else ''}), so training runs the "
-                              "eager step, where every hook sees its call", stacklevel=4)
-                self._warned = True
-            return True
+        """True when the eager step must run: compiling failed once."""
         return self.failed
 
-    def batch(self, rows: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The micro-batch ``rows`` padded to its bucket, on the step's device."""
-        return self.pairs.batch(rows, max_len=self.model.cfg.max_len, device=self.device)
+    def batch(self, rows: Sequence[int]) -> tuple[torch.Tensor, ...]:
+        """The micro-batch ``rows`` padded to its bucket, on the step's device: src, tgt_in,
+        tgt_out, and with the "it" objective each row's position of "it" and its noun."""
+        batch = self.pairs.batch(rows, max_len=self.model.cfg.max_len, device=self.device)
+        if self.referent is None:
+            return batch
+        return batch + self.referent.targets(rows, self.device, size=batch[0].shape[0])
 
-    def forward(self, batch: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
-                ) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """(loss, correct) of a padded batch, compiled; None (with one warning) from the first
-        time ``torch.compile`` fails on a new shape."""
+    def forward(self, batch: tuple[torch.Tensor, ...]
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+        """(total, loss, correct) of a padded batch, compiled; None (with one warning) from the
+        first time ``torch.compile`` fails on a new shape."""
         shape = tuple(batch[0].shape) + tuple(batch[1].shape)
         try:
             with torch._dynamo.config.patch(recompile_limit=_MAX_SHAPES):
@@ -259,31 +217,19 @@ class CapturedStep:
         return out
 
 
-def _takes_check(part) -> bool:
-    """Whether a model's method (or sub-module's forward) takes the keyword ``check``."""
-    function = part.forward if isinstance(part, torch.nn.Module) else part
-    return "check" in inspect.signature(function).parameters
-
-
 def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
                   tgt_vocab: Vocab, *, device: torch.device,
                   encoded: Sequence[tuple[list[int], list[int]]] = (), processes: int = 1,
                   grad_accum_steps: int = 1, precision: str = "fp32",
-                  label_smoothing: float = 0.0) -> CapturedStep | None:
+                  label_smoothing: float = 0.0,
+                  referent: ReferentObjective | None = None) -> CapturedStep | None:
     """The :class:`CapturedStep` that ``train(compile=...)`` asks for here, or None (the eager
     step), over the run's pairs ``encoded``. "auto" compiles on CUDA only; True compiles on
     any device with inductor; a backend's name compiles with it (on CUDA the training loop
     captures the whole step as a CUDA graph either way: :mod:`illustrated.training.graphed_step`).
-    One process and no
-    gradient accumulation only: with several processes (DDP) or micro-batches, or a model whose
-    ``encode``, ``decode`` and ``generator`` take no ``check`` keyword, the eager step runs,
-    with one warning."""
+    One process and no gradient accumulation only: with several processes (DDP) or
+    micro-batches the eager step runs, with one warning."""
     if compile is False or (compile == "auto" and device.type != "cuda"):
-        return None
-    if not all(_takes_check(getattr(model, part)) for part in ("encode", "decode", "generator")):
-        warnings.warn(f"compile: {type(model).__name__}'s encode, decode and generator take no "
-                      f"check=False, which the captured step needs; training runs the eager "
-                      f"step", stacklevel=3)
         return None
     if processes > 1 or grad_accum_steps > 1:
         warnings.warn(f"compile: the captured step runs one process without gradient "
@@ -293,5 +239,5 @@ def captured_step(model: torch.nn.Module, compile: bool | str, src_vocab: Vocab,
     backend = "inductor" if compile in ("auto", True) else compile
     return CapturedStep(model, src_vocab, tgt_vocab, device=device, encoded=encoded,
                         label_smoothing=label_smoothing, bf16=precision == "bf16",
-                        backend=backend)
+                        backend=backend, referent=referent)
 

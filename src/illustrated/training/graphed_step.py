@@ -1,26 +1,13 @@
-"""The whole training step as one CUDA graph a bucket shape: forward, loss, backward, clipping
-and Adam's update, replayed with one launch.
+"""The whole training step as one CUDA graph a bucket shape: forward, objective, backward,
+clipping and Adam's update, replayed with one launch.
 
-Issue 34: a tiny model's step on a GPU is a few hundred kernels of microseconds each, and the
-time went to the CPU that launches them. Capturing the forward pass and its backward
-(``torch.compile(mode="reduce-overhead")``) left the rest on the CPU: the autograd engine's 88
-gradient accumulations, the clipping's and Adam's Python and launches, the graphs' bookkeeping,
-about 4 ms of a 5 ms step on an H200 (``benchmarks/results/gpu_profile.json``). Here the
-step's compiled forward and loss (:class:`~illustrated.training.captured_step.CapturedStep`, inductor
-without CUDA graphs of its own), ``loss.backward()``, ``clip_grad_norm_`` and Adam's fused
-update are captured together with ``torch.cuda.graph``, PyTorch's "whole-network capture"
-(CUDA semantics notes, "CUDA Graphs"; Nguyen et al. 2021), one graph a bucket shape.
-
-The first batch of a shape runs the step as it is, on the side stream the graphs are captured
-on (it compiles, and lets cuBLAS, cuDNN and Adam's state start outside a capture); the second
-records the graph, then replays it; every later one copies its ids into the graph's inputs,
-the learning rate into the tensor the graph's Adam reads, and replays. Capture records and
-runs nothing, so no step is spent on it, and every step is one of the run's: the losses are
-the uncaptured step's (``tests/training/test_captured_step.py`` on a GPU). The graphs share one memory
-pool: nothing a graph writes outside its pool is read outside it but its three outputs.
-
-On a CPU (or a device without CUDA graphs) the same object runs the same step uncaptured, so
-the tests run this code without a GPU.
+The step's compiled forward and objective (:class:`~illustrated.training.captured_step.
+CapturedStep`), ``backward()``, ``clip_grad_norm_`` and Adam's fused update are captured
+together with ``torch.cuda.graph``, one graph a bucket shape, sharing one memory pool. The
+first batch of a shape runs uncaptured on the capture stream (it compiles and warms up); the
+second records the graph; every later one copies its inputs and the learning rate into the
+graph's tensors and replays. On a CPU the same object runs the same step uncaptured. Sources:
+CUDA semantics notes, "CUDA Graphs" (whole-network capture); Nguyen et al. 2021.
 """
 from __future__ import annotations
 
@@ -54,7 +41,7 @@ class GraphedStep:
     ``graphed(rows, rate)`` takes one step on the pairs ``rows`` with learning rate ``rate`` and
     returns (loss, gradients' norm, correct target tokens), tensors on the device, the loss the
     mean cross-entropy per target token; or None, having done nothing, when the eager step must
-    run (hooks, or a compiler that failed: see :meth:`CapturedStep.declines`). If a capture
+    run (a compiler that failed: see :meth:`CapturedStep.declines`). If a capture
     fails, it warns once and runs every later step uncaptured.
     """
 
@@ -94,8 +81,8 @@ class GraphedStep:
         out = self.step.forward(batch)
         if out is None:  # compiling failed: the caller takes the eager step
             return None
-        loss, correct = out
-        loss.backward()
+        total, loss, correct = out
+        total.backward()
         norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_norm)
         self.optimizer.step()
         return loss.detach(), norm, correct

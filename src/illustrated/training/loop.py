@@ -24,7 +24,6 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from . import distributed as ddp
@@ -40,6 +39,7 @@ from ..data.batching import pair_widths, token_epoch, tokens_fit
 from ..data.vocab import check_vocab_fits
 from ..inference.decoding import check_model
 from ..modules.transformer import Transformer
+from .objective import objective
 from .referent import ReferentObjective
 from ..recipe import PRECISIONS, Recipe
 from .schedules import learning_rate
@@ -67,8 +67,8 @@ def set_seed(seed: int) -> None:
 def preload_optimizer() -> float:
     """Pay ``torch.optim``'s one-time start-up cost now and return it in seconds.
 
-    The first optimizer a process builds makes torch import ``torch._dynamo`` (about 2 s on
-    2 CPU cores with torch 2.13), whatever the model. Callers that time training (the command
+    The first optimizer a process builds makes torch import ``torch._dynamo``, whatever the
+    model. Callers that time training (the command
     line, ``benchmarks/corpora.py``) call this first so that the time they report is training
     time, and report this cost beside it. Calling it again costs almost nothing.
     """
@@ -80,14 +80,8 @@ def preload_optimizer() -> float:
 def pick_device(device: str | torch.device = "auto") -> torch.device:
     """Choose where to run: "auto" picks CUDA, then Apple's MPS, then the CPU.
 
-    On a GPU "auto" is the faster choice for every model of the book, because ``train``
-    captures the whole step as one CUDA graph there (``compile="auto"``). Measured on an H200
-    (issue 34, ``benchmarks/results/gpu.json``): the book's tiny size (d_model 64, 2+2 layers,
-    64 pairs of 10 tokens) takes 1.20 ms a training step captured, against 35.7 ms on one CPU
-    thread of that machine (eager on the GPU, 13.5 ms: a few hundred kernel launches of
-    microseconds each, where the GPU waits on Python). The paper's base size (d_model 512, 6+6
-    layers, vocabulary 8,000, 768 pairs of 32 tokens) takes 39.2 ms in bf16 and 177 ms in fp32,
-    where a CPU takes seconds.
+    On a GPU ``train`` captures the whole step as one CUDA graph (``compile="auto"``);
+    measurements: ``benchmarks/results/gpu.json``.
 
     Raises
     ------
@@ -124,6 +118,9 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
                              "is not available here; use 'auto' or 'cpu'")
     elif chosen.type != "cpu":
         raise ValueError(f"device: expected 'auto', 'cpu', 'cuda' or 'mps', got {str(chosen)!r}")
+    elif chosen.index not in (None, 0):
+        raise ValueError(f"device: expected 'cpu' (this machine has one CPU device), got "
+                         f"{str(chosen)!r}")
     return chosen
 
 
@@ -195,104 +192,19 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
           **overrides) -> History:
     """Train the model in place with Adam on teacher-forced cross-entropy, as ``recipe`` says.
 
-    Each step takes a batch of pairs (shuffled epochs), feeds the target shifted right by one
-    (<bos> first) to the decoder, and compares the logits with the target followed by <eos>.
-    The global RNGs (Python, NumPy, torch) are seeded with ``seed`` for the run and given back
-    to the caller as they were. A batch is ``batch_size`` pairs, or with ``tokens_per_batch``
-    (paper §5.1) pairs of similar length, as many as keep the padded batch within that many
-    source and target tokens (:func:`illustrated.data.batching.token_epoch`); either way each
-    epoch shows every pair once, and the loss is the mean per target token.
-
-    One loop serves one process and several: under a running ``torch.distributed`` process
-    group (``torchrun``, :func:`illustrated.training.distributed.init`) the model is wrapped in
-    ``DistributedDataParallel``; every process draws the same shuffled global batch of
-    pairs and takes pairs ``rank, rank + world_size, ...`` of it (a
-    DistributedSampler-style split), and only rank 0 shows progress and writes checkpoints.
-    One function computes the loss and the accuracy for one process or several, a batch or its
-    micro-batches: each micro-batch's mean cross-entropy (``F.cross_entropy``) weighted by its
-    share of the global batch's target tokens, so that the accumulated (and DDP-averaged)
-    gradient is the gradient of the global batch's mean loss. Alone and without accumulation the
-    share is 1: the loss is ``F.cross_entropy``'s mean, bit for bit as it always was. With
-    ``referent_weight`` > 0 the "it" objective (:mod:`illustrated.training.referent`) is added the same
-    way, as its share of the batch's labelled pairs; its read-out is not in DDP's wrapper, and
-    its gradients are averaged over the processes as DDP averages the model's.
-
-    Parameters
-    ----------
-    model : Transformer, trained in place (and moved to ``device``).
-    pairs : (source, target) sentences.   src_vocab, tgt_vocab : their vocabularies.
-    recipe : :class:`illustrated.recipe.Recipe` (default ``Recipe()``): steps, lr, warmup,
-        schedule, label_smoothing, batch_size, tokens_per_batch, clip_grad, seed,
-        grad_accum_steps, precision, Adam's betas and eps; each field's meaning, default and
-        limits are declared there.
-    **overrides : fields of the Recipe that win over ``recipe``'s (``steps=500, lr=1e-2``).
-    device : "auto", "cpu", "cuda", "mps" or a torch.device; under a process group "auto" is
-        this rank's GPU with NCCL, the CPU with gloo.
-    seed : int, seeds the global RNGs for the run and the batch order.
-    callback : called as ``callback(step, history)`` after every step (on every process).
-    progress : bool, show a tqdm progress bar (works in terminals and notebooks; rank 0 only).
-    distributed : None (default: use DDP when a process group is running), True (require one)
-        or False (train alone even so).
-    checkpoint_every : int, write ``checkpoint_path`` every that many steps and after the last
-        one (0 = never): the model, vocabularies and config as :func:`il.save_checkpoint`, plus
-        Adam's state, the step, the batch order, the global RNG states and the history (and with
-        ``referent_weight`` > 0 the objective's read-out, its Adam state among the rest),
-        atomically (a crash mid-write leaves the previous checkpoint).
-    checkpoint_path : file the checkpoints go to (needed when ``checkpoint_every`` > 0); its
-        file system must have room for one (:func:`illustrated.files.checkpoint.estimate_bytes`)
-        before training starts.
-    resume : a checkpoint written with ``checkpoint_every``: load its weights into ``model``
-        (and the "it" objective's read-out, when ``referent_weight`` > 0) and continue its run
-        up to ``steps``. On one process in fp32, training 20 steps equals training 10,
-        checkpointing and resuming to 20, bit for bit, with the objective on or off. The model's
-        config, the data (the sha256 of each side's sentences as ids and of each vocabulary,
-        stored in every checkpoint) and the recipe (every field of the Recipe but ``steps`` and
-        Adam's, which the optimizer's state checks, and the number of processes) must be the
-        checkpoint's; each difference is refused by name (:mod:`illustrated.files.training_state`),
-        ``referent_weight`` too: a checkpoint written with the objective off cannot go on with
-        it on, nor the reverse.
-    compile : "auto" (default: on CUDA only), True, False, or a ``torch.compile`` backend's
-        name: run each step's forward pass and loss compiled over batches padded to a few
-        bucket shapes (:mod:`illustrated.training.captured_step`), and on CUDA the whole step (forward,
-        backward, clipping, Adam) as one CUDA graph per bucket (:mod:`illustrated.training.graphed_step`);
-        the same losses as the eager step up to float rounding. One process without gradient
-        accumulation, and a model without hooks; otherwise the eager step runs, with a warning.
-        A way to run, like ``device``, not a training choice: not in the Recipe.
-
-    Returns
-    -------
-    History (a resumed run's includes the steps done before it). Under DDP: the global batch's
-    loss per target token and token accuracy, the same on every process.
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (e.g. ``steps=True``, ``lr='0.1'``); the error is also
-        a ValueError.
-    ValueError
-        For an override that is not a field of the Recipe, an out-of-range argument
-        (``steps``/``batch_size`` below 1, ``lr`` not finite and
-        positive, ``warmup`` negative or not an integer, ``clip_grad`` negative or NaN,
-        ``label_smoothing`` outside [0, 1), ``seed`` outside [0, 2**32 - 1], a device that is not
-        available, fewer training pairs or a smaller ``batch_size`` than processes,
-        ``grad_accum_steps`` giving a micro-batch no pair, a ``tokens_per_batch`` below what
-        the longest pair needs in every micro-batch of every process, ``precision`` unknown or unsupported
-        on the device, ``checkpoint_every`` without ``checkpoint_path``, a ``checkpoint_path``
-        that cannot be written or whose disk has too little room), a ``resume`` file that is not
-        a training checkpoint of this model, data and recipe or was changed after it was written
-        (the message names the file and the field, or the Recipe field that differs, e.g.
-        ``"referent_weight: expected 0.0 as in the run being resumed ('run.pt'), got 1.0"``; see
-        :func:`illustrated.files.training_state.resume_state`), vocabularies that do not fit the
-        model, or an empty ``pairs``. A checkpoint that cannot be written mid-run (a full disk)
-        stops training with one error naming ``checkpoint_path``; the previous one is intact.
-    TrainingDiverged (a ValueError)
-        When the loss or the gradients stop being finite (e.g. a learning rate far too high);
-        the model is first restored to its weights from before the step that broke it.
-
-    References
-    ----------
-    Post "Recap Of Training" and "The Loss Function"; paper §5.3 (Adam β=(0.9, 0.98), ε=1e-9)
-    and §5.4; Li et al. 2020 (PyTorch DDP); Micikevicius et al. 2018 (mixed precision).
+    model: a Transformer (moved to ``device``); pairs: (source, target) sentences; src_vocab,
+    tgt_vocab: their vocabularies; recipe: :class:`illustrated.recipe.Recipe` (default
+    ``Recipe()``), ``**overrides`` its fields (``steps=500, lr=1e-2``); device: "auto", "cpu",
+    "cuda", "mps" or a torch.device; callback(step, history) after every step; progress: a
+    tqdm bar; distributed: None (DDP under a running process group), True or False;
+    checkpoint_every/checkpoint_path: a resumable checkpoint every that many steps; resume: such
+    a checkpoint to go on from; compile: "auto" (CUDA), True, False or a backend's name (the
+    captured step, :mod:`illustrated.training.captured_step`). Returns the History (loss per
+    target token, lr, token accuracy, seconds per step). The global RNGs are seeded with the
+    recipe's seed and given back. Raises TypeError (also a ValueError) / ValueError naming the
+    argument for every bad argument; TrainingDiverged (a ValueError) when the loss stops being
+    finite, the model restored to its weights before. The whole contract: ``docs/training.md``.
+    Post "Recap Of Training", "The Loss Function"; paper §5.3 (Adam, Eq. 3), §5.4.
     """
     recipe = Recipe.from_overrides(recipe, **overrides)
     compile = check_compile(compile)
@@ -321,7 +233,7 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
                                  encoded=run.encoded, processes=run.world,
                                  grad_accum_steps=recipe.grad_accum_steps,
                                  precision=recipe.precision,
-                                 label_smoothing=recipe.label_smoothing)
+                                 label_smoothing=recipe.label_smoothing, referent=run.referent)
         params = list(model.parameters())
         graphed = GraphedStep(captured, optimizer, params, clip_grad if clip_grad > 0
                               else math.inf) if captured is not None else None
@@ -332,7 +244,6 @@ def train(model: Transformer, pairs: Sequence[tuple[str, str]], src_vocab: Vocab
         # As a context manager the bar is closed however training ends (Ctrl-C, an error).
         with tqdm(range(first, steps + 1), desc="training", disable=not run.progress,
                   leave=False, initial=first - 1, total=steps) as bar, (
-                run.referent.watching(model) if run.referent else contextlib.nullcontext()), (
                 _released(graphed)):
             for step in bar:
                 idx, order = run.next_batch(order, generator)  # the same on every process
@@ -394,19 +305,17 @@ def _loss_and_accuracy(net: torch.nn.Module, run: "_Run", idx: list[int], src_vo
         # DDP all-reduces the gradients once, after the last micro-batch's backward
         with ddp.synced_at(net, last=m == accum - 1):
             batch = collate(micro, src_vocab, tgt_vocab, device=run.device)
-            with _autocast(run.device, run.recipe.precision == "bf16"):
-                logits = net(batch.src, batch.tgt_in)  # (micro, tgt_len, tgt_vocab_size)
-                loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                                       ignore_index=tgt_vocab.pad_id,
-                                       label_smoothing=run.recipe.label_smoothing)
-            with torch.no_grad():
-                keep = batch.tgt_out != tgt_vocab.pad_id
-                correct = ((logits.argmax(-1) == batch.tgt_out) & keep).sum()
-            objective = loss * (n_tokens * run.world / tokens)
+            it, noun = run.referent.targets(rows, run.device) if labelled else (None, None)
+            loss, correct, it_loss = objective(
+                functools.partial(net, return_memory=True), batch.src, batch.tgt_in,
+                batch.tgt_out, pad_id=tgt_vocab.pad_id,
+                label_smoothing=run.recipe.label_smoothing,
+                bf16=run.recipe.precision == "bf16", referent=run.referent if labelled else None,
+                it=it, noun=noun)
+            total = loss * (n_tokens * run.world / tokens)
             if labelled:  # its mean over the labelled pairs here, weighted by their share
-                objective = objective + run.referent.loss(rows) * (
-                    run.referent.count(rows) * run.world / labelled)
-            objective.backward()
+                total = total + it_loss * (run.referent.count(rows) * run.world / labelled)
+            total.backward()
         with torch.no_grad():
             totals += torch.stack([loss.detach().double() * n_tokens, correct.double()])
     if labelled:  # the read-out is not in DDP: its gradients are averaged here
@@ -419,7 +328,7 @@ def _read_step(loss: torch.Tensor, grad_norm: torch.Tensor, accuracy: torch.Tens
                params: list, before: list, step: int, lr: float, history: History
                ) -> tuple[float, float]:
     """(loss, accuracy) of the step just taken, read from the device in one transfer, the one
-    wait for the GPU a step (issue 34: four reads a step left the GPU idle between them).
+    wait for the GPU a step.
 
     Raise TrainingDiverged, the weights put back to ``before`` (those before the previous
     step), if the loss or the gradients were not finite: the previous step's update broke the
@@ -444,11 +353,6 @@ def _released(graphed: GraphedStep | None) -> Iterator[None]:
     finally:
         if graphed is not None:
             graphed.release()
-
-
-def _autocast(device: torch.device, bf16: bool):
-    """``torch.autocast`` to bfloat16 when asked, else nothing at all (fp32 as it always was)."""
-    return torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
 
 
 def _adam(model: Transformer, recipe: Recipe, device: torch.device) -> torch.optim.Adam:
@@ -583,8 +487,8 @@ def seconds_per_step(cfg: TransformerConfig, pairs: Sequence[tuple[str, str]], s
     The steps (forward, backward, Adam) run on a model of its own, on ``batch_size`` pairs
     spread over ``pairs`` (with ``tokens_per_batch``, on the first batch of that many tokens);
     the caller's RNG states and models are left as they were. The first step pays what a run
-    pays once (torch.optim's import, Adam's state, the allocator's first blocks: about a
-    second, 50 times a tiny model's step), so only the second is timed. The command line
+    pays once (torch.optim's import, Adam's state, the allocator's first blocks), so only the
+    second is timed. The command line
     multiplies it by the steps to warn before a run of more than a few minutes.
     """
     check_choice("precision", precision, PRECISIONS)

@@ -18,14 +18,14 @@ in Caruana 1997 ("Multitask learning").
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from ..data.coreference_grammar import referent
+from .objective import IGNORE
 
 __all__ = ["labels", "ReferentReadout", "ReferentObjective"]
 
@@ -57,10 +57,10 @@ class ReferentObjective:
     """The objective for one training run: labels per pair, the read-out, the weight.
 
     ``labels[i]`` is (position of "it", id of its noun) for pair i, or None for a pair the
-    coreference grammar does not cover (it then adds nothing). :meth:`watching` records the
-    encoder's output of each forward pass; :meth:`loss` reads it.
-
-    Raises ValueError naming ``referent_weight`` if no pair has a pronoun and its referent.
+    coreference grammar does not cover (it then adds nothing). :meth:`targets` gives a batch's
+    labels as tensors; :meth:`loss` reads the encoder's output it is handed (memory), as the
+    page's engine does. Raises ValueError naming ``referent_weight`` if no pair has a pronoun
+    and its referent.
     """
 
     def __init__(self, model: nn.Module, pairs: Sequence[tuple[str, str]], encoded: list,
@@ -72,32 +72,26 @@ class ReferentObjective:
                              f"it refers to (the coreference corpus) when > 0, got {weight} and "
                              f"none such among {len(pairs)} pairs")
         self.readout = ReferentReadout(model.cfg.d_model, model.cfg.src_vocab_size).to(device)
-        self._memory: torch.Tensor | None = None
-
-    @contextlib.contextmanager
-    def watching(self, model: nn.Module) -> Iterator[None]:
-        """Keep the output of ``model.encoder`` (batch, src_len, d_model) of every forward pass."""
-        def keep(_module, _inputs, output):
-            self._memory = output
-
-        handle = model.encoder.register_forward_hook(keep)
-        try:
-            yield
-        finally:
-            handle.remove()
-            self._memory = None
 
     def count(self, rows: Sequence[int]) -> int:
         """How many of the pairs ``rows`` (indices) are labelled."""
         return sum(self.labels[i] is not None for i in rows)
 
-    def loss(self, rows: Sequence[int]) -> torch.Tensor:
-        """Weighted cross-entropy of the read-out at "it" over the labelled pairs among ``rows``
-        (the indices of the latest forward pass's batch, in its order); 0 if none is labelled."""
-        picks = [(b, *self.labels[i]) for b, i in enumerate(rows) if self.labels[i] is not None]
-        if not picks:
-            return self._memory.new_zeros(())
-        b, it, noun = (torch.tensor(column, device=self._memory.device)
-                       for column in zip(*picks))
-        scores = self.readout(self._memory[b, it])  # (n_labelled, src_vocab_size)
-        return self.weight * F.cross_entropy(scores.float(), noun)
+    def targets(self, rows: Sequence[int], device: torch.device | str | None = None,
+                size: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(it, noun), int64 (size or len(rows),): each pair's position of "it" and the source id
+        of its noun; 0 and ``IGNORE`` for an unlabelled pair or a row past ``rows``."""
+        it = torch.zeros(size or len(rows), dtype=torch.int64)
+        noun = torch.full((size or len(rows),), IGNORE, dtype=torch.int64)
+        for b, i in enumerate(rows):
+            if self.labels[i] is not None:
+                it[b], noun[b] = self.labels[i]
+        return it.to(device), noun.to(device)
+
+    def loss(self, memory: torch.Tensor, it: torch.Tensor, noun: torch.Tensor) -> torch.Tensor:
+        """Weighted cross-entropy of the read-out of ``memory`` (batch, src_len, d_model) at "it"
+        over the labelled sentences (``noun`` not ``IGNORE``), their mean; 0 if none is."""
+        at_it = memory[torch.arange(memory.shape[0], device=memory.device), it]  # (batch, d_model)
+        scores = self.readout(at_it).float()  # (batch, src_vocab_size)
+        total = F.cross_entropy(scores, noun, ignore_index=IGNORE, reduction="sum")
+        return self.weight * total / (noun != IGNORE).sum().clamp(min=1)
