@@ -15,6 +15,8 @@ pytestmark = requires_node
 
 import illustrated as il
 from illustrated.training import loop, referent
+from illustrated.training.objective import IGNORE
+from illustrated.training.objective import objective as objective_of
 from illustrated.data import collate, load_corpus
 from illustrated.modules import Transformer
 from illustrated.pretrained_models import make_config
@@ -74,12 +76,13 @@ def _fixture(monkeypatch):
             seen.update(objective=self, readout={k: v.clone() for k, v in
                                                  self.readout.state_dict().items()}, extras=[])
 
-        def loss(self, rows):
-            out = super().loss(rows)
-            seen["extras"].append(out.item())
-            return out
+    def recorded(*args, **kwargs):  # il.train's objective, its "it" term kept at every step
+        terms = objective_of(*args, **kwargs)
+        seen["extras"].append(terms.it.item())
+        return terms
 
     monkeypatch.setattr(loop, "ReferentObjective", Watched)
+    monkeypatch.setattr(loop, "objective", recorded)
     history = il.train(model, pairs, src_vocab, tgt_vocab, batch_size=len(pairs), progress=False,
                        compile=False, **RECIPE)
     labels = referent.labels([s for s, _ in pairs], [src_vocab.encode(s) for s, _ in pairs])
@@ -93,12 +96,14 @@ def _fixture(monkeypatch):
              **{"referent." + k: v.clone() for k, v in objective.readout.state_dict().items()}}
     objective.readout.load_state_dict(seen["readout"])
     objective.readout.zero_grad(set_to_none=True)  # il.train's last step left its gradients
-    with objective.watching(start):
-        logits = start(batch.src, batch.tgt_in)
-        loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
-                               ignore_index=tgt_vocab.pad_id,
-                               label_smoothing=RECIPE["label_smoothing"])
-        extra = objective.loss(range(len(pairs)))
+    it, noun = objective.targets(range(len(pairs)))
+    logits, memory = start(batch.src, batch.tgt_in, return_memory=True)
+    loss = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(),
+                           ignore_index=tgt_vocab.pad_id,
+                           label_smoothing=RECIPE["label_smoothing"])
+    scores = objective.scores(memory, it)  # (batch, src_vocab_size)
+    extra = RECIPE["referent_weight"] * F.cross_entropy(scores, noun, ignore_index=IGNORE,
+                                                        reduction="sum") / (noun != IGNORE).sum()
     (loss + extra).backward()
     named = [*start.named_parameters(),
              *(("referent." + k, p) for k, p in objective.readout.named_parameters())]

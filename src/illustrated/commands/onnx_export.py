@@ -96,9 +96,9 @@ class EncoderGraph(nn.Module):
 
     def forward(self, src: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         m = self.model
-        x = m.positional(m.src_embed(src, check=False), check=False)  # (1, src_len, d_model)
+        x = m.positional(m.src_embed(src))  # (1, src_len, d_model)
         with recording_attention(m) as record:
-            memory = m.encoder(x, None, check=False)  # (1, src_len, d_model)
+            memory = m.encoder(x, None)  # (1, src_len, d_model)
         weights = Attention.of(record).encoder  # n_layers x (1, n_heads, src_len, src_len)
         attention = torch.stack([w[0] for w in weights])  # (n_layers, n_heads, src_len, src_len)
         return memory, attention
@@ -126,9 +126,9 @@ class DecoderStepGraph(nn.Module):
         m = self.model
         n, tgt_len = tgt_in.shape
         causal = torch.ones(tgt_len, tgt_len, dtype=torch.bool).tril()  # (tgt_len, tgt_len)
-        y = m.positional(m.tgt_embed(tgt_in, check=False), check=False)  # (n, tgt_len, d_model)
+        y = m.positional(m.tgt_embed(tgt_in))  # (n, tgt_len, d_model)
         with recording_attention(m) as record:  # unchecked: a graph can't read values
-            out = m.decoder(y, memory.expand(n, -1, -1), None, causal, check=False)
+            out = m.decoder(y, memory.expand(n, -1, -1), None, causal)
         weights = Attention.of(record)
         logits = m.generator(out[:, -1])  # (n, tgt_vocab_size)
         return (logits, logits.log_softmax(dim=-1),

@@ -51,7 +51,6 @@ class Attend(nn.Module):
                 return_attention: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
         if return_attention:  # step by step, keeping the weights
             return attend_step_by_step(q, k, v, mask, dropout)
-        kernel = self.kernel or (attend_keys_first if q.device.type == "cpu"  # kernel_for
-                                 else fused_attention)
+        kernel = self.kernel or kernel_for(q.device)
         p = dropout.p if dropout is not None and dropout.training else 0.0
         return kernel(q, k, v, mask, p), None  # (batch, n_heads, seq_q, d_k)

@@ -47,6 +47,12 @@ class MultiHeadAttention(nn.Module):
         self.dropout = Dropout(dropout)
         self.attend = Attend()
 
+    def check_inputs(self, query, key, value, mask, cache) -> None:
+        """Check the inputs of an attention called on its own (``standalone``); a layer's
+        attention skips it: its Transformer checked the model's inputs at its door."""
+        if self.standalone:
+            check_attention_inputs(self, query, key, value, mask, cache)
+
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, d_model) -> (batch, n_heads, seq, d_k): head h is columns h*d_k:(h+1)*d_k."""
         batch, seq, _ = x.shape
@@ -55,8 +61,7 @@ class MultiHeadAttention(nn.Module):
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, return_attention: bool = False, *,
                 cache: AttentionCache | None = None):
-        if self.standalone:  # called by a user, not by a layer of a checked model
-            check_attention_inputs(self, query, key, value, mask, cache)
+        self.check_inputs(query, key, value, mask, cache)  # a layer's attention trusts its model
         batch, seq_q, _ = query.shape
         q = self.split_heads(self.w_q(query))  # (batch, n_heads, seq_q, d_k)
         if cache is None:

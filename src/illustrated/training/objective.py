@@ -50,5 +50,9 @@ def objective(forward: Callable, src: torch.Tensor, tgt_in: torch.Tensor, tgt_ou
                                label_smoothing=label_smoothing)
     with torch.no_grad():
         correct = ((logits.argmax(-1) == tgt_out) & (tgt_out != pad_id)).sum()
-    term = referent.loss(memory, it, noun) if referent is not None else loss.new_zeros(())
-    return Objective(loss, correct, term)
+    if referent is None:
+        return Objective(loss, correct, loss.new_zeros(()))
+    scores = referent.scores(memory, it)  # (batch, src_vocab_size): which noun does "it" name?
+    total = F.cross_entropy(scores, noun, ignore_index=IGNORE, reduction="sum")
+    labelled = (noun != IGNORE).sum().clamp(min=1)  # the mean over labelled sentences only
+    return Objective(loss, correct, referent.weight * total / labelled)

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..data.coreference_grammar import referent
@@ -58,7 +57,7 @@ class ReferentObjective:
 
     ``labels[i]`` is (position of "it", id of its noun) for pair i, or None for a pair the
     coreference grammar does not cover (it then adds nothing). :meth:`targets` gives a batch's
-    labels as tensors; :meth:`loss` reads the encoder's output it is handed (memory), as the
+    labels as tensors; :meth:`scores` reads the encoder's output it is handed (memory), as the
     page's engine does. Raises ValueError naming ``referent_weight`` if no pair has a pronoun
     and its referent.
     """
@@ -88,10 +87,9 @@ class ReferentObjective:
                 it[b], noun[b] = self.labels[i]
         return it.to(device), noun.to(device)
 
-    def loss(self, memory: torch.Tensor, it: torch.Tensor, noun: torch.Tensor) -> torch.Tensor:
-        """Weighted cross-entropy of the read-out of ``memory`` (batch, src_len, d_model) at "it"
-        over the labelled sentences (``noun`` not ``IGNORE``), their mean; 0 if none is."""
+    def scores(self, memory: torch.Tensor, it: torch.Tensor) -> torch.Tensor:
+        """The read-out of ``memory`` (batch, src_len, d_model) at each sentence's "it" (``it``,
+        (batch,) positions): scores over the source vocabulary, (batch, src_vocab_size), float32.
+        :func:`~illustrated.training.objective.objective` takes their cross-entropy."""
         at_it = memory[torch.arange(memory.shape[0], device=memory.device), it]  # (batch, d_model)
-        scores = self.readout(at_it).float()  # (batch, src_vocab_size)
-        total = F.cross_entropy(scores, noun, ignore_index=IGNORE, reduction="sum")
-        return self.weight * total / (noun != IGNORE).sum().clamp(min=1)
+        return self.readout(at_it).float()  # (batch, src_vocab_size)
