@@ -329,8 +329,9 @@ def test_selfattention_widgets_match_trace(browser, server):
 
 
 def test_attention_readout_works_from_the_keyboard(browser, server):
-    """Tab from the head select reaches the first word; the arrow keys move along the words;
-    the focused word's weights are read out as text and its lines alone stay visible."""
+    """Tab from the head select reaches the word shown ("it"), Home the first word; the arrow keys
+    move along the words; the focused word's weights are read out as text and its lines alone stay
+    visible."""
     page = pages_with("selfattention")[0]
     [widget, *_] = open_page(browser, server, page, "selfattention")
     p = params(widget)
@@ -339,8 +340,10 @@ def test_attention_readout_works_from_the_keyboard(browser, server):
     widget.find_element(By.CSS_SELECTOR, "select[data-control=head]").send_keys(Keys.TAB)
     focused = lambda: browser.execute_script(  # noqa: E731
         "const a = document.activeElement; return a.dataset.q === undefined ? null : Number(a.dataset.q);")
-    assert focused() == 0, "Tab from the head select does not reach the first word"
     tokens = il.data.tokenize(p["sentence"])
+    assert focused() == tokens.index("it"), "Tab from the head select does not reach the word shown"
+    ActionChains(browser).send_keys(Keys.HOME).perform()
+    assert focused() == 0
     model, src_vocab, _ = il.pretrained(p["corpus"])
     weights = il.trace(model, p["sentence"], src_vocab=src_vocab).encoder_layers[-1].self_attn.weights
     for q in (0, 1):
