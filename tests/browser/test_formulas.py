@@ -8,10 +8,9 @@ from __future__ import annotations
 import pytest
 
 from builtbook import html_path
-from test_reading import PHONE, _open_on_a_phone
+from pages import PHONE, DESKTOP, open_on_a_phone
 
 PAGE = "chapters/05_positional_encoding"
-DESKTOP = {**PHONE, "width": 1280, "height": 1000, "mobile": False}
 
 #: Each display formula, dropdowns open: its font size (CSS px), its width and its container's.
 FORMULAS = """
@@ -31,7 +30,7 @@ def test_chapter_05s_formulas_keep_their_size_on_a_phone(browser, server):
     seen = {}
     try:
         for name, metrics in (("1280px", DESKTOP), ("390px", PHONE)):
-            _open_on_a_phone(browser, server, PAGE, metrics)
+            open_on_a_phone(browser, server, PAGE, metrics)
             seen[name] = browser.execute_script(FORMULAS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

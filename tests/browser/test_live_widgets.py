@@ -28,20 +28,11 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import illustrated as il
 from illustrated.modules import Attention, recording_attention
-from builtbook import html_path, require, toc_pages
+from builtbook import html_path
+from pages import (TIMEOUT, choose, corpora_of, open_page, pages_with, params, sentences_of, settle, start,
+                   text_of, type_sentence, wait_shown)
 
 TOL = 1e-4
-TIMEOUT = 180  # the first translation of a page loads jax-js and compiles the model
-LIVE = "[data-il-widget=translate], [data-il-widget=beam], [data-il-widget=selfattention]"
-
-
-def pages_with(kind: str) -> list[str]:
-    """The pages of the built book that carry a widget of this kind."""
-    found = [p for p in toc_pages() if html_path(p).exists()
-             and f'data-il-widget="{kind}"' in html_path(p).read_text(encoding="utf-8")]
-    if not found:
-        require(f"no page of the built book has a {kind} widget")
-    return found
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -50,78 +41,6 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-def open_page(driver, server, page: str, kind: str) -> list:
-    """Load a page, wait until all its live widgets are mounted; those of ``kind``, in order."""
-    driver.get(f"{server.base_url}/{page}.html")
-    WebDriverWait(driver, 60).until(lambda d: d.execute_script(
-        f"const all = document.querySelectorAll('{LIVE}');"
-        "return all.length > 0 && Array.from(all).every(w => w.querySelector('.il-live'));"))
-    return driver.find_elements(By.CSS_SELECTOR, f"[data-il-widget={kind}]")
-
-
-def params(widget) -> dict:
-    return json.loads(widget.get_attribute("data-params"))
-
-
-def settle(driver, widget) -> str:
-    """Wait until the widget is done (ready or error) and return its state."""
-    driver.execute_script("arguments[0].scrollIntoView()", widget)
-    WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(
-        lambda _: widget.get_attribute("data-state") in ("ready", "error"))
-    return widget.get_attribute("data-state")
-
-
-def wait_shown(driver, widget, expected: dict) -> None:
-    """Until the widget has drawn the result for ``expected`` (its input as data-shown holds it;
-    keys left out of ``expected``, such as a beam's settings, are not compared)."""
-    def done(_):
-        if widget.get_attribute("data-state") == "error":
-            raise AssertionError(widget.find_element(By.CSS_SELECTOR, "[data-role=result]").text)
-        shown = widget.get_attribute("data-shown")
-        return (widget.get_attribute("data-state") == "ready" and bool(shown)
-                and expected.items() <= json.loads(shown).items())
-    driver.execute_script("arguments[0].scrollIntoView()", widget)
-    WebDriverWait(driver, TIMEOUT, poll_frequency=0.1).until(done)
-
-
-def type_sentence(widget, sentence: str, enter: bool = True) -> None:
-    box = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]")
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(Keys.DELETE)
-    box.send_keys(sentence + (Keys.ENTER if enter else ""))
-
-
-def choose(widget, control: str, value) -> None:
-    menu = widget.find_element(By.CSS_SELECTOR, f"select[data-control={control}]")
-    Select(menu).select_by_value(str(value))
-
-
-def text_of(widget, role: str) -> str:
-    found = widget.find_elements(By.CSS_SELECTOR, f"[data-role={role}]")
-    return found[0].text if found else ""
-
-
-def sentences_of(corpus: str, n: int) -> list[str]:
-    pairs, _, _ = il.data.load_corpus(corpus, "test")
-    return [s for s, _ in pairs[:n]]
-
-
-def corpora_of(widget) -> list[str]:
-    p = params(widget)
-    return p.get("corpora") or [p["corpus"]]
-
-
-def start(driver, widget, corpus: str) -> str:
-    """Show ``corpus``, choosing it if another is shown (its example sentence comes with it);
-    the sentence shown."""
-    menus = widget.find_elements(By.CSS_SELECTOR, "select[data-control=corpus]")
-    if menus and Select(menus[0]).first_selected_option.get_attribute("value") != corpus:
-        choose(widget, "corpus", corpus)
-    sentence = widget.find_element(By.CSS_SELECTOR, "input[data-control=sentence]").get_attribute("value")
-    wait_shown(driver, widget, {"corpus": corpus, "sentence": sentence})
-    return sentence
 
 
 def corpus_views(driver, server, kind: str):
@@ -410,8 +329,9 @@ def test_selfattention_widgets_match_trace(browser, server):
 
 
 def test_attention_readout_works_from_the_keyboard(browser, server):
-    """Tab from the head select reaches the first word; the arrow keys move along the words;
-    the focused word's weights are read out as text and its lines alone stay visible."""
+    """Tab from the head select reaches the word shown ("it"), Home the first word; the arrow keys
+    move along the words; the focused word's weights are read out as text and its lines alone stay
+    visible."""
     page = pages_with("selfattention")[0]
     [widget, *_] = open_page(browser, server, page, "selfattention")
     p = params(widget)
@@ -420,8 +340,10 @@ def test_attention_readout_works_from_the_keyboard(browser, server):
     widget.find_element(By.CSS_SELECTOR, "select[data-control=head]").send_keys(Keys.TAB)
     focused = lambda: browser.execute_script(  # noqa: E731
         "const a = document.activeElement; return a.dataset.q === undefined ? null : Number(a.dataset.q);")
-    assert focused() == 0, "Tab from the head select does not reach the first word"
     tokens = il.data.tokenize(p["sentence"])
+    assert focused() == tokens.index("it"), "Tab from the head select does not reach the word shown"
+    ActionChains(browser).send_keys(Keys.HOME).perform()
+    assert focused() == 0
     model, src_vocab, _ = il.pretrained(p["corpus"])
     weights = il.trace(model, p["sentence"], src_vocab=src_vocab).encoder_layers[-1].self_attn.weights
     for q in (0, 1):

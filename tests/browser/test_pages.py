@@ -15,19 +15,15 @@ from __future__ import annotations
 import base64
 import json
 import re
-import struct
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import pytest
 
-from illustrated.book.kit import MIN_FONT_PT
-
-from builtbook import (HTML, KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_number,
+from builtbook import (KNOWN_HARMLESS_CONSOLE_ERRORS, LOCAL_SCHEMES, chapter_number,
                        figure_names, html_path, toc_pages)
+from pages import MIN_TEXT_PX, figure_text_px
 
 PAGES = toc_pages()
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -35,7 +31,6 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: then ^ or _, then what would be its superscript or subscript; W^Q, d_k, e^14, (11/6)^α.
 RAW_MATH = r"[\p{L}\p{N})\]]+[\^_][\p{L}\p{N}({\-−][\p{L}\p{N}{}]*"
 MAX_SCREENSHOT_HEIGHT = 16000  # px; Chromium cannot capture much taller pages in one image
-MIN_TEXT_PX = 9.0  # the smallest figure text a reader should have to read (issue 20)
 
 
 @dataclass
@@ -303,50 +298,6 @@ def test_no_token_is_taken_for_an_html_tag(page, report):
     assert not report.facts["lostTokens"], (
         f"{page}: tokens written unescaped became unknown HTML elements, invisible to the "
         f"reader (write them as code or escape < and >): {report.facts['lostTokens']}")
-
-
-def _png_size_and_dpi(data: bytes) -> tuple[int, float | None]:
-    """Width in pixels and resolution (from the pHYs chunk matplotlib writes) of a PNG."""
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        return 0, None
-    width = struct.unpack(">I", data[16:20])[0]
-    at = 8
-    while at + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
-        if kind == b"pHYs":
-            x, _y, unit = struct.unpack(">IIB", data[at + 8:at + 17])
-            return width, x * 0.0254 if unit == 1 else None
-        if kind == b"IDAT":
-            break
-        at += 12 + length
-    return width, None
-
-
-def figure_text_px(page: str, images: list[dict]) -> list[dict]:
-    """For each matplotlib figure shown in ``page``: how tall its smallest allowed text
-    (book.kit.MIN_FONT_PT) renders in CSS px, from the PNG's own size and resolution and the
-    width the page shows it at. Unnamed figures are labelled "player 1", "output 2", ..."""
-    results, counts = [], Counter()
-    for image in images:
-        src = image["src"]
-        if src.startswith("data:image/png;base64,"):
-            data = base64.b64decode(src.split(",", 1)[1])
-        elif src.startswith("data:") or not src.split("?")[0].endswith(".png"):
-            continue
-        else:
-            local = HTML / unquote(urlparse(src).path).lstrip("/")
-            data = local.read_bytes() if local.is_file() else b""
-        width, dpi = _png_size_and_dpi(data)
-        if not width or not dpi or not image["shown"]:
-            continue  # not a matplotlib figure (no resolution recorded), or not shown
-        label = image["name"]
-        if label in ("player", "output"):
-            counts[label] += 1
-            label = f"{label} {counts[label]}"
-        scale = image["shown"] / width
-        results.append({"figure": label, "png_px": width, "shown_px": round(image["shown"]),
-                        "dpi": round(dpi), "text_px": round(MIN_FONT_PT * dpi / 72 * scale, 1)})
-    return results
 
 
 @pages

@@ -12,9 +12,8 @@ from __future__ import annotations
 import pytest
 
 from builtbook import html_path
+from pages import PHONE, open_on_a_phone, pages_with, corpora_of, start
 from illustrated.book import kit
-from test_live_widgets import corpora_of, pages_with, start
-from test_reading import PHONE, _open_on_a_phone
 
 #: The pages whose printed tables are read on a phone.
 PRINTED = ["chapters/01_a_high_level_look", "chapters/05_positional_encoding",
@@ -68,7 +67,7 @@ def test_printed_tables_keep_each_row_on_one_line(browser, server, width, page):
     if not html_path(page).exists():
         pytest.skip(f"{page} is not in the built book")
     try:
-        _open_on_a_phone(browser, server, page, WIDTHS[width])
+        open_on_a_phone(browser, server, page, WIDTHS[width])
         found = browser.execute_script(WRAPPED_ROWS)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -82,7 +81,7 @@ def test_the_translate_widgets_attention_table_fits_the_column(browser, server, 
     problems = []
     try:
         for page in pages_with("translate"):
-            _open_on_a_phone(browser, server, page, WIDTHS[width])
+            open_on_a_phone(browser, server, page, WIDTHS[width])
             for widget in browser.find_elements("css selector", "[data-il-widget=translate]"):
                 for corpus in corpora_of(widget):
                     sentence = start(browser, widget, corpus)

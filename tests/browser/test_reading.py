@@ -14,20 +14,13 @@ import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
 from builtbook import html_path, toc_pages
-from test_pages import MIN_TEXT_PX, figure_text_px
+from pages import PHONE, MIN_TEXT_PX, open_on_a_phone, figure_text_px
 
 PAGES = [p for p in toc_pages() if html_path(p).exists()]
-PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 #: What a page may load before its own content: theme, fonts, MathJax, the book's scripts.
 FIXED_WEIGHT_BYTES = 1_500_000
 #: Not fixed weight: the page's own pictures, and what a live widget loads when it first runs.
 OWN_CONTENT = ("/_images/", "data:", "/_illustrated/models/", "/_vendor/jax-js/")
-
-LIVE_SETTLED = """
-const live = Array.from(document.querySelectorAll('[data-il-widget]'));
-return document.readyState === 'complete' && live.every(w => w.dataset.mounted !== undefined
-  && (w.dataset.ilWidget === 'frames' || ['ready', 'error'].includes(w.dataset.state)));
-"""
 
 #: Elements reaching past the phone's width that are not inside a box scrolling on its own.
 TOO_WIDE = """
@@ -114,26 +107,10 @@ return {column: right - left, images, svgText, scrolled: [...new Set(scrolled)],
 MIN_TOUCH_PX = 44
 
 
-def _open_on_a_phone(browser, server, page, metrics=PHONE):
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-    browser.get(f"{server.base_url}/{page}.html")
-    # A live widget computes once it is seen: each in view until it is drawn (scrolled past at
-    # once, one would never start).
-    for widget in browser.find_elements("css selector", "[data-il-widget]:not([data-il-widget=frames])"):
-        browser.execute_script("arguments[0].scrollIntoView()", widget)
-        WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d, w=widget: d.execute_script(
-            "return ['ready', 'error'].includes(arguments[0].dataset.state);", w))
-    WebDriverWait(browser, 180, poll_frequency=0.2).until(lambda d: d.execute_script(LIVE_SETTLED))
-    browser.execute_async_script(
-        "const done = arguments[arguments.length - 1];"
-        "(window.MathJax && MathJax.startup && MathJax.startup.promise || Promise.resolve())"
-        ".then(() => setTimeout(done, 300), () => done());")
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_no_page_scrolls_sideways_on_a_phone(browser, server, page):
     try:
-        _open_on_a_phone(browser, server, page)
+        open_on_a_phone(browser, server, page)
         # (a mobile window grows to what overflows it: compare with the phone's width)
         width = browser.execute_script("return document.documentElement.scrollWidth;")
         wide = browser.execute_script(TOO_WIDE, PHONE["width"])
@@ -150,7 +127,7 @@ def test_on_a_phone_every_figure_is_drawn_for_the_column_and_nothing_is_cut(brow
     column (or its own width, if smaller), its smallest text renders at 9 px or more, and every
     control of the book's widgets and every dropdown is at least 44 x 44 px to the touch."""
     try:
-        _open_on_a_phone(browser, server, page)
+        open_on_a_phone(browser, server, page)
         facts = browser.execute_script(ON_A_PHONE, MIN_TOUCH_PX, MIN_TEXT_PX)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -196,7 +173,7 @@ def test_on_a_phone_each_word_of_the_self_attention_view_is_a_44_px_target(brows
     """Issue 26: targets of at least 44 x 44 px on a phone, the words the reader taps in chapter
     04's live view included (rows 56 units apart there, each word's hit area as tall)."""
     try:
-        _open_on_a_phone(browser, server, "chapters/04_multi_head_attention")
+        open_on_a_phone(browser, server, "chapters/04_multi_head_attention")
         small = browser.execute_script(WORD_TARGETS, MIN_TOUCH_PX)
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
@@ -226,7 +203,7 @@ def test_on_a_phone_the_widest_beam_tree_is_drawn_for_the_column(browser, server
     phone's column, a step's boxes wrapped into lines, with no sideways scroll and text a reader
     can read; the desktop keeps one column per step."""
     try:
-        _open_on_a_phone(browser, server, "chapters/09_decoding")
+        open_on_a_phone(browser, server, "chapters/09_decoding")
         widget = browser.find_element("css selector", "[data-il-widget=beam]")
         widest = int(browser.execute_script(
             "return arguments[0].querySelector('input[data-control=beam_size]').max", widget)) + 1

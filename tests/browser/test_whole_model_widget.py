@@ -12,9 +12,8 @@ import re
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+from pages import PHONE, pages_with, settle, type_sentence
 
-from test_live_widgets import pages_with, settle, type_sentence
-from test_reading import PHONE
 
 SENTENCE = "nous avons des chats noirs"
 

@@ -1,15 +1,17 @@
 // The beam search widget (chapter 09; params {corpus, sentence, beamSize, topBeams, alpha,
 // maxBeam, maxLen}): the returned hypotheses with their scores and the beam as a tree, computed
 // by window.illustrated.translate (search_beam.js: il.beam_search line by line). As the Python
-// widget, a top_beams above beam_size is capped at beam_size, and says so.
+// widget, a top_beams above beam_size is capped at beam_size, and says so. Its boxes in the page's
+// palette (--il-kept, --il-finished, ... as book/ch09.py's figure); the figure's caption follows the
+// sliders and the sentence.
 import { h, s, slider } from "./dom.js";
 import { liveWidget } from "./sentence.js";
 
 const code = (text) => h("code", { text });
 const [COL, ROW, W, H, PAD, INDENT] = [104, 40, 76, 32, 6, 18];
 const MIN_SCALE = 0.75;  // the tree's 12 px text drawn at 9 px at the least
-const LOOK = { kept: ["#e4dcf7", "#6a4fb3"], finished: ["#d5f0d8", "#2e7d32"],
-  dropped: ["#f4f4f4", "#9a9a9a", "4 3"], root: ["#fff", "#444"] };
+const LOOK = { kept: ["var(--il-kept)", "var(--il-query)"], finished: ["var(--il-finished)", "var(--il-finished-edge)"],
+  dropped: ["var(--il-blank)", "var(--il-dropped-edge)", "4 3"], root: ["var(--il-off)", "var(--il-text)"] };
 // A log-probability with two decimals, or as many as its first digit needs (-0.002, not -0.00).
 const score = (v) => v.toFixed(Math.max(2, Math.ceil(-Math.log10(Math.abs(v) || 1))));
 const key = (tokens) => tokens.join("\u241f");
@@ -19,10 +21,10 @@ function node(x, y, tokens, logProb, status, returned) {
   const middle = { x: x + W / 2, "text-anchor": "middle" };
   return s("g", { "data-role": "node", "data-status": status, "data-tokens": tokens.join(" "),
     "data-log-prob": logProb === null ? null : String(logProb), "data-returned": returned ? "" : null },
-  s("rect", { x, y, width: W, height: H, rx: 4, fill, stroke, "stroke-width": returned ? 3 : 1.2,
-    "stroke-dasharray": dash }),
+  s("rect", { x, y, width: W, height: H, rx: 4, style: `fill: ${fill}; stroke: ${stroke}`,
+    "stroke-width": returned ? 3 : 1.2, "stroke-dasharray": dash }),
   s("text", { ...middle, y: y + 13, text: tokens.at(-1) ?? "<bos>" }),
-  logProb === null ? null : s("text", { ...middle, y: y + 26, fill: "#555", text: score(logProb) }));
+  logProb === null ? null : s("text", { ...middle, y: y + 26, text: score(logProb) }));
 }
 
 /** One column per step, one box per candidate scored (its last word, the summed log-probability
@@ -67,11 +69,11 @@ function tree(steps, hypotheses, room) {
   status.forEach(({ tokens, logProb, status: fate }, k) => {
     const [x, y] = where.get(k);
     const [px, py] = where.get(key(tokens.slice(0, -1)));
-    const stroke = fate === "dropped" ? "#bbb" : "#6a4fb3";
+    const stroke = `var(--il-${fate === "dropped" ? "dropped-edge" : "query"})`;
     const points = down ? [[px + INDENT / 2, py + H], [px + INDENT / 2, y + H / 2], [x, y + H / 2]]
       : [[px + W, py + H / 2], [x, y + H / 2]];
     edges.push(s("polyline", { points: points.map((p) => p.join(",")).join(" "), fill: "none",
-      "stroke-width": 1.2, stroke }));
+      "stroke-width": 1.2, style: `stroke: ${stroke}` }));
     nodes.push(node(x, y, tokens, logProb, fate, returned.has(k)));
   });
   const right = Math.max(...[...where.values()].map(([x]) => x)) + W + PAD;
@@ -95,6 +97,21 @@ function table(hypotheses) {
       h("td", { text: hyp.score.toFixed(4), "data-score": String(hyp.score) })))));
 }
 
+/** The enclosing figure's caption says what the widget shows now: each slider's `name` = value
+ * after the code element naming it, and the sentence between the caption's quotes. */
+function followCaption(element, values, sentence) {
+  const caption = element.closest("figure")?.querySelector("figcaption .caption-text");
+  if (!caption) return;
+  for (const code of caption.querySelectorAll("code")) {
+    const value = values[code.textContent.trim()];
+    const after = code.nextSibling;
+    if (value !== undefined && after?.nodeType === 3) after.data = after.data.replace(/^ = [\d.]+/, ` = ${value}`);
+  }
+  for (const node of caption.childNodes) {
+    if (node.nodeType === 3) node.data = node.data.replace(/\u201c[^\u201d]*\u201d/, `\u201c${sentence}\u201d`);
+  }
+}
+
 export function mount(element, api) {
   const p = JSON.parse(element.dataset.params);
   const state = { beamSize: p.beamSize, topBeams: p.topBeams, alpha: p.alpha };
@@ -112,8 +129,14 @@ export function mount(element, api) {
     settings: () => ({ ...state, topBeams: Math.min(state.topBeams, state.beamSize) }),
     describe: (corpus, sentence, { beamSize, topBeams, alpha }) => `beam search of '${sentence}' ` +
       `(the ${corpus} model) as a tree: beam_size=${beamSize}, top_beams=${topBeams}, alpha=${alpha}`,
-    compute: (corpus, sentence, settings) =>
-      api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true }),
+    compute: (corpus, sentence, settings) => {
+      followCaption(element, { beam_size: settings.beamSize, top_beams: settings.topBeams, alpha: settings.alpha },
+        sentence);
+      return api.translate(corpus, sentence, { ...settings, maxLen: p.maxLen, returnSteps: true });
+    },
+    said: ({ hypotheses }, { beamSize }) => `beam_size ${beamSize}: ${hypotheses.length} ` +
+      `translation${hypotheses.length === 1 ? "" : "s"} returned, the best "${hypotheses[0].tokens.join(" ")}" ` +
+      `scoring ${hypotheses[0].score.toFixed(4)}.`,
     draw(result) {
       const read = state.topBeams <= state.beamSize ? null
         : h("p", {}, code(`top_beams=${state.topBeams}`), " is capped at ", code(`beam_size=${state.beamSize}`),

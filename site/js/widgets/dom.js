@@ -26,9 +26,13 @@ export const measure = (() => {
   };
 })();
 
-/** An SVG element, same arguments as h. */
+/** An SVG element, same arguments as h; a fill or stroke given as a CSS custom property (the page's
+ * palette, "var(--il-value)") is set as a style, which, unlike SVG's attributes, reads it. */
 export function s(tag, attrs = {}, ...children) {
-  return fill(document.createElementNS(SVG_NS, tag), attrs, children);
+  const paint = ["fill", "stroke"].filter((name) => String(attrs[name]).startsWith("var("));
+  const style = paint.map((name) => `${name}: ${attrs[name]}`).concat(attrs.style ?? []).join("; ");
+  const rest = Object.fromEntries(Object.entries(attrs).filter(([name]) => !paint.includes(name)));
+  return fill(document.createElementNS(SVG_NS, tag), style ? { ...rest, style } : rest, children);
 }
 
 /** A labelled <select> over [value, text] options, onChange(value) on every change; the control keeps
@@ -49,7 +53,7 @@ export function setOptions(label, options, value) {
 
 /** A labelled range slider over 0..labels.length-1 that shows labels[index] beside it. */
 export function slider(label, labels, index, onChange, name) {
-  const readout = h("output", { text: labels[index] });
+  const readout = h("output", { text: labels[index], "aria-live": "polite" });
   const control = h("input", { type: "range", min: 0, max: labels.length - 1, step: 1,
     "data-control": name, "aria-valuetext": labels[index] });
   control.value = String(index);

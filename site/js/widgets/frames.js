@@ -1,15 +1,19 @@
 // An interactive figure of the static book (src/illustrated/book/interactive.py): every picture
-// was drawn at build time; the controls choose which one shows, and "play" steps the first one.
+// was drawn at build time; the controls choose which one shows, and "play" steps the first one. A line
+// a screen reader announces (aria-live) says what the picture shown now is (its alt text).
 import { h, select, slider } from "./dom.js";
 
 export function mount(element) {
   const { controls, frames, play } = JSON.parse(element.dataset.params);
   const state = controls.map((c) => c.value);
   const images = [...element.querySelectorAll(".il-frame")];
-  const show = () => {
+  const said = h("p", { class: "il-said", "data-role": "said", "aria-live": "polite" });
+  const show = (announce = true) => {
     const frame = frames[state.join("-")];
     for (const img of images) img.hidden = Number(img.dataset.frame) !== frame;
     element.dataset.shown = state.join("-");
+    const shown = images.find((img) => !img.hidden)?.querySelector("img");
+    if (announce) said.textContent = shown?.alt ?? "";
   };
   const inputs = controls.map((c, k) => {
     const set = (v) => {
@@ -23,7 +27,8 @@ export function mount(element) {
   const row = h("div", { class: "il-controls" }, inputs);
   if (play) row.prepend(player(controls[0], inputs[0].querySelector("input, select")));
   element.prepend(row);
-  show();
+  element.append(said);
+  show(false);
 }
 
 /** A slider's readout holding the room of its widest label (every label laid in one grid cell,

@@ -1,6 +1,7 @@
 // What the live widgets share: the corpus and sentence inputs with the model's words offered (a
 // <datalist>), notes on what the model never saw, one result area that a new input clears and an
-// error replaces; data-state ("busy", "ready", "error") and data-shown (JSON) for the tests.
+// error replaces; a line a screen reader announces (aria-live) with each new result, in a few words;
+// data-state ("busy", "ready", "error") and data-shown (JSON) for the tests.
 import { h, select } from "./dom.js";
 import { PUNCTUATION, tokenize } from "../engine/tokenizer.js";
 import { SPECIALS } from "../engine/vocab.js";
@@ -61,12 +62,14 @@ function whenVisible(element, fn) {
  * corpora, examples ({corpus: sentence}); w: controls (Nodes), settings() (their values), compute(corpus,
  * sentence, settings) (a Promise), draw(result) (Nodes), configured(config), lazy (compute only once the
  * sentence changes), describe(corpus, sentence, settings) (the widget's aria-label once it shows a result:
- * what it shows now, not the page's first sentence). Returns {run, redraw}: the input, or a view, changed. */
+ * what it shows now, not the page's first sentence), said(result, settings) (the result in a sentence, announced;
+ * none: the widget announces its own). Returns {run, redraw}: the input, or a view, changed. */
 export function liveWidget(element, api, p, w) {
   const c = { element, api, p, w, state: { corpus: p.corpus, words: null, result: null, serial: 0, timer: null },
     list: h("datalist", { id: `il-words-${counter += 1}` }), about: h("p", { class: "il-about", "data-role": "about" }),
     notes: h("div", { class: "il-notes", "data-role": "notes", "aria-live": "polite" }),
-    result: h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" }) };
+    result: h("div", { class: "il-result", "data-role": "result" }),
+    said: h("p", { class: "il-said", "data-role": "said", "aria-live": "polite" }) };
   c.input = h("input", { type: "text", list: c.list.id, "data-control": "sentence",
     autocomplete: "off", spellcheck: "false", onkeydown: (e) => e.key === "Enter" && run(c) });
   c.input.value = p.sentence;
@@ -87,7 +90,7 @@ export function liveWidget(element, api, p, w) {
   element.querySelector("img.il-live-default")?.remove();
   element.append(h("div", { class: "il-live" },
     h("div", { class: "il-controls" }, corpusChoice, h("label", { class: "il-sentence" }, "sentence", c.input), c.list),
-    w.controls?.length ? h("div", { class: "il-controls" }, w.controls) : null, c.about, c.notes, c.result));
+    w.controls?.length ? h("div", { class: "il-controls" }, w.controls) : null, c.about, c.notes, c.said, c.result));
   api.config(c.state.corpus).then((config) => configure(c, config), () => {});  // an error shows when it runs
   if (w.lazy) element.dataset.state = "ready";  // its default is drawn
   else whenVisible(element, () => run(c));
@@ -98,6 +101,7 @@ export function liveWidget(element, api, p, w) {
 function clear(c, text) {
   Object.assign(c.state, { serial: c.state.serial + 1, result: null });
   c.notes.replaceChildren();
+  c.said.textContent = "";
   c.result.style.minHeight = `${c.result.offsetHeight}px`;
   c.result.replaceChildren(h("p", { class: "il-status", text }));
   c.element.dataset.state = "busy";
@@ -144,6 +148,7 @@ async function run(c) {
     redraw(c);
     // the sentence as the model read it
     if (w.describe) element.setAttribute("aria-label", w.describe(corpus, sentence, settings));
+    c.said.textContent = w.said?.(out, settings) ?? "";
     element.dataset.shown = JSON.stringify({ corpus, sentence: c.input.value, ...settings });
     element.dataset.state = "ready";
   } catch (error) {

@@ -25,11 +25,20 @@ export function layerHead(kind, all, view, redraw) {
   } };
 }
 
+const RAMP_STOPS = 9;  // palette.RAMP_STOPS
+
+/** A weight or probability w in [0, 1] as the page's sequential colour (book/palette.py's ramp: the
+ * --il-seq-<i> nearest w, and the ink that reads on it). */
+export const shade = (w) => {
+  const i = Math.round(Math.min(1, Math.max(0, w)) * (RAMP_STOPS - 1));
+  return `background: var(--il-seq-${i}); color: var(--il-seq-ink-${i})`;
+};
+
 function heatmap(weights, sources, outputs, caption) {
   // A cell reads "0.25"; on a phone, in hundredths ("25", its data-pct), so that a sentence of a
   // dozen words fits the column with the source words set upright (_static/illustrated.css).
   const cell = (w) => h("td", { "data-weight": String(w), "data-pct": String(Math.round(100 * w)),
-    style: `background: rgba(76, 49, 158, ${w.toFixed(3)}); color: ${w > 0.5 ? "#fff" : "#222"}` },
+    style: shade(w) },
   h("span", { class: "il-w", text: w.toFixed(2) }));
   return h("div", { class: "il-scroll" }, h("table", { class: "il-heatmap", "data-role": "attention" },
     h("caption", { text: caption }),
@@ -56,6 +65,8 @@ export function mount(element, api) {
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: p.topK }),
     describe: (corpus, sentence) => `the ${corpus} model's translation of '${sentence}' and its ` +
       "encoder-decoder attention",
+    said: ({ hypotheses: [best] }) => `Translation: ${best.tokens.filter((t) => t !== "<eos>").join(" ")}; the model is ` +
+      `${confidence(Math.exp(best.score))} sure of it.`,
     draw(result) {
       const best = result.hypotheses[0];
       const cross = result.crossAttention[view.layer];

@@ -16,15 +16,18 @@ import { liveWidget } from "./sentence.js";
 const DESKTOP = { WIDTH: 378, COL: 148, ENC: 4, DEC: 208, BUS: 166, WORD: 9.5, phone: false };
 const NARROW = { WIDTH: 300, COL: 124, ENC: 4, DEC: 172, BUS: 140, WORD: 10, phone: true };
 const PHONE = "(max-width: 680px)";
-const [LH, GAP, TOP, GREY, ROW] = [26, 34, 120, "#eceff1", 22];  // ROW: from one row of words to the next
+const [LH, GAP, TOP, GREY, ROW] = [26, 34, 120, "var(--il-off)", 22];  // ROW: from one row of words to the next
+// The page's palette (book/palette.py, as book/whole_model.py's frames): the ink, notes in it too (the
+// muted grey reads under 4.5:1 on white), the muted grey for the loop of the word fed back in.
+const [INK, NOTE, MUTED] = ["var(--il-text)", "var(--il-text)", "var(--il-muted)"];
 const dims = (...d) => `(${d.join(", ")})`;
 const text = (x, y, t, attrs) => s("text", { x, y, "text-anchor": "middle", ...attrs, text: t });
 const bold = (x, y, t) => text(x, y, t, { "font-weight": "bold" });
-const note = (x, y, t) => text(x, y, t, { fill: "#607d8b", "font-size": 10, "text-anchor": "start" });
-const line = (x1, y1, x2, y2, stroke = "#263238") =>
+const note = (x, y, t) => text(x, y, t, { fill: NOTE, "font-size": 10, "text-anchor": "start" });
+const line = (x1, y1, x2, y2, stroke = INK) =>
   s("line", { x1, y1, x2, y2, stroke, "stroke-width": 1.5, "marker-end": "url(#il-arrow)" });
 const box = (g, x, y, t, fill, height = LH) => [
-  s("rect", { x, y, width: g.COL, height, rx: 6, fill, stroke: "#263238" }),
+  s("rect", { x, y, width: g.COL, height, rx: 6, fill, stroke: INK }),
   bold(x + g.COL / 2, y + height / 2 + 4, t)];
 const arrowHead = () => s("defs", {}, s("marker", { id: "il-arrow", markerWidth: 6, markerHeight: 6, refX: 5, refY: 3,
   orient: "auto" }, s("path", { d: "M0,0 L6,3 L0,6 z" })));
@@ -56,7 +59,7 @@ function sources(g, r, step, y) {
     const [x, width, top] = [g.ENC + at[j].at, widths[j] - space * size / 11, y + at[j].row * ROW];
     const weight = step < 0 ? 0 : cross.reduce((sum, head) => sum + head[step][j], 0) / cross.length;
     return [text(x + widths[j] / 2, top, word, { "font-weight": "bold", "font-size": size }),
-      s("rect", { x: x + (widths[j] - width) / 2, y: top + 6, width, height: 5, fill: "#6aa7d8",
+      s("rect", { x: x + (widths[j] - width) / 2, y: top + 6, width, height: 5, fill: "var(--il-value)",
         "fill-opacity": weight })];
   }), at.at(-1).row + 1];
 }
@@ -104,9 +107,9 @@ function fedBack(g, x, said, read, y) {
   const width = measure(read.join(" "), 11);
   const end = width <= g.COL ? x + width / 2 + 3 : g.DEC + g.COL + 1;  // a longer input wraps in the column
   return [s("polyline", { points: [[x + measure(said, 11, "bold") / 2 + 3, top], [loop, top], [loop, y - 4],
-    [end + 5, y - 4]].join(" "), fill: "none", stroke: "#78909c", "stroke-dasharray": "4 3" }),
-  line(end + 6, y - 4, end, y - 4, "#78909c"),
-  text(loop + 3, (top + y) / 2, "fed back in at the next step", { fill: "#607d8b", "font-size": 10,
+    [end + 5, y - 4]].join(" "), fill: "none", stroke: MUTED, "stroke-dasharray": "4 3" }),
+  line(end + 6, y - 4, end, y - 4, MUTED),
+  text(loop + 3, (top + y) / 2, "fed back in at the next step", { fill: NOTE, "font-size": 10,
     transform: `rotate(90 ${loop + 3} ${(top + y) / 2})` })];
 }
 
@@ -117,7 +120,7 @@ function picture(g, r, c, step) {
   const [MID, ENC, DEC, BUS] = [g.COL / 2, g.ENC, g.DEC, g.BUS];
   const [src, out, x] = [r.sourceTokens.length, r.hypotheses[0].tokens, DEC + MID];
   const read = ["<bos>", ...out.slice(0, Math.max(step, 0))];
-  const kv = on ? "#6aa7d8" : "#7cb342";
+  const kv = on ? "var(--il-value)" : "var(--il-memory)";
   const y = (l) => TOP + (c.n_layers - 1 - l) * (LH + GAP);
   const base = y(0) + LH + 34;
   const memory = [[ENC + MID, TOP], [ENC + MID, TOP - 14], [BUS, TOP - 14], [BUS, y(0) + LH / 2]];
@@ -125,10 +128,10 @@ function picture(g, r, c, step) {
   const [words, srcRows] = sources(g, r, step, base + 12);
   const items = [arrowHead(),
     s("polyline", { points: memory.join(" "), fill: "none", stroke: kv, "stroke-width": 1.5 }), ...long,
-    line(x, TOP, x, TOP - 18), ...box(g, DEC, TOP - 44, "Linear + softmax", on ? "#b0bec5" : GREY, 24),
+    line(x, TOP, x, TOP - 18), ...box(g, DEC, TOP - 44, "Linear + softmax", on ? "var(--il-probs)" : GREY, 24),
     line(x, TOP - 44, x, TOP - 58),
     text(x - 4, TOP - 48, `${c.tgt_tokens.length} probabilities`,
-      { fill: "#607d8b", "font-size": 10, "text-anchor": "end" }),
+      { fill: NOTE, "font-size": 10, "text-anchor": "end" }),
     ...words];
   if (on) {
     // the word written and its probability, worded as the frames (book/whole_model.py) word it
@@ -139,8 +142,8 @@ function picture(g, r, c, step) {
   }
   for (let l = 0; l < c.n_layers; l += 1) {
     const [middle, below] = [y(l) + LH / 2, y(l) + LH];
-    items.push(...box(g, ENC, y(l), `encoder ${l}`, on ? GREY : "#9ccc65"),
-      ...box(g, DEC, y(l), `decoder ${l}`, on ? "#f48fb1" : GREY),
+    items.push(...box(g, ENC, y(l), `encoder ${l}`, on ? GREY : "var(--il-encoder)"),
+      ...box(g, DEC, y(l), `decoder ${l}`, on ? "var(--il-decoder)" : GREY),
       line(BUS, middle, DEC, middle, kv), on ? note(BUS + 3, middle - 4, "K, V") : null,
       line(ENC + MID, below + GAP, ENC + MID, below), note(ENC + MID + 4, below + 20, dims(src, c.d_model)),
       line(x, below + GAP, x, below), note(x + 4, below + 20, on ? dims(read.length, c.d_model) : ""));
@@ -162,6 +165,8 @@ export function mount(element, api) {
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: 1 }),
     describe: (corpus, sentence) => `the whole ${corpus} model translating '${sentence}', step by step: the ` +
       "encoder reads it once, then the decoder writes one word a step",
+    said: ({ hypotheses: [best] }) => `The model writes "${best.tokens.join(" ")}", a word a step: move the ` +
+      "step slider to follow each.",
     draw(result) {
       frames.hidden = true;
       const draw = (step) => picture(window.matchMedia(PHONE).matches ? NARROW : DESKTOP, result, seen.config,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Tensor", "TENSORS", "ROLES", "HEAD_COLORS", "COLORMAPS", "ALL_COLORS", "css",
-           "box_style", "legend", "legend_html"]
+__all__ = ["Tensor", "TENSORS", "ROLES", "HEAD_COLORS", "COLORMAPS", "ALL_COLORS", "RAMP_STOPS",
+           "css", "ramp", "box_style", "legend", "legend_html"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ HEAD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
 # Values drawn as colour: weights and probabilities (sequential), signed numbers such as
 # embeddings (diverging), and a family of curves that differ in one setting (greys).
 COLORMAPS = {"sequential": "viridis", "diverging": "RdBu_r", "series": "Greys"}
+# The page draws a weight or a probability as one of this many colours of the sequential map.
+RAMP_STOPS = 9
 ALL_COLORS = ({t.color for t in TENSORS.values()} | set(ROLES.values()) | set(HEAD_COLORS))
 
 
@@ -81,10 +83,37 @@ def legend_html(kinds) -> str:
     return f'<ul class="il-key-legend" aria-label="colour key">{items}</ul>'
 
 
+def _luminance(color: str) -> float:
+    """WCAG 2.1 relative luminance of a #rrggbb colour."""
+    channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def ramp(stops: int = RAMP_STOPS) -> list[tuple[str, str]]:
+    """The sequential colour map (COLORMAPS) at ``stops`` evenly spaced values from 0 to 1, each
+    as (fill, ink): the fill, and white or the text colour, whichever contrasts more with it."""
+    import matplotlib
+    from matplotlib.colors import to_hex
+
+    cmap = matplotlib.colormaps[COLORMAPS["sequential"]]
+    text = _luminance(ROLES["text"])
+    out = []
+    for i in range(stops):
+        fill = to_hex(cmap(i / (stops - 1)))
+        lum = _luminance(fill)
+        out.append((fill, "#ffffff" if 1.05 / (lum + 0.05) > (lum + 0.05) / (text + 0.05)
+                    else ROLES["text"]))
+    return out
+
+
 def css() -> str:
-    """The palette as the CSS custom properties of the page's :root (``--il-<name>``)."""
+    """The palette as the CSS custom properties of the page's :root (``--il-<name>``; the
+    sequential map as ``--il-seq-<i>`` and the ink to write on it as ``--il-seq-ink-<i>``)."""
     lines = [f"  --il-{name}: {t.color};" for name, t in TENSORS.items()]
     lines += [f"  --il-{name}: {color};" for name, color in ROLES.items()
               if name not in ("white", "black")]
     lines += [f"  --il-head-{i}: {color};" for i, color in enumerate(HEAD_COLORS)]
+    lines += [f"  --il-seq-{i}: {fill};\n  --il-seq-ink-{i}: {ink};"
+              for i, (fill, ink) in enumerate(ramp())]
     return ":root {\n" + "\n".join(lines) + "\n}\n"
