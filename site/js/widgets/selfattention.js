@@ -16,7 +16,8 @@ const ROW = window.matchMedia("(max-width: 720px)").matches ? 56 : 24;
 const [LEFT, RIGHT, WIDTH] = [120, 280, 400];
 const y = (i) => ROW * (i + 0.5) + 6;
 const ARROWS = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1, Home: -Infinity, End: Infinity };
-const swatch = (head) => h("span", { class: "il-head-swatch", style: `background: ${colour(head)}`, "aria-hidden": "true" });
+const swatch = (head) => h("span",
+  { class: "il-head-swatch", style: `background: ${colour(head)}`, "aria-hidden": "true" });
 
 /** What query q attends to in one head: every key's weight in order, or (all heads) its top 3. */
 function said(head, weights, tokens, q, top) {

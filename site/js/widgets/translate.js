@@ -65,7 +65,8 @@ export function mount(element, api) {
     compute: (corpus, sentence) => api.translate(corpus, sentence, { topK: p.topK }),
     describe: (corpus, sentence) => `the ${corpus} model's translation of '${sentence}' and its ` +
       "encoder-decoder attention",
-    said: ({ hypotheses: [best] }) => `Translation: ${best.tokens.filter((t) => t !== "<eos>").join(" ")}; the model is ` +
+    said: ({ hypotheses: [best] }) =>
+      `Translation: ${best.tokens.filter((t) => t !== "<eos>").join(" ")}; the model is ` +
       `${confidence(Math.exp(best.score))} sure of it.`,
     draw(result) {
       const best = result.hypotheses[0];
