@@ -18,6 +18,8 @@ import torch
 import illustrated as il
 from illustrated.files import file_set as _file_set
 from illustrated.commands import shipped
+import numpy as np
+from illustrated import pretrained_models
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = shipped.manifest()
@@ -326,3 +328,14 @@ def test_an_installed_wheel_carries_the_weights(tmp_path):
     assert result["file"].startswith(str(site)), result["file"]  # the wheel, not the checkout
     assert result["corpora"] == list(shipped.SHIPPED)
     assert result["translation"] == ["i am a student"]
+
+
+def test_a_numpy_seed_reaches_retraining_as_an_int(monkeypatch):
+    seen = {}
+
+    def train_corpus(corpus, *, seed, **kwargs):
+        seen["seed"] = seed
+        return il.pretrained(corpus) + (None,)
+    monkeypatch.setattr(pretrained_models, "train_corpus", train_corpus)
+    il.pretrained("post", retrain=True, seed=np.int64(1))
+    assert type(seen["seed"]) is int and seen["seed"] == 1

@@ -229,3 +229,25 @@ def test_written_pairs_read_back(tmp_path_factory, pairs):
     if got is not None:  # unless a side held a special token
         assert got == [(unicodedata.normalize("NFC", s.strip()),
                         unicodedata.normalize("NFC", t.strip())) for s, t in pairs]
+
+GOOD_PAIRS = "".join(f"le chat {i}\tthe cat {i}\n" for i in range(12))
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\ufeff", "\u0301", "\u200b\u200c"])
+@pytest.mark.parametrize("side", ["source", "target"])
+def test_a_side_of_invisible_characters_only_is_refused(tmp_path, invisible, side):
+    path = tmp_path / "pairs.tsv"
+    line = f"{invisible}\tthe cat" if side == "source" else f"le chat\t{invisible}"
+    path.write_text(GOOD_PAIRS + line + "\n", encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        read_pairs(path)
+    codes = " ".join(f"U+{ord(c):04X}" for c in invisible)
+    assert str(info.value).startswith(f"{path}:13: expected a {side} with a visible character, "
+                                      f"got only invisible ones ({codes}")
+    assert "\n" not in str(info.value)
+
+
+def test_a_word_with_an_invisible_character_inside_still_reads(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text(GOOD_PAIRS + "le\u200bchat\tthe cat\n", encoding="utf-8")
+    assert read_pairs(path)[-1][0] == "le\u200bchat"

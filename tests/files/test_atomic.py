@@ -264,3 +264,12 @@ def test_the_temporary_file_is_made_beside_the_target(old, tmp_path, monkeypatch
     assert old.read_bytes() == b"the new file"
     assert renames == [(str(old.parent), str(old.parent))]
     assert list(elsewhere.iterdir()) == [] and leftovers(old.parent) == []
+
+
+def test_an_output_name_that_is_not_utf8_is_refused(tmp_path):
+    path = str(tmp_path) + "/model-\udcff.pt"  # the byte 0xff, as the system hands it over
+    with pytest.raises(ValueError) as info:
+        _atomic.check_writable(path, "--out")
+    assert str(info.value) == (f"--out: expected a path in UTF-8, got {ascii(path)} (a byte that "
+                               f"is not UTF-8: rename it)")
+    assert str(info.value).isascii()

@@ -368,3 +368,22 @@ def test_a_vocabulary_built_now_still_refuses_a_word_twice():
         il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "e\u0301te\u0301", "\u00e9t\u00e9"])
     with pytest.raises(ValueError, match=r"^tokens: got '<pad>' twice"):  # never a special
         il.data.Vocab(["<pad>", "<bos>", "<eos>", "<unk>", "<pad>"], merge_forms=True)
+
+
+def test_a_checkpoint_whose_folder_cannot_be_searched_is_not_called_missing(tmp_path,
+                                                                            monkeypatch):
+    """As a folder of mode 000 does for anyone but root (simulated: root passes chmod)."""
+    path = tmp_path / "locked" / "model.pt"
+
+    def lstat(target, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(target))
+    monkeypatch.setattr(checkpoint.os, "lstat", lstat)
+    with pytest.raises(ValueError) as info:
+        il.load_checkpoint(path)
+    assert str(info.value) == (f"path: cannot read '{path}' (Permission denied; its folder "
+                               f"cannot be searched)")
+
+
+def test_a_missing_checkpoint_is_still_called_missing(tmp_path):
+    with pytest.raises(ValueError, match=r"^path: no checkpoint file at"):
+        il.load_checkpoint(tmp_path / "none.pt")

@@ -198,3 +198,13 @@ def test_length_penalty_checks_its_arguments(length, alpha, match):
     with pytest.raises(ValueError, match=match):
         il.length_penalty(length, alpha)
     assert il.length_penalty(0, 0.0) == 1.0 and il.length_penalty(np.int64(7), 1) == 2.0
+
+
+def test_a_nan_memory_from_the_model_is_blamed_on_the_model():
+    """Transformer.decode leaves the memory unread (decoding calls it at every step with the
+    model's own): the decoding loop refuses the NaN scores, naming the model."""
+    model, src_vocab, tgt_vocab = il.pretrained("post")
+    with torch.no_grad():
+        model.src_embed.lut.weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match=r"^model: its scores for the next token are NaN"):
+        il.greedy_decode(model, [4, 5], bos_id=tgt_vocab.bos_id, eos_id=tgt_vocab.eos_id)

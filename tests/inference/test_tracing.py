@@ -346,3 +346,11 @@ def test_a_decomposed_sentence_is_the_same_sentence(post_ln):
     b = il.trace(model, SENTENCE, src_vocab=src_vocab, tgt_vocab=tgt_vocab)
     assert a.source_tokens == ["je", "suis", "étudiant"] and a.target_ids == b.target_ids
     np.testing.assert_array_equal(a.logits, b.logits)
+
+
+def test_tracing_a_model_on_the_meta_device_is_refused():
+    model, src_vocab, tgt_vocab = il.pretrained("post")
+    meta = model.to("meta")
+    with pytest.raises(ValueError, match=r"^model: expected a model whose weights are in memory "
+                                         r"\(CPU or GPU\), got one on the meta device"):
+        il.trace(meta, "je suis étudiant", src_vocab=src_vocab, tgt_vocab=tgt_vocab)

@@ -14,6 +14,7 @@ import torch
 
 import illustrated as il
 from illustrated.files.training_state import load_training_state
+from illustrated.training import distributed
 from illustrated.data.pairs_file import build_vocab
 
 PAIRS = [(f"{s} {v} {o} .", f"{es} {ev} {eo} .")
@@ -290,3 +291,11 @@ def test_batches_by_tokens_split_over_two_processes_as_one_process_trains_them(t
                                          r"pair takes 6 positions, and each of 1 micro-batches "
                                          r"over 2 processes needs one\), got 11$"):
         il.train(model, PAIRS, src, tgt, tokens_per_batch=11, device="cpu", progress=False)
+
+
+@pytest.mark.parametrize("timeout", [1e300, 7 * 86400 + 1, float("inf")])
+def test_a_timeout_past_a_week_is_refused_before_joining(timeout, monkeypatch):
+    monkeypatch.setattr(distributed.dist, "init_process_group",
+                        lambda *a, **k: pytest.fail("joined"))
+    with pytest.raises(ValueError, match=r"^timeout: expected a .*number of seconds"):
+        distributed.init("cpu", timeout=timeout)
