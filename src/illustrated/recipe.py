@@ -18,15 +18,16 @@ from typing import Any, Mapping
 
 from ._args import MAX_SEED, ArgumentTypeError, check_choice, check_int, check_real, describe
 from .config import PAPER_BASE, TINY
-from .training.schedules import SCHEDULES
 
 __all__ = ["Recipe", "PRECISIONS", "PAGE_MODEL_LIMITS", "PAGE_SETTINGS", "PAGE_LAYOUT",
            "D_FF_PER_D_MODEL", "Preset", "PRESETS", "CORPUS_PRESETS", "COMMAND_PRESETS",
            "recipe_fields", "check_field", "page_fields", "page_name", "schema"]
 
+#: The learning-rate schedules (illustrated.training.schedules computes them).
+SCHEDULES = ("constant", "noam", "cosine")
+
 #: Precisions ``il.train`` runs in.
 PRECISIONS = ("fp32", "bf16")
-
 
 
 def _shown(label: str, said: str = "{}", *, control: str = "number", step: Any = None,
@@ -276,20 +277,17 @@ def _paper_base() -> Preset:
 PRESETS: dict[str, Preset] = {
     # The post's two sentences: TINY as it is.
     "post": Preset({}, {"steps": 100, "lr": 3e-3, "warmup": 10, "batch_size": 2}),
-    # Copy and reverse need only one layer a side; the cosine decay settles the last few percent.
-    # 100 % exact match on the test split for seeds 0-2 under ATEN_CPU_CAPABILITY default, avx2
-    # and avx512 (benchmarks/retrain.py); copy at 300 steps / warm-up 20 stopped at 99 % on
-    # avx512 seed 0, and at lr 5e-3 the same model stopped at 99 % (copy) and 84 % (reverse).
+    # Copy and reverse need only one layer a side; the cosine decay settles the last few
+    # percent. The steps are the fewest that reach 100 % exact match on the test split for
+    # seeds 0-2 on every CPU kernel (benchmarks/retrain.py, benchmarks/results/retrain*.json).
     "copy": Preset({"n_heads": 2, "n_layers": 1},
                    {"steps": 400, "lr": 1e-2, "warmup": 40, "schedule": "cosine"}),
-    # 500 steps: with the fused attention path, 400 left seed 2 at 99 % exact match under
-    # ATEN_CPU_CAPABILITY=default/avx2 (benchmarks/results/retrain*.json).
     "reverse": Preset({"n_heads": 2, "n_layers": 1},
                       {"steps": 500, "lr": 1e-2, "warmup": 50, "schedule": "cosine"}),
     # Real grammar: agreement, word order and pronoun choice want a wider model.
     "fr-en": Preset({"d_model": 64, "d_ff": 128},
                     {"steps": 400, "lr": 3e-3, "warmup": 20, "schedule": "cosine"}),
-    # referent_weight: the encoder's output at "it" must also name its noun (illustrated.training.referent),
+    # referent_weight: the encoder's output at "it" must also name its noun (training.referent),
     # so that an encoder head looks from "it" to "the animal" / "the street" as the post's figure
     # does; translation alone grows no such head (benchmarks/results/coreference_heads.json).
     "coreference": Preset({"d_model": 64, "d_ff": 128},

@@ -162,7 +162,7 @@ export function trainer(jax, cfg, { smoothing = 0, clip, betas: [beta1, beta2], 
   };
 }
 
-/** The package's learning_rate(step, lr, warmup, schedule, total_steps) (training.py). */
+/** The package's learning_rate(step, lr, warmup, schedule, total_steps) (training/schedules.py). */
 export function learningRate(step, lr, warmup, schedule, total) {
   if (warmup > 0 && step < warmup) return lr * step / warmup;
   if (schedule === "noam" && warmup > 0) return lr * Math.sqrt(warmup / step);

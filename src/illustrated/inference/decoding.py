@@ -14,15 +14,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from .._args import (ArgumentTypeError, check_bool, check_instance, check_int, check_real,
+from .._args import (ArgumentTypeError, check_bool, check_int, check_real,
                     describe)
 from .._numpy import to_numpy
-from ..config import TransformerConfig
 from ..modules._checks import check_source_ids
 from ..modules.kv_cache import KVCache
-from ..modules.transformer import Transformer
+from ..modules.transformer import Transformer, check_model
 
-__all__ = ["EvalMode", "check_model", "greedy_decode", "greedy_decode_batch", "beam_search",
+__all__ = ["EvalMode", "greedy_decode", "greedy_decode_batch", "beam_search",
            "length_penalty", "BeamStep", "GreedyStep", "prepare_source", "token_ids"]
 
 
@@ -80,26 +79,6 @@ def prepare_source(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *,
     src = token_ids(src_ids, name)  # (src_len,)
     check_source_ids(name, src, model.cfg, sentence=True)
     return src[None].to(next(model.parameters()).device)  # (1, src_len)
-
-
-def check_model(name: str, model: object) -> None:
-    """TypeError (also a ValueError) naming ``name`` unless ``model`` decodes like a
-    :class:`Transformer`: the class itself, or an ``nn.Module`` with its ``cfg``
-    (TransformerConfig), ``encode``, ``decode``, ``generator``, ``encode_unchecked``,
-    ``decode_unchecked`` and ``supports_kv_cache`` of the same contract (the benchmarks wrap
-    ``torch.nn.Transformer`` that way)."""
-    if isinstance(model, Transformer):
-        return
-    if (isinstance(model, torch.nn.Module)
-            and isinstance(getattr(model, "cfg", None), TransformerConfig)
-            and isinstance(getattr(model, "supports_kv_cache", None), bool)
-            and all(callable(getattr(model, method, None))
-                    for method in ("encode", "decode", "generator", "encode_unchecked",
-                                   "decode_unchecked"))):
-        return
-    check_instance(name, model, Transformer,
-                   "an illustrated Transformer (or an nn.Module with its cfg, encode, decode, "
-                   "generator, encode_unchecked, decode_unchecked and supports_kv_cache)")
 
 
 def _check_decode_args(model: Transformer, bos_id: int, eos_id: int, max_len: int) -> None:

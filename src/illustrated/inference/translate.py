@@ -12,7 +12,8 @@ import torch
 from .._args import ArgumentTypeError, check_int, check_pairs, describe
 from ..data import Vocab, detokenize, tokenize
 from ..data.vocab import check_vocab_fits
-from .decoding import beam_search, check_model, greedy_decode_batch
+from .decoding import beam_search, greedy_decode_batch
+from ..modules.transformer import check_model
 from ..modules.transformer import Transformer
 
 __all__ = ["translate", "exact_match", "expected_translation"]

@@ -74,8 +74,6 @@ def check_positional_sizes(d_model: object, max_len: object, layout: object,
     check_dropout(dropout)
 
 
-
-
 def check_mask(mask: torch.Tensor | None, expected: tuple[int, ...], name: str = "mask",
                device: torch.device | None = None) -> None:
     """Raise unless ``mask`` is a bool tensor that broadcasts *to* ``expected`` (batch, n_heads,
@@ -240,12 +238,6 @@ def check_sdpa_inputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                          f"k {tuple(k.shape)}, v {tuple(v.shape)}") from None
     if mask is not None:
         check_mask(mask, (*leading, q.shape[-2], k.shape[-2]), device=q.device)
-
-
-
-
-
-
 
 
 def check_source_ids(name: str, src: torch.Tensor, cfg: TransformerConfig,

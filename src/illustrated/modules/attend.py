@@ -18,7 +18,6 @@ __all__ = ["Attend", "kernel_for"]
 Kernel = Callable[..., torch.Tensor]
 
 
-
 def kernel_for(device: torch.device) -> Kernel:
     """The batched kernel for ``device``: keys-first on a CPU (fast for a sentence's short rows
     of scores), the fused one elsewhere. Both run on any device and agree to rounding."""

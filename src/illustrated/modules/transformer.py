@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from ..config import TransformerConfig
+from .._args import check_instance
 from ..masks import causal_mask, padding_mask
 from ._checks import check_config, check_pair, check_source, check_target
 from .decoder import Decoder
@@ -17,7 +18,7 @@ from .kv_cache import KVCache
 from .output import Generator
 from .positional import PositionalEncoding
 
-__all__ = ["Transformer"]
+__all__ = ["Transformer", "check_model"]
 
 
 class Transformer(nn.Module):
@@ -96,3 +97,23 @@ class Transformer(nn.Module):
             tgt_mask = causal_mask(total, device=tgt_in.device)[past:]  # (tgt_len, past + tgt_len)
         y = self.positional(self.tgt_embed(tgt_in), start=past)  # (batch, tgt_len, d_model)
         return self.decoder(y, memory, src_mask, tgt_mask, cache=cache)  # (batch, tgt_len, d_model)
+
+
+def check_model(name: str, model: object) -> None:
+    """TypeError (also a ValueError) naming ``name`` unless ``model`` decodes like a
+    :class:`Transformer`: the class itself, or an ``nn.Module`` with its ``cfg``
+    (TransformerConfig), ``encode``, ``decode``, ``generator``, ``encode_unchecked``,
+    ``decode_unchecked`` and ``supports_kv_cache`` of the same contract (the benchmarks wrap
+    ``torch.nn.Transformer`` that way)."""
+    if isinstance(model, Transformer):
+        return
+    if (isinstance(model, torch.nn.Module)
+            and isinstance(getattr(model, "cfg", None), TransformerConfig)
+            and isinstance(getattr(model, "supports_kv_cache", None), bool)
+            and all(callable(getattr(model, method, None))
+                    for method in ("encode", "decode", "generator", "encode_unchecked",
+                                   "decode_unchecked"))):
+        return
+    check_instance(name, model, Transformer,
+                   "an illustrated Transformer (or an nn.Module with its cfg, encode, decode, "
+                   "generator, encode_unchecked, decode_unchecked and supports_kv_cache)")

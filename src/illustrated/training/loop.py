@@ -37,8 +37,7 @@ from ..config import TransformerConfig
 from ..data import Vocab, collate, encode_pairs
 from ..data.batching import pair_widths, token_epoch, tokens_fit
 from ..data.vocab import check_vocab_fits
-from ..inference.decoding import check_model
-from ..modules.transformer import Transformer
+from ..modules.transformer import Transformer, check_model
 from .objective import objective
 from .referent import ReferentObjective
 from ..recipe import PRECISIONS, Recipe
@@ -63,6 +62,7 @@ def set_seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
 
 def preload_optimizer() -> float:
     """Pay ``torch.optim``'s one-time start-up cost now and return it in seconds.

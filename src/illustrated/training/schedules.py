@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 
 from .._args import check_choice, check_int, check_real
+from ..recipe import SCHEDULES
 
 __all__ = ["SCHEDULES", "learning_rate"]
 
-SCHEDULES = ("constant", "noam", "cosine")
 
 
 def learning_rate(step: int, lr: float, warmup: int, schedule: str = "constant",
