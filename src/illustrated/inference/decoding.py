@@ -244,43 +244,20 @@ def greedy_decode(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, 
                   use_cache: bool = True):
     """Pick the most probable word at every step, feeding each choice back in, until <eos>.
 
-    Parameters
-    ----------
-    model : Transformer.   src_ids : 1-D sequence of source token ids (not a set or dict).
-    bos_id, eos_id : target vocabulary ids of <bos> and <eos>.
-    max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
-    return_steps : bool, also return one :class:`GreedyStep` per generated token, as
-        ``beam_search(..., return_steps=True)`` returns its beam.
-    use_cache : bool, keep each decoder layer's keys and values from step to step (a KV cache,
-        :class:`~illustrated.modules.KVCache`): step t feeds the decoder the newest position
-        only, its self-attention reads the t - 1 earlier keys and values from the cache, and
-        the encoder-decoder attention's keys and values (n_heads x src_len x d_k a layer) are
-        computed at the first step only. The same tokens and scores as ``use_cache=False``,
-        which feeds the whole prefix at every step (O(t^2) work for t tokens; tested). A model
-        whose ``supports_kv_cache`` is False decodes without the cache. Paper §3.1
-        (auto-regressive), §3.2.3 (masking makes earlier positions final).
-
-    Returns
-    -------
-    list[int]: generated ids, without <bos>, ending with <eos> when it was produced; <bos> and
-    <pad> are never generated. With ``return_steps=True``: (that list, list of GreedyStep).
-
-    Raises
-    ------
-    TypeError (also a ValueError)
-        If ``src_ids`` is a str, a set or dict, or holds non-integers (float ids are never
-        truncated), or an id, ``max_len`` or ``return_steps`` has the wrong type.
-    ValueError
-        For an empty source, one of padding only, too long or with an id outside the
-        vocabulary; ``max_len`` outside [1, model.cfg.max_len] (n generated tokens feed the
-        decoder at most n positions); ``bos_id``/``eos_id`` outside the target vocabulary,
-        ``eos_id`` equal to ``bos_id`` or the padding id, ``bos_id`` equal to the padding id;
-        a model whose scores are NaN (NaN or
-        infinite weights): ``"model: its scores for the next token are NaN ..."``.
-
-    References
-    ----------
-    Post "The Final Linear and Softmax Layer" and "The Loss Function" ("greedy decoding").
+    model: a Transformer; src_ids: 1-D sequence of source ids; bos_id, eos_id: target ids;
+    max_len in [1, model.cfg.max_len]: most tokens generated, <eos> included; return_steps:
+    also return a :class:`GreedyStep` per token; use_cache: keep each layer's keys and values
+    between steps (:class:`~illustrated.modules.KVCache`; the same tokens and scores as
+    without, which feeds the whole prefix at every step; ignored for a model whose
+    ``supports_kv_cache`` is False).
+    Returns the generated ids without <bos>, ending with <eos> when it was produced (<bos> and
+    <pad> are never generated); with ``return_steps``, (ids, steps).
+    Raises TypeError (also a ValueError) for an argument of the wrong type (a str, set or dict
+    as the source, float ids); ValueError for an empty, padding-only, too long or
+    out-of-vocabulary source, ``max_len`` out of range, ``bos_id``/``eos_id`` outside the
+    target vocabulary or equal to each other or to the padding id, and a model whose scores
+    are NaN ("model: its scores for the next token are NaN ...").
+    Post "The Final Linear and Softmax Layer", "The Loss Function"; paper §3.1, §3.2.3.
     """
     src = prepare_source(model, src_ids)  # (1, src_len)
     _check_decode_args(model, bos_id, eos_id, max_len)
@@ -329,40 +306,17 @@ def beam_search(model: Transformer, src_ids: Sequence[int] | torch.Tensor, *, bo
                 alpha: float = 0.0, return_steps: bool = False, use_cache: bool = True):
     """Keep the ``beam_size`` best partial translations at every step; return the ``top_beams`` best.
 
-    At each step every live hypothesis is extended by every word; the candidates are ranked by
-    their summed log-probability. Those among the best ``beam_size`` that end with <eos> are
-    finished; the best ``beam_size`` that do not end with <eos> stay alive. All live hypotheses
-    are decoded together as one batch. Search stops when no live hypothesis can still beat the
-    ``top_beams``-th finished one, or after ``max_len`` tokens (unfinished hypotheses are then
-    returned as they are).
-
-    Parameters
-    ----------
-    model : Transformer.   src_ids : 1-D sequence of source ids.   bos_id, eos_id : target ids.
-    beam_size : int >= 1, hypotheses kept alive (post: ``beam_size``).
-    top_beams : int, 1 <= top_beams <= beam_size, translations returned (post: ``top_beams``).
-    max_len : int in [1, model.cfg.max_len], most tokens generated, <eos> included.
-    alpha : finite float >= 0, GNMT length penalty exponent; score = sum of log-probs / ((5+len)/6)**alpha.
-    return_steps : bool, also return the list of :class:`BeamStep` (the beam as a tree).
-    use_cache : bool, as in :func:`greedy_decode`; the source's cross-attention keys and values
-        are computed once and copied to every live hypothesis, and each step's cache rows are
-        reordered to follow the hypotheses kept (row j from its parent's row).
-
-    Returns
-    -------
-    list of ``top_beams`` (token_ids, score), best first, token_ids without <bos>; with
-    ``return_steps=True``, (that list, list of BeamStep).
-
-    Raises
-    ------
-    TypeError
-        If an argument has the wrong type (the error is also a ValueError).
-    ValueError
-        If ``beam_size < 1``, ``top_beams`` is outside [1, beam_size], ``alpha`` is negative,
-        NaN or infinite, or the source, ids or ``max_len`` are bad (see :func:`greedy_decode`).
-
-    References
-    ----------
+    Every live hypothesis is extended by every word and the candidates ranked by summed
+    log-probability: those among the best ``beam_size`` that end with <eos> finish, the best
+    ``beam_size`` others stay alive (decoded together as one batch). The search stops when no
+    live hypothesis can beat the ``top_beams``-th finished one, or after ``max_len`` tokens.
+    beam_size >= 1; top_beams in [1, beam_size]; alpha >= 0, finite: the GNMT length penalty,
+    score = sum of log-probs / ((5 + len) / 6) ** alpha; return_steps: also the beam as a tree
+    (:class:`BeamStep` list); other arguments as in :func:`greedy_decode` (with the cache,
+    each step's rows are reordered to follow the hypotheses kept).
+    Returns ``top_beams`` (token_ids without <bos>, score), best first.
+    Raises TypeError (also a ValueError) for a wrong type; ValueError for ``beam_size``,
+    ``top_beams`` or ``alpha`` out of range, and as :func:`greedy_decode` for the rest.
     Post, end of "The Loss Function"; paper §6.1; Wu et al. 2016 (GNMT) §7.
     """
     _check_beam_args(model, bos_id, eos_id, beam_size, top_beams, max_len, alpha, return_steps)
