@@ -208,12 +208,29 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, own_pa
               "baselines": {c: runs.frequency_loss(c) for c in corpora}}
     if compare:
         params["compare"] = {"option": compare[0], "values": list(compare[1])}
+    params["references"] = references(corpus, settings, compare)
     if compare is None if own_pairs is None else own_pairs:
         params["ownPairs"] = True
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
                    "its loss curve beside the earlier runs, translations every 50 steps and "
                    "exact match",
                    kernel=lambda: _train_kernel(corpus, list(corpora), settings, params))
+
+
+def references(corpus: str, settings: dict, compare=None) -> list[dict]:
+    """The runs PyTorch trains when the book is built (book/runs.py's reference), drawn faint
+    under a run of the same corpus in the page: each corpus's recipe and, for ``compare``, each
+    compared value on ``corpus``; named as the page names a run with those settings. A run
+    too long to train at build time (runs.reference_estimate) is left out."""
+    always = (["corpus"] if len(settings) > 1 else []) + ([compare[0]] if compare else [])
+    wanted = [(c, v) for c, v in settings.items() if not (compare and c == corpus)]
+    wanted += [(corpus, {**settings[corpus], compare[0]: x}) for x in compare[1]] if compare else []
+    out = []
+    for c, v in wanted:
+        named = always + (["referentWeight"] if "referentWeight" in v else [])
+        name = runs.run_name({"corpus": c, **v}, {**settings[c], "corpus": corpus}, named)
+        out.append(runs.reference(c, {"referentWeight": 0.0, **v}, name))
+    return [r for r in out if r]
 
 
 def _train_controls(corpus: str, settings: dict) -> dict:
@@ -240,15 +257,9 @@ def _train_printing(c: str, v: dict, out, button):
     """A model trained with PyTorch on corpus ``c`` with the settings ``v``, its progress and
     three test translations printed in ``out`` every 50 steps, ``button`` disabled meanwhile.
     Returns the model, its config, the history, the vocabularies and the test pairs."""
-    pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
     test = load_corpus(c, "test")[0]
-    set_seed(v["seed"])
-    cfg = make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
-                      d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
-                      norm_first=v["normFirst"] == "pre")
-    model = Transformer(cfg)
 
-    def callback(step, history):
+    def callback(step, history, model, vocabs):
         if step % 50 and step != v["steps"]:
             return
         with out:
@@ -257,17 +268,14 @@ def _train_printing(c: str, v: dict, out, button):
             print(f"step {step} of {v['steps']}, loss {history.loss[-1]:.3f}, "
                   f"{1000 * seconds / step:.0f} ms per step")
             for (source, _), output in zip(test, translate(model, [s for s, _ in test[:3]],
-                                                           src_vocab, tgt_vocab)):
+                                                           *vocabs)):
                 print(f"  {source} -> {output}")
     button.disabled = True
     try:
-        history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
-                        warmup=v["warmup"], schedule=v["schedule"],
-                        label_smoothing=v["labelSmoothing"], seed=v["seed"],
-                        referent_weight=v["referentWeight"], callback=callback, progress=False)
+        model, cfg, history, vocabs = runs.train_values(c, v, callback=callback)
     finally:
         button.disabled = False
-    return model, cfg, history, (src_vocab, tgt_vocab), test
+    return model, cfg, history, vocabs, test
 
 
 def _unique_name(name: str, kept: list) -> str:
