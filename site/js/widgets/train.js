@@ -157,7 +157,7 @@ export async function mount(element, api) {
   engage(w);
   const controls = buttons(w);
   element.querySelector("img.il-live-default")?.remove();
-  element.append(h("div", { class: "il-live" }, h("div", { class: "il-controls" }, w.form.controls), w.pairs.element,
+  element.append(h("div", { class: "il-live" }, w.form.element, w.pairs.element,
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
     h("div", { class: "il-controls il-buttons" }, controls), w.link.element,
