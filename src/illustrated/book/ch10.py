@@ -2,20 +2,25 @@
 from __future__ import annotations
 
 import shlex
+import tempfile
 import subprocess
 import sys
 import textwrap
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
 import matplotlib.pyplot as plt
 from matplotlib.transforms import blended_transform_factory
 
-from ..data import CORPORA, load_corpus
+from ..commands.web_export import page_schema
+from ..config import TINY
+from ..data import CORPORA, load_corpus, tokenize
+from ..data.pairs_file import build_vocab, read_pairs, split_pairs
 from ..modules import Transformer
 from ..pretrained_models import SETTINGS, make_config, pretrained
-from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, page_fields, recipe_fields
+from ..recipe import PAGE_MODEL_LIMITS, Recipe, page_fields, recipe_fields
 from ..training.referent import labels
 from ..inference.tracing import trace
 from ..files.checkpoint import save_checkpoint
@@ -253,11 +258,12 @@ def _train_controls(corpus: str, settings: dict) -> dict:
     return controls
 
 
-def _train_printing(c: str, v: dict, out, button):
+def _train_printing(c: str, v: dict, out, button, own=None):
     """A model trained with PyTorch on corpus ``c`` with the settings ``v``, its progress and
     three test translations printed in ``out`` every 50 steps, ``button`` disabled meanwhile.
+    ``own``: (train pairs, test pairs, src_vocab, tgt_vocab, config) of the reader's pairs.
     Returns the model, its config, the history, the vocabularies and the test pairs."""
-    test = load_corpus(c, "test")[0]
+    test = own[1] if own else load_corpus(c, "test")[0]
 
     def callback(step, history, model, vocabs):
         if step % 50 and step != v["steps"]:
@@ -272,10 +278,45 @@ def _train_printing(c: str, v: dict, out, button):
                 print(f"  {source} -> {output}")
     button.disabled = True
     try:
-        model, cfg, history, vocabs = runs.train_values(c, v, callback=callback)
+        data = (own[0], *own[2:]) if own else None
+        model, cfg, history, vocabs = runs.train_values(c, v, callback=callback, data=data)
     finally:
         button.disabled = False
     return model, cfg, history, vocabs, test
+
+
+def pairs_settings() -> dict:
+    """The settings of "your pairs" (page names): the ``tiny`` preset's sizes and recipe, as
+    ``python -m illustrated train --pairs`` and the page (pairs_box.js) use them."""
+    own = page_schema()["x-pairs"]
+    c, t = own["config"], own["train_settings"]
+    return {"steps": t["steps"], "lr": t["lr"], "warmup": t["warmup"],
+            "labelSmoothing": t["label_smoothing"], "dModel": c["d_model"],
+            "nHeads": c["n_heads"], "nLayers": c["n_layers"], "seed": Recipe().seed,
+            "schedule": t["schedule"], "normFirst": "pre" if c["norm_first"] else "post"}
+
+
+def read_own_pairs(text: str, seed: int):
+    """The reader's pairs typed in a kernel's box, read as ``python -m illustrated train
+    --pairs`` reads a file: (train pairs, test pairs, src_vocab, tgt_vocab, the tiny config
+    sized for them). Raises ValueError naming the line, as read_pairs does."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "your-pairs.tsv"
+        path.write_text(text, encoding="utf-8")
+        try:
+            pairs = read_pairs(path)
+        except ValueError as error:  # named by its line, as the page names it
+            raise ValueError(str(error).replace(f"{path}:", "line ")) from None
+    train_pairs, test_pairs = split_pairs(pairs, seed=seed)
+    src_vocab = build_vocab([s for s, _ in train_pairs])
+    tgt_vocab = build_vocab([t for _, t in train_pairs])
+    own = page_schema()["x-pairs"]["config"]
+    longest = max(max(len(tokenize(s)), len(tokenize(t)) + 1) for s, t in pairs)
+    cfg = replace(TINY, **{k: own[k] for k in ("d_model", "n_heads", "d_ff", "n_layers")},
+                  max_len=max(own["max_len"], longest + 1), src_vocab_size=len(src_vocab),
+                  tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
+                  tgt_pad_id=tgt_vocab.pad_id)
+    return train_pairs, test_pairs, src_vocab, tgt_vocab, cfg
 
 
 def _unique_name(name: str, kept: list) -> str:
@@ -287,8 +328,16 @@ def _unique_name(name: str, kept: list) -> str:
 def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     """The training widget in a kernel: the same controls, trained with PyTorch (il.train), and
     every run of the session kept on one chart and in a table (book/runs.py)."""
+    own = params.get("ownPairs")
+    if own:  # the reader's pairs, typed or pasted into a box
+        settings = {**settings, "pairs": pairs_settings()}
     controls = _train_controls(corpus, settings)
-    choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
+    choice = widgets.Dropdown(options=[(c, c) for c in corpora] + ([("your pairs", "pairs")] if own
+                                                                   else []),
+                              value=corpus, description="corpus")
+    box = widgets.Textarea(placeholder="je suis étudiant\ti am a student\nmerci\tthanks",
+                           description="your pairs", layout=widgets.Layout(
+                               width="100%", height="8em", display="none"))
     button, out, bench = widgets.Button(description="Train"), widgets.Output(), widgets.Output()
     log = widgets.Checkbox(description="log scale")
     clear, remove = widgets.Button(description="Clear runs"), widgets.Button(description="Remove")
@@ -299,6 +348,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         runs.say(compare["option"], v) for v in compare["values"])) if compare else None
 
     def fill(_=None):
+        box.layout.display = "" if choice.value == "pairs" else "none"
         for key, control in controls.items():
             if key == "referentWeight":  # a switch, offered where the corpus has "it" labels
                 weight = settings[choice.value].get(key)
@@ -318,7 +368,15 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     def run(_=None):
         c, v = choice.value, {k: w.value for k, w in controls.items()}
         v["referentWeight"] = settings[c].get("referentWeight", 0.0) if v["referentWeight"] else 0.0
-        model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button)
+        try:
+            mine = read_own_pairs(box.value, v["seed"]) if c == "pairs" else None
+        except ValueError as error:  # the line and what was expected, as the command line says
+            with out:
+                out.clear_output()
+                print(f"Not trained: {error}")
+            return
+        model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button,
+                                                                            mine)
         values = {"corpus": c, **v}
         if "referentWeight" not in settings[c]:  # no "it" labels: the switch is not a setting
             del values["referentWeight"]
@@ -332,7 +390,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         kept.append({"name": name, "losses": history.loss, "seconds": history.seconds[-1],
                      "settings": ", ".join(runs.say(k, x) for k, x in values.items()),
                      "exact_match": exact_match(model, test, src_vocab, tgt_vocab), "file": file,
-                     "floor": runs.floor_at(params["floors"][c], v["labelSmoothing"]),
+                     "floor": runs.floor_at(params["floors"].get(c, []), v["labelSmoothing"]),
                      "baseline": params.get("baselines", {}).get(c, 0)})
         show()
 
@@ -349,9 +407,10 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
                     if pick.value else None)
     if both:
         both.on_click(run_both)
+    fill()
     return widgets.VBox([choice, widgets.HBox(list(controls.values()),
                                               layout=widgets.Layout(flex_flow="row wrap")),
-                         widgets.HBox([w for w in (button, both, log) if w]), out, bench,
+                         widgets.HBox([w for w in (button, both, log) if w]), box, out, bench,
                          widgets.HBox([pick, remove, clear])])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -113,16 +114,17 @@ def table_html(runs: list[dict]) -> str:
     return f"<table><thead><tr>{cells(head, 'th')}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def train_values(corpus: str, v: dict, callback=None):
+def train_values(corpus: str, v: dict, callback=None, data=None):
     """A model trained with PyTorch (il.train) on ``corpus``'s training pairs with the page's
     settings ``v`` (page names: steps, lr, dModel, normFirst "post"/"pre", referentWeight...).
     ``callback(step, history, model, (src_vocab, tgt_vocab))`` after each step. Returns the
-    model, its config, the History and the vocabularies."""
-    pairs, src_vocab, tgt_vocab = load_corpus(corpus, "train")
+    model, its config, the History and the vocabularies. ``data``: (pairs, src_vocab, tgt_vocab,
+    config) to train on instead of a corpus (the reader's own pairs)."""
+    pairs, src_vocab, tgt_vocab, base = data or (*load_corpus(corpus, "train"), None)
     set_seed(v["seed"])
-    cfg = make_config(corpus, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
-                      d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
-                      norm_first=v["normFirst"] == "pre")
+    sizes = dict(d_model=v["dModel"], n_heads=v["nHeads"], d_ff=D_FF_PER_D_MODEL * v["dModel"],
+                 n_layers=v["nLayers"], norm_first=v["normFirst"] == "pre")
+    cfg = replace(base, **sizes) if base else make_config(corpus, src_vocab, tgt_vocab, **sizes)
     model = Transformer(cfg)
     history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
                     warmup=v["warmup"], schedule=v["schedule"],
