@@ -53,6 +53,48 @@ def test_the_widget_carries_floors_and_the_comparison():
                                    "copy": runs.frequency_loss("copy")}
 
 
+def test_the_widget_carries_the_book_runs_of_its_recipes():
+    """The reference curves drawn faint under a run: PyTorch's losses of each corpus's recipe
+    and of each compared value, named as the page names such a run; a corpus too slow to train
+    at build time (coreference, about 200 s) has none."""
+    page = ch10.train_widget("post", corpora=["post", "copy", "coreference"],
+                             compare=("labelSmoothing", [0.0, 0.1]), steps=30).html()
+    params = json.loads(page.split('data-params="')[1].split('"')[0].replace("&quot;", '"'))
+    refs = {r["name"]: r for r in params["references"]}
+    assert list(refs) == ["copy, label smoothing 0", "post, label smoothing 0",
+                          "post, label smoothing 0.1"]
+    assert runs.reference_estimate("coreference", ch10.recipe("coreference")) > \
+        runs.REFERENCE_BUDGET_S
+    post = refs["post, label smoothing 0.1"]
+    assert post["values"]["steps"] == 30 and len(post["losses"]) == 30
+    want = runs.train_values("post", {**params["settings"]["post"], "labelSmoothing": 0.1})[2].loss
+    assert post["losses"] == [round(float(x), 4) for x in want]
+    assert len(refs["copy, label smoothing 0"]["losses"]) == ch10.recipe("copy")["steps"]
+    assert refs["post, label smoothing 0"]["losses"][-1] < post["losses"][-1]  # no floor at 0
+
+
+def test_the_kernel_twin_trains_pairs_typed_in_its_box(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    pairs = il.data.load_corpus("copy", "train")[0][:30]
+    box = ch10._train_kernel("post", ["post"], {"post": ch10.recipe("post")},
+                             {"ownPairs": True, "floors": {"post": runs.floors("post")}})
+    choice, controls, buttons, typed = box.children[:4]
+    train = buttons.children[0]
+    choice.value = "pairs"
+    assert typed.layout.display == "" and controls.children[0].value == 300  # the tiny preset
+    controls.children[0].value = 20
+    typed.value = "un\tone\nno tab here\n"
+    train.click()
+    assert "Not trained: line 2: expected 'source<TAB>target', got no tab in 'no tab here'" in \
+        capsys.readouterr().out  # printed in the Output widget in a kernel
+    typed.value = "\n".join(f"{s}\t{t}" for s, t in pairs)
+    train.click()
+    model, (src_vocab, tgt_vocab), cfg = il.load_checkpoint(tmp_path / "run1-pairs.pt")
+    kept = il.data.pairs_file.split_pairs(pairs, seed=0)[0]
+    assert src_vocab.tokens == il.data.pairs_file.build_vocab([s for s, _ in kept]).tokens
+    assert cfg.d_model == 32 and box.children[-1].children[0].options == ("pairs, 20 steps",)
+
+
 def test_every_run_on_one_chart_and_in_a_table(legible, width):
     kept = [{"name": "post-LN", "losses": [3.0, 2.0, 1.9], "floor": 0, "seconds": 1.5,
              "settings": "reverse", "exact_match": 0.0, "file": "run1.pt", "baseline": 2.5574},
@@ -102,8 +144,8 @@ def test_the_kernel_twins_it_switch(tmp_path, monkeypatch):
     corpora = ["post", "coreference"]
     settings = {c: {**ch10.recipe(c), "steps": 5} for c in corpora}
     weights = []
-    real = ch10.train
-    monkeypatch.setattr(ch10, "train", lambda *a, **k: weights.append(k["referent_weight"])
+    real = runs.train
+    monkeypatch.setattr(runs, "train", lambda *a, **k: weights.append(k["referent_weight"])
                         or real(*a, **k))
     box = ch10._train_kernel("coreference", corpora, settings,
                              {"floors": {c: runs.floors(c) for c in corpora}})

@@ -67,7 +67,7 @@ def test_train_post_in_the_page_and_load_the_file_in_python(browser, server, tmp
     assert status.endswith(" · done"), status  # not "about 0 s left"
     said = [li.text for li in widget.find_elements("css selector", "[data-role=samples] li")]
     assert said and all(line.endswith("(step 100)") for line in said), said  # the model as it ended
-    assert len(widget.find_elements("css selector", "[data-role=curve] polyline")) == 1
+    assert len(widget.find_elements("css selector", "[data-role=curve-line]")) == 1
     corpora = browser.execute_script(
         "return [...document.querySelectorAll('[data-il-widget=translate] "
         "select[data-control=corpus] option')].map((o) => o.value)")

@@ -1,10 +1,13 @@
 """Chapter 10's training widget with the reader's own pairs and the page's link, in the built
 book: 30 pairs pasted are trained to 100 % on their training split, translated in the page as the
-downloaded model translates them in Python; bad input is answered per line with nothing lost; a
-link copied after a run, opened afresh, restores every field and reproduces the losses."""
+downloaded model translates them in Python and on the command line; bad input is answered per
+line with nothing lost; a link copied after a run, opened afresh, restores every field and
+reproduces the losses."""
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
 
 import pytest
 
@@ -55,6 +58,13 @@ def test_pasted_pairs_train_translate_and_load_in_python(browser, server, tmp_pa
     path.write_bytes(base64.b64decode(data))
     model, (src_vocab, tgt_vocab), _ = il.load_checkpoint(path)
     assert il.translate(model, [s for s, _ in train], src_vocab, tgt_vocab) == page
+    # and the command line reads the same file and translates as the page did
+    command = subprocess.run([sys.executable, "-m", "illustrated", "translate", "--model",
+                              str(path), *[s for s, _ in train[:3]]],
+                             capture_output=True, text=True, check=True)
+    said = [line.split("  ->  ")[1].split("  (score")[0] for line in command.stdout.splitlines()
+            if "  ->  " in line]
+    assert said == page[:3]
     names = browser.execute_script(
         "return [...document.querySelectorAll(arguments[0] + ' [data-role=run-row]')]"
         ".map((r) => r.dataset.name)", WIDGET)

@@ -132,7 +132,7 @@ export function pairsData(pairs, seed, schema) {
   const [train, test] = splitPairs(pairs, schema.test_fraction, seed);
   const [src, tgt] = [0, 1].map((side) => new Vocab(buildVocab(train.map((p) => p[side]))));
   const encode = (vocab, s) => tokenize(s).map((t) => vocab.ids.get(t) ?? vocab.ids.get("<unk>"));
-  const longest = Math.max(...pairs.map(([s, t]) => Math.max(tokenize(s).length, tokenize(t).length + 1)));
+  const longest = pairs.reduce((m, [s, t]) => Math.max(m, tokenize(s).length, tokenize(t).length + 1), 0);
   const config = { ...schema.config, max_len: Math.max(schema.config.max_len, longest + 1),
     src_vocab_size: src.tokens.length, tgt_vocab_size: tgt.tokens.length, pad_id: 0, tgt_pad_id: 0 };
   return { corpus: "pairs", config, train_settings: schema.train_settings, src_tokens: src.tokens,

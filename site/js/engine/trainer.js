@@ -47,7 +47,8 @@ async function setup({ pairs, ...options }) {
   const t = trainer(jax, cfg, { smoothing: o.labelSmoothing, clip: recipe.clip, betas: recipe.betas, eps: recipe.eps,
     referentWeight: o.referentWeight });
   const p = arrays(jax, { ...initialWeights(cfg, random), ...readout });
-  const widths = [0, 1].map((side) => Math.max(...data.train.map((pair) => pair[side].length)) + side);
+  // (a loop, not Math.max(...): a spread of 200,000 pairs overflows the stack)
+  const widths = [0, 1].map((side) => data.train.reduce((m, pair) => Math.max(m, pair[side].length), 0) + side);
   // The sizes of the model being trained (cfg) too: the decoding loops' KV cache reads them.
   const config = { ...data, ...cfg, src_pad_id: cfg.pad_id, tgt_pad_id: cfg.tgt_pad_id,
     maxLen: Math.min(cfg.max_len - 1, widths[1] + 2) };
@@ -110,7 +111,7 @@ async function run(options) {
     stopped: step < o.steps,
     msPerStep: (seconds * 1000) / step, seconds,
     weights: await writeModel(tensors, cfg, data.src_tokens, data.tgt_tokens),
-    trainSrcLen: [Math.min(...lengths), Math.max(...lengths)] };
+    trainSrcLen: [lengths.reduce((a, b) => Math.min(a, b)), lengths.reduce((a, b) => Math.max(a, b))] };
 }
 
 if (typeof window === "undefined") self.onmessage = async ({ data: message }) => {

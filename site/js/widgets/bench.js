@@ -32,6 +32,10 @@ const legendItems = (shown) => [...shown.map((r) => h("li", { "data-name": r.nam
   dashed(shown.find((r) => r.floor && floorSaid(r) === said).color), said)),
 ...[...new Set(shown.map((r) => r.baseline).filter(Boolean))].map((b) => h("li", { "data-role": "baseline-label" },
   dashed(BASELINE.color, BASELINE.dashes), `knows only how often each token occurs: ${b.toFixed(3)}`)),
+...shown.filter((r) => r.reference).slice(-1).map((r) => h("li", { "data-role": "reference-label" },
+  h("span", { class: "il-swatch il-swatch-faint", style: `background: ${r.color}` }),
+  `faint: the book's run “${r.reference.name}” (PyTorch, when the book was built): ` +
+  `${r.reference.losses.at(-1).toFixed(3)} after ${r.reference.losses.length} steps`)),
 ...shown.filter((r) => r.itLosses.length).slice(-1).map((r) => h("li", { "data-role": "it-label" },
   dashed(r.color, "0.5 4"), "dotted: the “it” loss (which noun “it” means)"))];
 
@@ -56,7 +60,8 @@ function parts(onLog, onClear) {
   return p;
 }
 
-/** The bench: {element, start(values, name, floor, steps, baseline), draw(), finish(run, out), drop(run), runs};
+/** The bench: {element, start(values, name, floor, steps, baseline, reference), draw(), finish(run, out), drop(run),
+ * runs}; reference: the book's run ({name, losses}) drawn faint under the latest run that has one;
  * `say`: runs.js's sayer. */
 export function bench(say) {
   const runs = [];
@@ -76,10 +81,11 @@ export function bench(say) {
   }
   // A new column width (a window resized, a phone turned): the chart drawn again for it.
   new window.ResizeObserver(() => p.plot.clientWidth && p.plot.clientWidth !== state.drawn && draw()).observe(p.plot);
-  function start(values, name, floor, steps, baseline = 0) {
+  function start(values, name, floor, steps, baseline = 0, reference = null) {
     const taken = runs.filter((r) => r.name === name || r.name.startsWith(`${name} (`)).length;
     const said = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, say(k, v)]));
     const run = { id: state.count + 1, values, name: taken ? `${name} (${taken + 1})` : name, floor, baseline, steps,
+      reference,
       losses: [], itLosses: [],  // the "it" objective's loss a step, when it is on
       done: false, color: COLORS[state.count % COLORS.length], settings: Object.values(said).join(", "), said };
     state.count += 1;

@@ -29,11 +29,14 @@ function lossAxis(values, log, height) {
   return [(v) => TOP + height * (1 - (Math.log10(Math.max(v, 1e-6)) - a) / span), marks];
 }
 
-/** The chart of `runs` ({name, color, losses, itLosses?, steps, floor, baseline}) `w` px wide, log scale if `log`. */
+/** The chart of `runs` ({name, color, losses, itLosses?, steps, floor, baseline, reference?: {name, losses}}) `w` px
+ * wide, log scale if `log`; the latest run's reference (the book's run of its recipe) faint and wide under it. */
 export function lossChart(runs, log, w) {
   const height = w < 500 ? 170 : 200;
-  const steps = Math.max(...runs.map((r) => r.steps));
+  const reference = runs.filter((r) => r.reference).at(-1);
+  const steps = Math.max(...runs.map((r) => r.steps), reference?.reference.losses.length ?? 0);
   const [y, yMarks] = lossAxis(runs.flatMap((r) => [...r.losses, ...(r.itLosses ?? []),
+    ...(r === reference ? r.reference.losses : []),
     ...(r.floor ? [r.floor] : []), ...(r.baseline ? [r.baseline] : [])]), log, height);
   const xMarks = ticks(steps, w < 500 ? 3 : 6);
   const right = Math.max(12, measure(String(xMarks.at(-1)), FONT) / 2 + 2);  // the last tick label inside
@@ -47,6 +50,10 @@ export function lossChart(runs, log, w) {
   // the loss of knowing only how often each token occurs, once for each corpus on the chart
   const baselines = [...new Set(runs.map((r) => r.baseline).filter(Boolean))].map((b) => across(y(b),
     { stroke: "#78909c", "stroke-dasharray": "2 3", "data-role": "baseline" }));
+  const faint = reference ? [s("polyline", { fill: "none", stroke: reference.color, "stroke-width": 5,
+    "stroke-opacity": 0.25, "stroke-linejoin": "round", "data-role": "reference-curve", "data-name":
+      reference.reference.name, points: reference.reference.losses.map((l, i) => `${x(i + 1)},${y(l)}`).join(" ") },
+  s("title", { text: `the book's run: ${reference.reference.name}` }))] : [];
   const curves = runs.map((r) => s("polyline", { fill: "none", stroke: r.color, "stroke-width": 2,
     "data-role": "curve-line", "data-name": r.name, points: r.losses.map((l, i) => `${x(i + 1)},${y(l)}`).join(" ") },
   s("title", { text: r.name })));
@@ -59,7 +66,7 @@ export function lossChart(runs, log, w) {
   return s("svg", { viewBox: `0 0 ${w} ${TOP + height + BOTTOM}`, width: "100%", role: "img", "data-role": "curve",
     "data-width": w, "aria-label": `loss curves of ${runs.length} runs; the latest, ${last.name}: loss ` +
       `${last.losses.at(-1)?.toFixed(3)} after ${last.losses.length} of ${last.steps} steps` },
-  grid.flat(), baselines, floors, curves, dotted,
+  grid.flat(), baselines, floors, faint, curves, dotted,
   xMarks.map((v) => text({ x: x(v), y: TOP + height + 16, "text-anchor": "middle" }, String(v))),
   s("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: TOP + height, stroke: "#888" }),
   across(TOP + height, { stroke: "#888" }),

@@ -70,6 +70,8 @@ export function trained(out, run) {
     text: `${out.stopped ? "Stopped" : "Trained"} after ${out.steps} steps in ${out.seconds.toFixed(1)} s: ` +
       `exact match ${where} ${(100 * out.exactMatch).toFixed(1)} %.${others}` }),
   h("p", {}, h("a", { href: run.url, download: run.file, "data-role": "download", text: "Download your model" }),
-    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: il.load_checkpoint("${run.file}") ` +
-    `or python -m illustrated translate --model ${run.file} "…"`)];
+    ` (${(out.weights.length / 1e3).toFixed(0)} kB), then in Python: `,
+  h("code", { "data-role": "load-hint",
+    text: `model, (src_vocab, tgt_vocab), cfg = il.load_checkpoint("${run.file}")` }),
+  ", or in a terminal: ", h("code", { text: `python -m illustrated translate --model ${run.file} "…"` }))];
 }

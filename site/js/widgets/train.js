@@ -5,41 +5,21 @@
 // changes when a field loses the focus (its check runs as it is typed), so a click on Train is never lost.
 import { h } from "./dom.js";
 import { bench } from "./bench.js";
-import { limitsText, problems, refusal } from "./fields.js";
+import { limitsText, refusal } from "./fields.js";
 import { changed, follow, linkBox } from "./link.js";
 import { loadRecipe } from "../engine/recipe.js";
 import { endLine, floorAt, progressLine, runName, sampleItems, sayer, trained } from "./runs.js";
 import { pairsBox, pairsSettings } from "./pairs_box.js";
 import { trainForm } from "./train_form.js";
+import { itPair } from "./it_pair.js";
+import { check, inView, warn } from "./train_notes.js";
+
+/** The event a run's end dispatches from the widget (it bubbles): detail {runName, corpus, values, losses,
+ * itLosses, accuracy (exact match), heldOut, stopped, seconds}; quiz.js reads a prediction's runs back from it. */
+export const RUN_END = "illustrated:run-end";
 
 const TALL = "min-height: 44px; min-width: 44px";  // touch targets
 const code = (text) => h("code", { text });
-
-// Each field's problem beside it, all at once, as it is typed; Train waits until there is none.
-function check(w) {
-  const bad = problems(w.form.options(), w.recipe);
-  w.form.numbers.show(bad);
-  return bad;
-}
-
-// Said before Train: WebAssembly is needed; a phone is slower; a big model's time, from a measured step.
-function warn(w) {
-  const o = w.form.options();
-  const lacking = typeof WebAssembly !== "object";
-  w.buttons.forEach((b) => (b.disabled = lacking));
-  w.warning.textContent = lacking
-    ? "Training needs WebAssembly, which this browser lacks: open the chapter in Colab."
-    : window.matchMedia?.("(pointer: coarse)").matches
-      ? "On a phone, training runs slower and uses the battery; it pauses when you leave the tab." : "";
-  if (!w.state.engaged || Object.keys(check(w)).length || lacking || !(o.dModel > 64 || o.nLayers > 2)) return;
-  const key = JSON.stringify(o);
-  w.state.measured = key;
-  w.api.train({ ...o, measure: true }).then(({ msPerStep }) => {
-    if (w.state.measured !== key) return;
-    w.warning.textContent += ` d_model ${o.dModel} with ${o.nLayers} layers: about ${msPerStep.toFixed(0)} ms per ` +
-      `step on this device (measured), so ${o.steps} steps take about ${(o.steps * msPerStep / 1000).toFixed(0)} s.`;
-  }, () => {});
-}
 
 // A run's progress report: its curve, the status line and, every 50 steps, the sample translations.
 const progress = (w, current) => (r) => {
@@ -58,7 +38,14 @@ function startRun(w, o, v) {
     ...("referentWeight" in v ? ["referentWeight"] : [])];
   const name = runName(v, { ...w.p.settings[v.corpus], corpus: w.p.corpus }, always, w.say);
   const floor = floorAt(w.p.floors?.[o.corpus], o.labelSmoothing, w.recipe.limits.labelSmoothing[1]);
-  return w.runs.start(v, name, floor, o.steps, w.p.baselines?.[o.corpus] ?? 0);
+  return w.runs.start(v, name, floor, o.steps, w.p.baselines?.[o.corpus] ?? 0, referenceFor(w.p.references, v));
+}
+
+/** The book's run (params.references: PyTorch's, when the book was built) of the run's corpus that shares the most
+ * settings with it, or null. */
+export function referenceFor(references = [], v) {
+  const same = (r) => Object.keys(v).filter((k) => String(r.values[k] ?? "") === String(v[k])).length;
+  return references.filter((r) => r.corpus === v.corpus).sort((a, b) => same(b) - same(a))[0] ?? null;
 }
 
 // One run: true once it has trained (or was stopped), false when refused or failed.
@@ -75,9 +62,12 @@ async function run(w) {
   [w.stop.disabled, w.element.dataset.state] = [false, "training"];
   w.buttons.forEach((b) => (b.disabled = true));
   [w.result, w.samples].forEach((e) => e.replaceChildren());
+  w.notes.textContent = "";
   const current = startRun(w, w.form.options(), w.form.values());
   w.link.write(w.form.values(), !w.owner);  // the link reproduces this run
+  w.status.setAttribute("aria-live", "off");  // not every step to a screen reader: the end is announced
   w.status.textContent = "loading the runtime and compiling the model…";
+  inView(w.watch);
   try {
     const options = { ...w.form.options(), ...(own ? { pairs: own.pairs } : {}), signal: w.state.controller.signal };
     const out = await w.api.train(options, progress(w, current));
@@ -85,7 +75,11 @@ async function run(w) {
     w.samples.replaceChildren(...sampleItems(out.samples, out.steps));  // the model as it ended
     w.status.textContent = endLine(current);
     w.result.replaceChildren(...trained(out, current));
+    if ("referentWeight" in current.values) w.result.append(await itPair(w.api, current.name).catch(() => ""));
     w.element.dataset.state = "done";
+    w.element.dispatchEvent(new window.CustomEvent(RUN_END, { bubbles: true, detail: { runName: current.name,
+      corpus: out.corpus, values: current.values, losses: out.losses, itLosses: out.referentLosses ?? [],
+      accuracy: out.exactMatch, heldOut: out.heldOut, stopped: out.stopped, seconds: out.seconds } }));
   } catch (error) {
     w.runs.drop(current);
     w.status.textContent = `Not trained: ${error.message}`;
@@ -93,19 +87,26 @@ async function run(w) {
   }
   w.stop.disabled = true;
   w.buttons.forEach((b) => (b.disabled = false));
+  w.status.setAttribute("aria-live", "polite");
   return w.element.dataset.state === "done";
 }
 
 // Train, Compare (each compared value in turn), Stop and Reset.
 function buttons(w) {
   const button = (text, onclick) => h("button", { type: "button", class: "il-button", text, onclick });
-  const compare = w.p.compare && button(`Train ${w.p.compare.values.map((v) => w.say(w.p.compare.option, v))
+  const option = w.p.compare?.option;
+  const compare = w.p.compare && button(`Train ${w.p.compare.values.map((v) => w.say(option, v))
     .join(", then ")}`, async () => {
     w.state.stopped = false;
+    const before = w.form.values()[option];  // the menu returns to it after the runs
     for (const value of w.p.compare.values) {
-      w.form.set({ [w.p.compare.option]: value });
-      if (w.state.stopped || !(await run(w))) return;
+      w.form.set({ [option]: value });
+      if (w.state.stopped || !(await run(w))) break;
     }
+    w.form.set({ [option]: before });
+    w.link.write(w.form.values(), !w.owner);
+    w.notes.textContent = `The ${w.recipe.fields.find((f) => f.name === option).label} menu is back on ` +
+      `${w.say(option, before)}, as before the runs; each run's setting is in its name.`;
   });
   w.stop = Object.assign(button("Stop", () => {
     w.state.stopped = true;
@@ -143,6 +144,7 @@ export async function mount(element, api) {
     state: { controller: null, measured: null, stopped: false, engaged: false },
     status: h("p", { class: "il-status", "data-role": "status", "aria-live": "polite" }),
     warning: h("p", { class: "il-notes", "data-role": "warning" }), samples: h("ul", { "data-role": "samples" }),
+    notes: h("p", { class: "il-notes", "data-role": "compare-note", "aria-live": "polite" }),
     result: h("div", { class: "il-result", "data-role": "result", "aria-live": "polite" }) };
   w.link = linkBox();
   w.pairs = pairsBox(recipe, () => warn(w));
@@ -155,12 +157,12 @@ export async function mount(element, api) {
   engage(w);
   const controls = buttons(w);
   element.querySelector("img.il-live-default")?.remove();
-  element.append(h("div", { class: "il-live" }, h("div", { class: "il-controls" }, w.form.controls), w.pairs.element,
+  element.append(h("div", { class: "il-live" }, w.form.element, w.pairs.element,
     h("p", { class: "il-about" }, ...limitsText(recipe).map((x) => (x.code ? code(x.code) : x)),
       " Every run stays on the chart and in the table below until you leave the page."),
     h("div", { class: "il-controls il-buttons" }, controls), w.link.element,
-    h("div", { class: "il-train-lines" }, w.warning, w.status),
-    w.runs.element, w.samples, w.result));
+    w.watch = h("div", { class: "il-train-watch" }, h("div", { class: "il-train-lines" }, w.warning, w.status,
+      w.notes), w.runs.element), w.samples, w.result));
   // a checkbox keeps its size: its label is the target (44 px high on a phone, illustrated.css)
   for (const control of element.querySelectorAll("input:not([type=checkbox]), select, button")) control.style = TALL;
   w.form.fill(p.corpus);

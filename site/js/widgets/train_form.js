@@ -1,7 +1,7 @@
 // The training widget's settings (train.js): its controls as recipe.json's fields name, label and order them
 // (x-page-fields: the corpus and the other menus, the number fields of fields.js, the "it" objective's switch),
 // filled with a corpus's recipe (the widget's params.settings) and read back as the recipe writes them.
-import { select } from "./dom.js";
+import { h, select } from "./dom.js";
 import { fields } from "./fields.js";
 import { referentSwitch } from "./referent_switch.js";
 
@@ -9,7 +9,11 @@ import { referentSwitch } from "./referent_switch.js";
 const offered = (field, corpora) => (field.name === "corpus"
   ? corpora.map((c) => [c, c === "pairs" ? "your pairs" : c]) : field.options);
 
-/** {controls (the elements, in order), inputs, menus, check(), values(), options(), fill(corpus), set(values)}.
+// The settings shown first; the others (and the compared one, the "it" switch) fold into "More settings" on a phone.
+const MAIN = ["corpus", "steps", "lr", "dModel", "nLayers"];
+
+/** {element (the controls in the recipe's order: the main ones, then "More settings"), inputs, menus, check(),
+ * values(), options(), fill(corpus), set(values)}.
  * onInput: a number is typed; onChange: a setting changed; onCorpus: the corpus changed (after it is filled). */
 export function trainForm(recipe, p, { onInput, onChange, onCorpus }) {
   const numbers = fields(recipe, onInput, onChange);
@@ -43,8 +47,15 @@ export function trainForm(recipe, p, { onInput, onChange, onCorpus }) {
     set(p.settings[corpus]);
     return corpus;
   }
-  const controls = recipe.fields.map((f) => (f.control === "number" ? numbers.element(f)
-    : f.control === "switch" ? referent.element
-      : f.name === "corpus" && p.corpora.length < 2 ? null : elements[f.name]));
-  return { controls, inputs: numbers.inputs, menus, numbers, values, options, fill, set, referent };
+  const control = (f) => (f.control === "number" ? numbers.element(f) : f.control === "switch" ? referent.element
+    : f.name === "corpus" && p.corpora.length < 2 ? null : elements[f.name]);
+  const main = (f) => MAIN.includes(f.name) || f.control === "switch" || f.name === p.compare?.option;
+  const more = recipe.fields.filter((f) => !main(f));
+  const element = h("div", { class: "il-train-form" },
+    h("div", { class: "il-train-grid" }, recipe.fields.filter(main).map(control)),
+    h("details", { class: "il-train-more", "data-role": "more-settings",
+      open: window.matchMedia?.("(min-width: 700px)").matches },  // open on a wide screen, folded on a phone
+    h("summary", { text: `More settings: ${more.map((f) => f.label).join(", ")}` }),
+    h("div", { class: "il-train-grid" }, more.map(control))));
+  return { element, inputs: numbers.inputs, menus, numbers, values, options, fill, set, referent };
 }

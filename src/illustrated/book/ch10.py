@@ -2,20 +2,25 @@
 from __future__ import annotations
 
 import shlex
+import tempfile
 import subprocess
 import sys
 import textwrap
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from pathlib import Path
 
 import ipywidgets as widgets
 from IPython.display import HTML, display
 import matplotlib.pyplot as plt
 from matplotlib.transforms import blended_transform_factory
 
-from ..data import CORPORA, load_corpus
+from ..commands.web_export import page_schema
+from ..config import TINY
+from ..data import CORPORA, load_corpus, tokenize
+from ..data.pairs_file import build_vocab, read_pairs, split_pairs
 from ..modules import Transformer
 from ..pretrained_models import SETTINGS, make_config, pretrained
-from ..recipe import D_FF_PER_D_MODEL, PAGE_MODEL_LIMITS, Recipe, page_fields, recipe_fields
+from ..recipe import PAGE_MODEL_LIMITS, Recipe, page_fields, recipe_fields
 from ..training.referent import labels
 from ..inference.tracing import trace
 from ..files.checkpoint import save_checkpoint
@@ -208,12 +213,29 @@ def train_widget(corpus: str = "fr-en", corpora=CORPORA, *, compare=None, own_pa
               "baselines": {c: runs.frequency_loss(c) for c in corpora}}
     if compare:
         params["compare"] = {"option": compare[0], "values": list(compare[1])}
+    params["references"] = references(corpus, settings, compare)
     if compare is None if own_pairs is None else own_pairs:
         params["ownPairs"] = True
     return ia.live("train", params, alt=f"a training run of the {corpus} corpus in the page: "
                    "its loss curve beside the earlier runs, translations every 50 steps and "
                    "exact match",
                    kernel=lambda: _train_kernel(corpus, list(corpora), settings, params))
+
+
+def references(corpus: str, settings: dict, compare=None) -> list[dict]:
+    """The runs PyTorch trains when the book is built (book/runs.py's reference), drawn faint
+    under a run of the same corpus in the page: each corpus's recipe and, for ``compare``, each
+    compared value on ``corpus``; named as the page names a run with those settings. A run
+    too long to train at build time (runs.reference_estimate) is left out."""
+    always = (["corpus"] if len(settings) > 1 else []) + ([compare[0]] if compare else [])
+    wanted = [(c, v) for c, v in settings.items() if not (compare and c == corpus)]
+    wanted += [(corpus, {**settings[corpus], compare[0]: x}) for x in compare[1]] if compare else []
+    out = []
+    for c, v in wanted:
+        named = always + (["referentWeight"] if "referentWeight" in v else [])
+        name = runs.run_name({"corpus": c, **v}, {**settings[c], "corpus": corpus}, named)
+        out.append(runs.reference(c, {"referentWeight": 0.0, **v}, name))
+    return [r for r in out if r]
 
 
 def _train_controls(corpus: str, settings: dict) -> dict:
@@ -236,19 +258,14 @@ def _train_controls(corpus: str, settings: dict) -> dict:
     return controls
 
 
-def _train_printing(c: str, v: dict, out, button):
+def _train_printing(c: str, v: dict, out, button, own=None):
     """A model trained with PyTorch on corpus ``c`` with the settings ``v``, its progress and
     three test translations printed in ``out`` every 50 steps, ``button`` disabled meanwhile.
+    ``own``: (train pairs, test pairs, src_vocab, tgt_vocab, config) of the reader's pairs.
     Returns the model, its config, the history, the vocabularies and the test pairs."""
-    pairs, src_vocab, tgt_vocab = load_corpus(c, "train")
-    test = load_corpus(c, "test")[0]
-    set_seed(v["seed"])
-    cfg = make_config(c, src_vocab, tgt_vocab, d_model=v["dModel"], n_heads=v["nHeads"],
-                      d_ff=D_FF_PER_D_MODEL * v["dModel"], n_layers=v["nLayers"],
-                      norm_first=v["normFirst"] == "pre")
-    model = Transformer(cfg)
+    test = own[1] if own else load_corpus(c, "test")[0]
 
-    def callback(step, history):
+    def callback(step, history, model, vocabs):
         if step % 50 and step != v["steps"]:
             return
         with out:
@@ -257,17 +274,49 @@ def _train_printing(c: str, v: dict, out, button):
             print(f"step {step} of {v['steps']}, loss {history.loss[-1]:.3f}, "
                   f"{1000 * seconds / step:.0f} ms per step")
             for (source, _), output in zip(test, translate(model, [s for s, _ in test[:3]],
-                                                           src_vocab, tgt_vocab)):
+                                                           *vocabs)):
                 print(f"  {source} -> {output}")
     button.disabled = True
     try:
-        history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
-                        warmup=v["warmup"], schedule=v["schedule"],
-                        label_smoothing=v["labelSmoothing"], seed=v["seed"],
-                        referent_weight=v["referentWeight"], callback=callback, progress=False)
+        data = (own[0], *own[2:]) if own else None
+        model, cfg, history, vocabs = runs.train_values(c, v, callback=callback, data=data)
     finally:
         button.disabled = False
-    return model, cfg, history, (src_vocab, tgt_vocab), test
+    return model, cfg, history, vocabs, test
+
+
+def pairs_settings() -> dict:
+    """The settings of "your pairs" (page names): the ``tiny`` preset's sizes and recipe, as
+    ``python -m illustrated train --pairs`` and the page (pairs_box.js) use them."""
+    own = page_schema()["x-pairs"]
+    c, t = own["config"], own["train_settings"]
+    return {"steps": t["steps"], "lr": t["lr"], "warmup": t["warmup"],
+            "labelSmoothing": t["label_smoothing"], "dModel": c["d_model"],
+            "nHeads": c["n_heads"], "nLayers": c["n_layers"], "seed": Recipe().seed,
+            "schedule": t["schedule"], "normFirst": "pre" if c["norm_first"] else "post"}
+
+
+def read_own_pairs(text: str, seed: int):
+    """The reader's pairs typed in a kernel's box, read as ``python -m illustrated train
+    --pairs`` reads a file: (train pairs, test pairs, src_vocab, tgt_vocab, the tiny config
+    sized for them). Raises ValueError naming the line, as read_pairs does."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "your-pairs.tsv"
+        path.write_text(text, encoding="utf-8")
+        try:
+            pairs = read_pairs(path)
+        except ValueError as error:  # named by its line, as the page names it
+            raise ValueError(str(error).replace(f"{path}:", "line ")) from None
+    train_pairs, test_pairs = split_pairs(pairs, seed=seed)
+    src_vocab = build_vocab([s for s, _ in train_pairs])
+    tgt_vocab = build_vocab([t for _, t in train_pairs])
+    own = page_schema()["x-pairs"]["config"]
+    longest = max(max(len(tokenize(s)), len(tokenize(t)) + 1) for s, t in pairs)
+    cfg = replace(TINY, **{k: own[k] for k in ("d_model", "n_heads", "d_ff", "n_layers")},
+                  max_len=max(own["max_len"], longest + 1), src_vocab_size=len(src_vocab),
+                  tgt_vocab_size=len(tgt_vocab), pad_id=src_vocab.pad_id,
+                  tgt_pad_id=tgt_vocab.pad_id)
+    return train_pairs, test_pairs, src_vocab, tgt_vocab, cfg
 
 
 def _unique_name(name: str, kept: list) -> str:
@@ -279,8 +328,16 @@ def _unique_name(name: str, kept: list) -> str:
 def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     """The training widget in a kernel: the same controls, trained with PyTorch (il.train), and
     every run of the session kept on one chart and in a table (book/runs.py)."""
+    own = params.get("ownPairs")
+    if own:  # the reader's pairs, typed or pasted into a box
+        settings = {**settings, "pairs": pairs_settings()}
     controls = _train_controls(corpus, settings)
-    choice = widgets.Dropdown(options=corpora, value=corpus, description="corpus")
+    choice = widgets.Dropdown(options=[(c, c) for c in corpora] + ([("your pairs", "pairs")] if own
+                                                                   else []),
+                              value=corpus, description="corpus")
+    box = widgets.Textarea(placeholder="je suis étudiant\ti am a student\nmerci\tthanks",
+                           description="your pairs", layout=widgets.Layout(
+                               width="100%", height="8em", display="none"))
     button, out, bench = widgets.Button(description="Train"), widgets.Output(), widgets.Output()
     log = widgets.Checkbox(description="log scale")
     clear, remove = widgets.Button(description="Clear runs"), widgets.Button(description="Remove")
@@ -291,6 +348,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         runs.say(compare["option"], v) for v in compare["values"])) if compare else None
 
     def fill(_=None):
+        box.layout.display = "" if choice.value == "pairs" else "none"
         for key, control in controls.items():
             if key == "referentWeight":  # a switch, offered where the corpus has "it" labels
                 weight = settings[choice.value].get(key)
@@ -310,7 +368,15 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
     def run(_=None):
         c, v = choice.value, {k: w.value for k, w in controls.items()}
         v["referentWeight"] = settings[c].get("referentWeight", 0.0) if v["referentWeight"] else 0.0
-        model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button)
+        try:
+            mine = read_own_pairs(box.value, v["seed"]) if c == "pairs" else None
+        except ValueError as error:  # the line and what was expected, as the command line says
+            with out:
+                out.clear_output()
+                print(f"Not trained: {error}")
+            return
+        model, cfg, history, (src_vocab, tgt_vocab), test = _train_printing(c, v, out, button,
+                                                                            mine)
         values = {"corpus": c, **v}
         if "referentWeight" not in settings[c]:  # no "it" labels: the switch is not a setting
             del values["referentWeight"]
@@ -324,7 +390,7 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
         kept.append({"name": name, "losses": history.loss, "seconds": history.seconds[-1],
                      "settings": ", ".join(runs.say(k, x) for k, x in values.items()),
                      "exact_match": exact_match(model, test, src_vocab, tgt_vocab), "file": file,
-                     "floor": runs.floor_at(params["floors"][c], v["labelSmoothing"]),
+                     "floor": runs.floor_at(params["floors"].get(c, []), v["labelSmoothing"]),
                      "baseline": params.get("baselines", {}).get(c, 0)})
         show()
 
@@ -341,9 +407,10 @@ def _train_kernel(corpus: str, corpora: list, settings: dict, params: dict):
                     if pick.value else None)
     if both:
         both.on_click(run_both)
+    fill()
     return widgets.VBox([choice, widgets.HBox(list(controls.values()),
                                               layout=widgets.Layout(flex_flow="row wrap")),
-                         widgets.HBox([w for w in (button, both, log) if w]), out, bench,
+                         widgets.HBox([w for w in (button, both, log) if w]), box, out, bench,
                          widgets.HBox([pick, remove, clear])])
 
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
 
 from ..data import load_corpus
-from ..recipe import page_fields, recipe_fields
+from ..modules import Transformer
+from ..pretrained_models import make_config, manifest
+from ..recipe import D_FF_PER_D_MODEL, page_fields, recipe_fields
 from ..reference import smooth_labels
+from ..training.loop import set_seed, train
 from . import kit
 from .ch08 import entropy
 
@@ -108,3 +112,51 @@ def table_html(runs: list[dict]) -> str:
     cells = lambda row, tag: "".join(f"<{tag}>{html.escape(str(c))}</{tag}>" for c in row)  # noqa: E731
     body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in rows)
     return f"<table><thead><tr>{cells(head, 'th')}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def train_values(corpus: str, v: dict, callback=None, data=None):
+    """A model trained with PyTorch (il.train) on ``corpus``'s training pairs with the page's
+    settings ``v`` (page names: steps, lr, dModel, normFirst "post"/"pre", referentWeight...).
+    ``callback(step, history, model, (src_vocab, tgt_vocab))`` after each step. Returns the
+    model, its config, the History and the vocabularies. ``data``: (pairs, src_vocab, tgt_vocab,
+    config) to train on instead of a corpus (the reader's own pairs)."""
+    pairs, src_vocab, tgt_vocab, base = data or (*load_corpus(corpus, "train"), None)
+    set_seed(v["seed"])
+    sizes = dict(d_model=v["dModel"], n_heads=v["nHeads"], d_ff=D_FF_PER_D_MODEL * v["dModel"],
+                 n_layers=v["nLayers"], norm_first=v["normFirst"] == "pre")
+    cfg = replace(base, **sizes) if base else make_config(corpus, src_vocab, tgt_vocab, **sizes)
+    model = Transformer(cfg)
+    history = train(model, pairs, src_vocab, tgt_vocab, steps=v["steps"], lr=v["lr"],
+                    warmup=v["warmup"], schedule=v["schedule"],
+                    label_smoothing=v["labelSmoothing"], seed=v["seed"],
+                    referent_weight=v.get("referentWeight", 0.0), progress=False,
+                    callback=callback and (lambda step, h: callback(step, h, model,
+                                                                    (src_vocab, tgt_vocab))))
+    return model, cfg, history, (src_vocab, tgt_vocab)
+
+
+#: A reference run is trained when the book is built only where its estimate is at most this
+#: many seconds (the shipped model's seconds per step, from the manifest, times the steps).
+REFERENCE_BUDGET_S = 15.0
+
+
+def reference_estimate(corpus: str, v: dict) -> float:
+    """Seconds a run of ``v["steps"]`` steps on ``corpus`` takes on one CPU thread, estimated
+    from the shipped model's training (manifest's train_seconds over its steps), scaled by the
+    layers and d_model against the shipped model's."""
+    shipped = manifest()["models"][corpus]
+    size = {"n_layers": 2, "d_model": 32, **shipped["settings"]["model"]}
+    per_step = shipped["train_seconds"] / shipped["settings"]["train"]["steps"]
+    scale = v["nLayers"] / size["n_layers"] * max(v["dModel"] / size["d_model"], 1.0)
+    return per_step * v["steps"] * scale
+
+
+def reference(corpus: str, v: dict, name: str) -> dict | None:
+    """The loss per step that PyTorch gives ``corpus`` with the page's settings ``v`` when the
+    book is built: {corpus, values, name, losses (4 decimals)}, drawn faint under a run of the
+    same corpus; None where :func:`reference_estimate` is over :data:`REFERENCE_BUDGET_S`."""
+    if reference_estimate(corpus, v) > REFERENCE_BUDGET_S:
+        return None
+    history = train_values(corpus, v)[2]
+    return {"corpus": corpus, "values": v, "name": name,
+            "losses": [round(float(x), 4) for x in history.loss]}
