@@ -157,7 +157,7 @@ def screenshots() -> Path:
 #: in: pytest-xdist's own puts the files with the most tests first, and the training widget's
 #: file (14 tests, three minutes) then came ninth, and one worker ran it alone at the end.
 SLOWEST_FIRST = ("test_training_widget.py", "test_live_widgets.py", "test_frames_widgets.py",
-                 "test_reading.py", "test_training_widget_review.py")
+                 "test_reading.py", "test_training_widget_form.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

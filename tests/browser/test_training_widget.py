@@ -12,43 +12,10 @@ import time
 
 import pytest
 import torch
+from trainer_page import CH06, CH08, DOWNLOAD, PAGE, WIDGET, _bench, _open, _page, _set, _wait
 
 import illustrated as il
 from illustrated.book.runs import frequency_loss
-
-PAGE = "chapters/10_playground.html"
-WIDGET = "[data-il-widget=train]"
-
-#: The trained model's file, fetched from the download link's blob URL, as base64.
-DOWNLOAD = """
-const done = arguments[arguments.length - 1];
-fetch(document.querySelector(arguments[0] + " [data-role=download]").href)
-  .then((r) => r.arrayBuffer())
-  .then((b) => {
-    let s = "";
-    new Uint8Array(b).forEach((x) => { s += String.fromCharCode(x); });
-    done(btoa(s));
-  }, (e) => done("error: " + e.message));
-"""
-
-
-def _open(browser, server, width=1280):
-    browser.set_window_size(width, 1000)
-    browser.get(f"{server.base_url}/{PAGE}")
-    browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", WIDGET)
-    _wait(browser, "ready", 30)
-
-
-def _wait(browser, state, seconds):
-    from selenium.webdriver.support.ui import WebDriverWait
-    WebDriverWait(browser, seconds).until(lambda d: d.execute_script(
-        "return document.querySelector(arguments[0]).dataset.state", WIDGET) == state)
-
-
-def _set(browser, control, value):
-    browser.execute_script("""
-      const c = document.querySelector(arguments[0] + ' [data-control=' + arguments[1] + ']');
-      c.value = arguments[2]; c.dispatchEvent(new Event('change'));""", WIDGET, control, value)
 
 
 def test_train_post_in_the_page_and_load_the_file_in_python(browser, server, tmp_path):
@@ -181,35 +148,6 @@ def test_training_pauses_while_the_tab_is_hidden(browser, server):
 # ---------------------------------------------------------------------------------------------
 # Issue 33: a run bench (every run on one chart, named, on labelled axes, in a table) and a
 # trainer that never fails silently.
-
-CH06, CH08 = "chapters/06_residuals.html", "chapters/08_training_and_loss.html"
-
-
-def _page(browser, server, page, width=1280):
-    browser.set_window_size(width, 1000)
-    browser.get(f"{server.base_url}/{page}")
-    browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", WIDGET)
-    _wait(browser, "ready", 30)
-
-
-def _bench(browser):
-    """What the bench shows: curves (name, points), legend, axis labels, table rows, read-back."""
-    return browser.execute_script("""
-      const w = document.querySelector(arguments[0]);
-      const all = (sel, f) => [...w.querySelectorAll(sel)].map(f);
-      return {curves: all('[data-role=curve-line]', (e) => [e.dataset.name,
-                                                              e.getAttribute('points').split(' ').length]),
-              legend: all('[data-role=legend] li[data-name]', (e) => e.textContent),  // the runs
-              legendAll: all('[data-role=legend] li', (e) => e.textContent),
-              baselines: all('[data-role=baseline-label]', (e) => e.textContent),
-              baselineLines: w.querySelectorAll('[data-role=curve] [data-role=baseline]').length,
-              x: w.querySelector('[data-role=x-label]')?.textContent,
-              y: w.querySelector('[data-role=y-label]')?.textContent,
-              rows: all('[data-role=run-row]', (e) => [e.dataset.name,
-                    Number(e.querySelector('[data-role=final-loss]').textContent)]),
-              floors: all('[data-role=floor-label]', (e) => e.textContent),
-              readback: w.querySelector('[data-role=readback]').textContent,
-              result: w.querySelector('[data-role=result]').textContent};""", WIDGET)
 
 
 def _compare(browser, seconds=300):

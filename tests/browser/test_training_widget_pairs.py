@@ -13,7 +13,7 @@ import pytest
 
 import illustrated as il
 
-from test_training_widget import DOWNLOAD, PAGE, WIDGET, _open, _set, _wait
+from trainer_page import DOWNLOAD, PAGE, WIDGET, _open, _set, _wait
 
 #: 30 pairs of a language the tiny model learns in a few hundred steps (the copy corpus).
 PAIRS = il.data.load_corpus("copy", "train")[0][:30]

@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from test_training_widget import PAGE, WIDGET, _open, _set, _wait
+from trainer_page import PAGE, WIDGET, _open, _set, _wait
 
 LISTEN = """window.__ended = [];
 document.addEventListener('illustrated:run-end', (e) => window.__ended.push(
@@ -114,7 +114,7 @@ def test_the_form_is_a_grid_and_the_chart_is_in_view_while_training(browser, ser
         assert all(row == lefts[0][:len(row)] for row in lefts), lefts
     _set(browser, "corpus", "post")
     browser.execute_script("document.querySelector(arguments[0]).scrollIntoView()", WIDGET)
-    train = browser.find_element(By.XPATH, f"//*[@data-il-widget='train']//button[.='Train']")
+    train = browser.find_element(By.XPATH, "//*[@data-il-widget='train']//button[.='Train']")
     form_height = browser.execute_script(
         "return arguments[0].getBoundingClientRect().bottom - document.querySelector("
         "arguments[1]).getBoundingClientRect().top", train, WIDGET)

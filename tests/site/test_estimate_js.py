@@ -3,7 +3,9 @@ from the pairs trained on, the steps, the batch and a measured step; a corpus on
 needs more steps than the page allows, or more than its budget of seconds, is said too large."""
 from __future__ import annotations
 
-from test_browser_js import _node, pytestmark  # noqa: F401 - Node.js or skip
+from node_runner import requires_node, run_node
+
+pytestmark = requires_node
 
 ESTIMATE = """
 import { readFileSync } from "node:fs";
@@ -15,7 +17,7 @@ console.log(JSON.stringify({ budget: PAGE_BUDGET_S, out: cases.map((c) => pairsE
 
 def test_the_estimate_counts_passes_and_seconds_and_says_too_large():
     base = {"steps": 300, "batchSize": 64, "msPerStep": 40, "maxSteps": 3000}
-    out = _node(ESTIMATE, [{**base, "trainPairs": 27}, {**base, "trainPairs": 2700},
+    out = run_node(ESTIMATE, [{**base, "trainPairs": 27}, {**base, "trainPairs": 2700},
                            {**base, "trainPairs": 270_000},
                            {**base, "trainPairs": 100_000, "msPerStep": 400}])
     budget, (small, middle, huge, slow) = out["budget"], out["out"]

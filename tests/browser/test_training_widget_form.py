@@ -1,5 +1,5 @@
-"""The training widget (site/js/widgets/train.js, fields.js, runs.js, loss_chart.js) against a reader's
-review at 1280 and 390 px: an empty or unreadable field is refused by its label; a stopped run
+"""The training widget's form and chart (site/js/widgets/train.js, fields.js, runs.js,
+loss_chart.js) at 1280 and 390 px: an empty or unreadable field is refused by its label; a stopped run
 says so; d_model's refusal uses the labels and the limits line's rule, and a refusal moves
 nothing below the fields; the chart is drawn again for a new width; the floor's label is crossed
 by no curve; every tick label lies inside the chart. The runs here are stubbed (train() answers
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_training_widget import CH06, CH08, WIDGET, _bench, _open, _page, _set, _wait
+from trainer_page import CH06, CH08, WIDGET, _bench, _open, _page, _set, _wait
 
 #: Stands in for illustrated.train: a loss curve falling from 3.3 to just above the run's floor
 #: (arguments[0], label smoothing on) or to 0.01 (off), every step reported at once; with
