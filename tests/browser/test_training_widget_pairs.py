@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import illustrated as il
+from illustrated.data.pairs_file import split_pairs
 
 from trainer_page import DOWNLOAD, PAGE, WIDGET, _open, _set, _wait
 
@@ -46,7 +47,7 @@ def test_pasted_pairs_train_translate_and_load_in_python(browser, server, tmp_pa
     assert _text(browser, "pairs-summary").startswith("30 pairs")
     _train(browser)
     _wait(browser, "done", 240)
-    train, test = il.data.pairs_file.split_pairs(PAIRS, seed=0)
+    train, test = split_pairs(PAIRS, seed=0)
     page = browser.execute_async_script("""
       const done = arguments[arguments.length - 1];
       Promise.all(arguments[0].map((s) => window.illustrated.translate("trained", s)))
