@@ -12,6 +12,9 @@ const offered = (field, corpora) => (field.name === "corpus"
 // The settings shown first; the others (and the compared one, the "it" switch) fold into "More settings" on a phone.
 const MAIN = ["corpus", "steps", "lr", "dModel", "nLayers"];
 
+/** A field's label, a name from the code (n_heads) set as code. */
+const label = (text) => (/_/.test(text) ? h("code", { text }) : text);
+
 /** {element (the controls in the recipe's order: the main ones, then "More settings"), inputs, menus, check(),
  * values(), options(), fill(corpus), set(values)}.
  * onInput: a number is typed; onChange: a setting changed; onCorpus: the corpus changed (after it is filled). */
@@ -55,7 +58,7 @@ export function trainForm(recipe, p, { onInput, onChange, onCorpus }) {
     h("div", { class: "il-train-grid" }, recipe.fields.filter(main).map(control)),
     h("details", { class: "il-train-more", "data-role": "more-settings",
       open: window.matchMedia?.("(min-width: 700px)").matches },  // open on a wide screen, folded on a phone
-    h("summary", { text: `More settings: ${more.map((f) => f.label).join(", ")}` }),
+    h("summary", {}, "More settings: ", more.map((f, i) => [i ? ", " : "", label(f.label)])),
     h("div", { class: "il-train-grid" }, more.map(control))));
   return { element, inputs: numbers.inputs, menus, numbers, values, options, fill, set, referent };
 }
