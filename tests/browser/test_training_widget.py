@@ -251,6 +251,8 @@ def test_train_takes_the_click_straight_after_every_field_edit(browser, server, 
         WebDriverWait(browser, 120).until(lambda d: "ms per step" in d.find_element(
             "css selector", f"{WIDGET} [data-role=warning]").text)
     browser.execute_script(STUB_TRAIN)
+    browser.execute_script("document.querySelectorAll(arguments[0] + ' details')"
+                           ".forEach((d) => { d.open = true; })", WIDGET)  # "More settings"
     estimate = []
     for i, (field, value) in enumerate(EDITS.items()):
         box = browser.find_element("css selector", f"{WIDGET} [data-control={field}]")

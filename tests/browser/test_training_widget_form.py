@@ -100,6 +100,9 @@ def test_a_stopped_run_says_where_it_stopped(browser, server):
     assert _text(browser, "exact-match").startswith("Stopped after 40 steps")
 
 
+#: The widget's folded settings opened, as a reader on a phone opens "More settings".
+UNFOLD = "document.querySelectorAll(arguments[0] + ' details').forEach((d) => { d.open = true; })"
+
 #: Where the widget's controls below its row of fields are (the limits line, the buttons, the
 #: lines under them), top and height in px.
 BELOW = """
@@ -120,6 +123,7 @@ def test_d_models_refusal_says_the_limits_rule_by_the_labels_and_moves_nothing(b
     _open(browser, server, width)
     about = browser.find_element("css selector", f"{WIDGET} .il-about").text
     assert "d_model 8-128 (an even number divisible by n_heads)" in about, about
+    browser.execute_script(UNFOLD, WIDGET)  # on a phone, "More settings" opened by the reader
     before = browser.execute_script(BELOW, WIDGET)
     for field, keys in (("dModel", ["30"]), ("seed", ["\ue003"]), ("lr", ["0.5"])):
         _type(browser, field, keys)
