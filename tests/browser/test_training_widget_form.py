@@ -321,3 +321,41 @@ def test_on_a_phone_the_buttons_sit_two_to_a_row(browser, server):
         }
         return Object.values(tops);""", WIDGET)
     assert rows == [["Train", "Train post-LN, then pre-LN"], ["Stop", "Reset"]], rows
+
+
+#: A run whose loss falls to 1e-4, so that the log scale's lowest tick reads "0.0001".
+TINY_LOSS = """
+window.illustrated.train = (o, onProgress) => o.measure ? Promise.resolve({measure: true, msPerStep: 7})
+  : new Promise((resolve) => {
+    const losses = Array.from({length: o.steps}, (_, i) => 3 * Math.exp(-i * Math.log(3e4) / (o.steps - 1)));
+    losses.forEach((loss, i) => onProgress({step: i + 1, steps: o.steps, loss, accuracy: 0, msPerStep: 1}));
+    resolve({corpus: o.corpus, losses, referentLosses: [], exactMatch: 1, heldOut: true,
+             steps: o.steps, msPerStep: 1, seconds: 1, stopped: false, weights: new Uint8Array(8)});
+  });
+"""
+
+#: The y axis's title and every other text of the chart, as boxes on the page.
+TITLE_AND_TICKS = """
+const svg = document.querySelector(arguments[0] + ' [data-role=curve]');
+const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const title = svg.querySelector('[data-role=y-label]');
+return {title: box(title), ticks: [...svg.querySelectorAll('text')].filter((t) => t !== title)
+  .map((t) => [t.textContent, box(t)])};
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_y_title_crosses_no_tick_label_on_the_log_scale(browser, server, width):
+    """Issue 47, defect 3: at 1280 px with the log scale, the y axis's title overlapped the
+    0.001 and 0.0001 ticks (the margin was fixed at 52 px)."""
+    _open(browser, server, width)
+    browser.execute_script(TINY_LOSS)
+    _set(browser, "steps", "300")
+    _click(browser, f"{WIDGET} button")
+    _wait(browser, "done", 60)
+    _click(browser, f"{WIDGET} [data-control=logScale]")
+    got = browser.execute_script(TITLE_AND_TICKS, WIDGET)
+    assert "0.0001" in [t for t, _ in got["ticks"]], got["ticks"]
+    a = got["title"]
+    crossed = [t for t, b in got["ticks"] if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]]
+    assert not crossed, (a, crossed)

@@ -6,6 +6,7 @@
 import { measure, s } from "./dom.js";
 
 const [LEFT, TOP, BOTTOM, FONT] = [52, 12, 38, 12];  // margins, px; the text's size (.il-bench text)
+const Y_TITLE = 14;  // the centre of the rotated y-axis title, px from the left
 
 /** Round steps for an axis from 0 to hi: about `count` of them. */
 function ticks(hi, count) {
@@ -39,12 +40,14 @@ export function lossChart(runs, log, w) {
     ...(r === reference ? r.reference.losses : []),
     ...(r.floor ? [r.floor] : []), ...(r.baseline ? [r.baseline] : [])]), log, height);
   const xMarks = ticks(steps, w < 500 ? 3 : 6);
+  // wide enough for the widest y tick label ("0.0001" on the log scale) beside the axis title
+  const left = Math.max(LEFT, Y_TITLE + FONT / 2 + 10 + Math.max(...yMarks.map((v) => measure(String(v), FONT))));
   const right = Math.max(12, measure(String(xMarks.at(-1)), FONT) / 2 + 2);  // the last tick label inside
-  const x = (step) => LEFT + ((w - LEFT - right) * step) / steps;
+  const x = (step) => left + ((w - left - right) * step) / steps;
   const text = (attrs, t) => s("text", { ...attrs, text: t });
-  const across = (at, attrs) => s("line", { x1: LEFT, x2: w - right, y1: at, y2: at, ...attrs });
+  const across = (at, attrs) => s("line", { x1: left, x2: w - right, y1: at, y2: at, ...attrs });
   const grid = yMarks.map((v) => [across(y(v), { stroke: "#e4e4e4" }),
-    text({ x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, String(v))]);
+    text({ x: left - 6, y: y(v) + 4, "text-anchor": "end" }, String(v))]);
   const floors = runs.filter((r) => r.floor).map((r) => across(y(r.floor), { stroke: r.color,
     "stroke-dasharray": "6 4", "data-role": "floor" }));
   // the loss of knowing only how often each token occurs, once for each corpus on the chart
@@ -68,9 +71,10 @@ export function lossChart(runs, log, w) {
       `${last.losses.at(-1)?.toFixed(3)} after ${last.losses.length} of ${last.steps} steps` },
   grid.flat(), baselines, floors, faint, curves, dotted,
   xMarks.map((v) => text({ x: x(v), y: TOP + height + 16, "text-anchor": "middle" }, String(v))),
-  s("line", { x1: LEFT, x2: LEFT, y1: TOP, y2: TOP + height, stroke: "#888" }),
+  s("line", { x1: left, x2: left, y1: TOP, y2: TOP + height, stroke: "#888" }),
   across(TOP + height, { stroke: "#888" }),
-  text({ x: (LEFT + w - right) / 2, y: TOP + height + 34, "text-anchor": "middle", "data-role": "x-label" }, "step"),
-  text({ x: 14, y: TOP + height / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${TOP + height / 2})`,
+  text({ x: (left + w - right) / 2, y: TOP + height + 34, "text-anchor": "middle", "data-role": "x-label" }, "step"),
+  text({ x: Y_TITLE, y: TOP + height / 2, "text-anchor": "middle",
+    transform: `rotate(-90 ${Y_TITLE} ${TOP + height / 2})`,
     "data-role": "y-label" }, `loss (nats${log ? ", log scale" : ""})`));
 }
