@@ -6,17 +6,9 @@ import os
 import pytest
 
 import illustrated as il
-from illustrated.commands import cli, onnx_export
+from illustrated.commands import onnx_export
 from illustrated.files import atomic as _atomic
-
-
-def run(capsys, *args):
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from command_line import run
 
 
 @pytest.mark.parametrize("flag, value, message", [

@@ -9,19 +9,11 @@ from illustrated.commands import cli
 from illustrated.files.checkpoint import load_checkpoint
 from illustrated.data.pairs_file import bleu, read_pairs, split_pairs
 from illustrated.inference.translate import exact_match, expected_translation, translate
+from command_line import run
 
 SUBJECTS = {"je": "i", "il": "he", "elle": "she", "nous": "we"}
 VERBS = {"mange": "eat", "voit": "see", "aime": "like"}
 OBJECTS = {"la pomme": "the apple", "le chat": "the cat", "le livre": "the book"}
-
-
-def run(capsys, *args):
-    try:
-        code = cli.main(list(args))
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")
