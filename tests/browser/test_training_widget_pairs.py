@@ -138,3 +138,18 @@ def test_a_link_with_an_unknown_field_or_a_refused_value_opens_with_the_defaults
         "in [1, 3000]); unknown field \"colour\".")
     assert browser.execute_script("return document.querySelector(arguments[0] + "
                                   "' [data-control=lr]').value", WIDGET) == "0.004"
+
+
+def test_tab_types_the_separator_in_the_box_and_esc_then_tab_leaves_it(browser, server):
+    """A learner's review: typing a pair, Tab moved the focus on and the line had no tab."""
+    from selenium.webdriver.common.keys import Keys
+    _open(browser, server)
+    _set(browser, "corpus", "pairs")
+    box = browser.find_element("css selector", f"{WIDGET} [data-control=pairs]")
+    box.click()
+    box.send_keys("un chat", Keys.TAB, "the cat")
+    assert box.get_attribute("value") == "un chat\tthe cat"
+    assert browser.switch_to.active_element == box
+    box.send_keys(Keys.ESCAPE, Keys.TAB)
+    assert browser.switch_to.active_element != box
+    assert box.get_attribute("value") == "un chat\tthe cat"

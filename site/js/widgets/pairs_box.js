@@ -12,6 +12,19 @@ export function pairsSettings(recipe) {
     normFirst: c.norm_first ? "pre" : "post" };
 }
 
+/** Tab types a tab in `box` (the pairs' separator); Esc, then Tab (or Shift+Tab) leaves it. */
+function typesTabs(box) {
+  let leaving = false;
+  box.addEventListener("keydown", (event) => {
+    const tab = event.key === "Tab" && !event.shiftKey && !event.ctrlKey && !event.altKey && !event.metaKey;
+    if (tab && !leaving) {
+      event.preventDefault();
+      box.setRangeText("\t", box.selectionStart, box.selectionEnd, "end");
+    }
+    leaving = event.key === "Escape";
+  });
+}
+
 /** {element, read() ({pairs, problems}: the box's pairs, each problem shown under it), show(on)}. */
 export function pairsBox(recipe, onChange) {
   const limits = recipe.pairs;
@@ -43,9 +56,11 @@ export function pairsBox(recipe, onChange) {
       say(out);
       onChange();
     } });
+  typesTabs(box);
   box.addEventListener("change", () => read() && onChange());
   const element = h("div", { class: "il-pairs-box", "data-role": "pairs-box", hidden: true },
-    h("label", {}, "Your pairs, one a line: source, a tab, target", box),
+    h("label", {}, "Your pairs, one a line: source, a tab, target (Tab types a tab; Esc, then Tab, leaves the box)",
+      box),
     h("label", {}, "or a .tsv file: ", file), problems, summary);
   return { element, read, show: (on) => (element.hidden = !on) };
 }
